@@ -1,0 +1,38 @@
+# Kozel Arena: `make demo` and `make test` set everything up themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SHARED_VECTORS ?= ../shared/vectors
+
+.PHONY: demo test setup bench clean lock
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kozel demo
+
+test: $(STAMP)
+	$(BIN)/kozel vectors check tests/vectors
+	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check $(SHARED_VECTORS); \
+	 else echo "no shared vectors at $(SHARED_VECTORS): skipped"; fi
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(BIN)/kozel bench engine
+
+# Regenerate the pinned lock file from pyproject.toml (needs network).
+lock:
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements.lock
+	echo "hatchling==1.33.0" >> requirements.lock
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

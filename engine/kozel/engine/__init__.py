@@ -1,0 +1,16 @@
+"""Kozel rules engine: pure, deterministic, no I/O.
+
+The main entry points are :class:`Ruleset` (knobs and presets), :class:`Deal` (one deal as a
+state machine), :class:`Match` (deals until the match ends) and :func:`observe` (what one
+seat may know).
+"""
+
+from kozel.engine.actions import PASS, Action, ActionKind, Combo, Decision
+from kozel.engine.deal import Deal, Play, Trick
+from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
+from kozel.engine.rules import PRESETS, Ruleset, RulesError
+
+__all__ = [
+    "PASS", "PRESETS", "Action", "ActionKind", "Combo", "Deal", "Decision", "ErrorCode",
+    "IllegalAction", "Play", "Ruleset", "RulesError", "SetupError", "Trick",
+]

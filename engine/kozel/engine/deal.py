@@ -1,0 +1,646 @@
+"""One deal as an explicit state machine: who acts, what is legal, and what each action does.
+
+A :class:`Deal` is mutable for speed (search clones it with :meth:`Deal.clone`). An action
+is either applied completely or refused with :class:`IllegalAction` and the deal untouched.
+The legal-action lists come from the shared :mod:`kozel.engine.tables`; an action that is
+not in the list is diagnosed by :meth:`Deal.diagnose`, which names the first rule it breaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from kozel.engine.actions import DECISION_OF_KIND, PASS, Action, ActionKind, Combo, Decision
+from kozel.engine.cards import ACES, CODES, SUIT_OF, SUITS, cards_in, codes, points
+from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
+from kozel.engine.rules import (
+    BeatTarget,
+    Combos,
+    DiscardVisibility,
+    DrawMode,
+    Ruleset,
+    SpecialEffect,
+    TrumpMode,
+)
+from kozel.engine.scoring import deal_penalties
+from kozel.engine.tables import Tables, combo_of, tables_for
+
+_NO_MOVES: tuple[Action, ...] = ()
+
+
+class Play(NamedTuple):
+    """One seat's cards in a trick. ``kind`` is lead, beat or discard; ``forced`` marks the
+    discards the referee plays for everyone under an auto-win combination."""
+
+    seat: int
+    kind: ActionKind
+    cards: int
+    forced: bool = False
+
+    @property
+    def face_up(self) -> bool:
+        return self.kind != ActionKind.DISCARD
+
+
+class Trick(NamedTuple):
+    """A completed trick: who led, who won, its card points, its plays in order."""
+
+    leader: int
+    winner: int
+    points: int
+    plays: tuple[Play, ...]
+    combo: Combo | None = None
+
+
+class Deal:
+    """The state of one deal. Build it with :meth:`Deal.start`."""
+
+    __slots__ = (
+        "rules", "tables", "players", "active", "side_of", "n_sides", "dealer", "trump",
+        "indicator", "talon", "talon_pos", "hands", "known", "phase", "leader",
+        "responders", "resp_i", "lead_mask", "win_seat", "win_mask", "trick", "trick_combo",
+        "pending", "answers", "window_mid", "tricks", "taken", "tricks_won", "history",
+        "pot_winners", "bura", "_order", "_combos_on", "first_leader", "deck", "trump_index",
+    )
+
+    rules: Ruleset
+    tables: Tables
+    players: int
+    active: tuple[int, ...]
+    side_of: tuple[int, ...]
+    n_sides: int
+    dealer: int
+    trump: int
+    indicator: int
+    talon: list[int]
+    talon_pos: int
+    hands: list[int]
+    known: list[int]
+    phase: Decision
+    leader: int
+    responders: list[int]
+    resp_i: int
+    lead_mask: int
+    win_seat: int
+    win_mask: int
+    trick: list[Play]
+    trick_combo: Combo | None
+    pending: set[int]
+    answers: dict[int, Action]
+    window_mid: bool
+    tricks: list[Trick]
+    taken: list[int]
+    tricks_won: list[int]
+    history: list[tuple[int, Action]]
+    pot_winners: list[int]
+    bura: bool
+    _order: dict[int, tuple[int, ...]]
+    _combos_on: bool
+    first_leader: int
+    deck: tuple[int, ...]
+    trump_index: int | None
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        rules: Ruleset,
+        players: int,
+        deck: Sequence[int],
+        dealer: int,
+        *,
+        active: Sequence[int] | None = None,
+        trump_index: int | None = None,
+        first_leader: int | None = None,
+    ) -> Deal:
+        """Deal ``deck`` (index 0 on top) and open the deal.
+
+        ``active`` lists the seats still in the match (all by default); ``trump_index`` picks
+        the shown talon card under ``random_middle``; ``first_leader`` overrides left of dealer.
+        """
+        if not 2 <= players <= 5:
+            raise SetupError(f"a table has 2 to 5 players, not {players}")
+        act = tuple(sorted(set(range(players) if active is None else active)))
+        if len(act) < 2 or any(not 0 <= s < players for s in act):
+            raise SetupError(f"active seats {list(act)} are not at least two seats of {players}")
+        if sorted(deck) != cards_in(rules.deck) or len(deck) != rules.deck_size:
+            raise SetupError(
+                f"the deck must hold each card of the {rules.name} deck once "
+                f"({rules.deck_size} cards), got {len(deck)} cards"
+            )
+        if dealer not in act:
+            raise SetupError(f"dealer {dealer} is not an active seat")
+        d = cls.__new__(cls)
+        d.rules = rules
+        d.players = players
+        d.active = act
+        d.side_of = rules.side_of(players)
+        d.n_sides = max(d.side_of) + 1
+        d.dealer = dealer
+        d.deck = tuple(deck)
+        d.trump_index = trump_index if rules.trump_mode == TrumpMode.RANDOM_MIDDLE else None
+        d._order = {s: _clockwise(act, s, players) for s in act}
+        d._combos_on = rules.combos != Combos.NONE
+        d.hands = [0] * players
+        d.known = [0] * players
+        d.taken = [0] * players
+        d.tricks_won = [0] * players
+        d.tricks = []
+        d.history = []
+        d.pot_winners = []
+        d.bura = False
+        d.trick = []
+        d.trick_combo = None
+        d.pending = set()
+        d.answers = {}
+        d.window_mid = False
+        d.responders = []
+        d.resp_i = 0
+        d.lead_mask = d.win_mask = 0
+        d.win_seat = -1
+
+        order = d._order[dealer][1:] + (dealer,)
+        pos = 0
+        for _ in range(4):
+            for s in order:
+                d.hands[s] |= 1 << deck[pos]
+                pos += 1
+        if rules.trump_mode == TrumpMode.TURNUP_BOTTOM:
+            d.indicator = deck[pos]
+            d.talon = list(deck[pos + 1 :]) + [deck[pos]]
+        else:
+            d.talon = list(deck[pos:])
+            if trump_index is None:
+                raise SetupError("random_middle needs a trump_index into the talon")
+            if not 0 <= trump_index < len(d.talon):
+                raise SetupError(f"trump_index {trump_index} is outside the talon of {len(d.talon)}")
+            d.indicator = d.talon[trump_index]
+        d.talon_pos = 0
+        d.trump = SUIT_OF[d.indicator]
+        d.tables = tables_for(rules, d.trump)
+        leader = order[0] if first_leader is None else first_leader
+        if leader not in act:
+            raise SetupError(f"first leader {leader} is not an active seat")
+        d.first_leader = leader
+        d._begin_lead(leader)
+        return d
+
+    def clone(self) -> Deal:
+        """An independent copy (for search)."""
+        d = Deal.__new__(Deal)
+        for name in Deal.__slots__:
+            setattr(d, name, getattr(self, name))
+        d.talon = self.talon  # never mutated: drawing only moves talon_pos
+        d.hands = self.hands[:]
+        d.known = self.known[:]
+        d.taken = self.taken[:]
+        d.tricks_won = self.tricks_won[:]
+        d.tricks = self.tricks[:]
+        d.history = self.history[:]
+        d.pot_winners = self.pot_winners[:]
+        d.trick = self.trick[:]
+        d.responders = self.responders[:]
+        d.pending = set(self.pending)
+        d.answers = dict(self.answers)
+        return d
+
+    # -- queries -------------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.phase is Decision.NONE
+
+    @property
+    def decision(self) -> Decision:
+        """What is awaited now."""
+        return self.phase
+
+    @property
+    def to_act(self) -> tuple[int, ...]:
+        """The seats whose decision is awaited, sorted."""
+        phase = self.phase
+        if phase is Decision.LEAD:
+            return (self.leader,)
+        if phase is Decision.RESPOND:
+            return (self.responders[self.resp_i],)
+        if phase is Decision.DECLARE:
+            return tuple(sorted(self.pending))
+        return ()
+
+    @property
+    def talon_left(self) -> int:
+        """Cards still in the talon, the trump indicator included."""
+        return len(self.talon) - self.talon_pos
+
+    @property
+    def trump_suit(self) -> str:
+        return SUITS[self.trump]
+
+    def lead_cap(self, seat: int) -> int:
+        """The most cards ``seat`` may lead now: the smallest other hand still holding cards."""
+        cap = 4
+        hands = self.hands
+        for s in self.active:
+            if s != seat:
+                n = hands[s].bit_count()
+                if 0 < n < cap:
+                    cap = n
+        return cap
+
+    def legal_actions(self, seat: int) -> tuple[Action, ...]:
+        """Every legal action of ``seat`` now, in canonical order (empty when not asked).
+
+        Leads by size, then by card numbers; responses every beat, then every discard;
+        in a declaration window the declaration, then the pass.
+        """
+        phase = self.phase
+        if phase is Decision.RESPOND:
+            if seat != self.responders[self.resp_i]:
+                return _NO_MOVES
+            target = self.win_mask
+            if self.rules.beat_target == BeatTarget.ORIGINAL_LEAD:
+                target = self.lead_mask
+            return self.tables.responses(self.hands[seat], target)
+        if phase is Decision.LEAD:
+            if seat != self.leader:
+                return _NO_MOVES
+            return self.tables.leads(self.hands[seat], self.lead_cap(seat))
+        if phase is Decision.DECLARE and seat in self.pending:
+            hand = self.hands[seat]
+            return (Action(ActionKind.DECLARE, hand, combo_of(hand, self.rules)), PASS)
+        return _NO_MOVES
+
+    def is_legal(self, seat: int, action: Action) -> bool:
+        """True when ``action`` is in :meth:`legal_actions` of ``seat`` (checked without
+        building the list)."""
+        phase = self.phase
+        kind = action.kind
+        cards = action.cards
+        if phase is Decision.RESPOND:
+            if seat != self.responders[self.resp_i]:
+                return False
+            if cards & ~self.hands[seat] or cards.bit_count() != self.lead_mask.bit_count():
+                return False
+            if kind is ActionKind.DISCARD:
+                return True
+            if kind is not ActionKind.BEAT:
+                return False
+            if self.rules.beat_target == BeatTarget.ORIGINAL_LEAD:
+                return self.tables.set_beats(cards, self.lead_mask)
+            return self.tables.set_beats(cards, self.win_mask)
+        if phase is Decision.LEAD:
+            if seat != self.leader or kind is not ActionKind.LEAD:
+                return False
+            n = cards.bit_count()
+            return (
+                n > 0 and not cards & ~self.hands[seat] and n in self.rules.lead_sizes
+                and n <= self.lead_cap(seat) and self.tables.one_suit(cards)
+            )
+        if phase is Decision.DECLARE and seat in self.pending:
+            if kind is ActionKind.PASS:
+                return True
+            hand = self.hands[seat]
+            return kind is ActionKind.DECLARE and cards == hand and (
+                action.combo is not None and action.combo == combo_of(hand, self.rules))
+        return False
+
+    def card_points(self) -> list[int]:
+        """Card points taken so far, per side."""
+        out = [0] * self.n_sides
+        for s in self.active:
+            out[self.side_of[s]] += points(self.taken[s])
+        return out
+
+    def side_tricks(self) -> list[int]:
+        """Tricks won so far, per side."""
+        out = [0] * self.n_sides
+        for s in self.active:
+            out[self.side_of[s]] += self.tricks_won[s]
+        return out
+
+    def active_sides(self) -> list[int]:
+        """The sides with a seat in this deal, ascending."""
+        return sorted({self.side_of[s] for s in self.active})
+
+    def penalties(self) -> list[int | None] | None:
+        """Penalties per side for this deal (None per side not playing); None until it is over
+        and always None in the money game."""
+        if not self.over or self.rules.is_money:
+            return None
+        sides = self.active_sides()
+        pts, trk = self.card_points(), self.side_tricks()
+        entry = self.rules.scoring_for(len(self.active))
+        pen = deal_penalties(entry, [pts[s] for s in sides], [trk[s] for s in sides])
+        out: list[int | None] = [None] * self.n_sides
+        for s, p in zip(sides, pen):
+            out[s] = p
+        return out
+
+    @property
+    def last_trick_winner(self) -> int | None:
+        return self.tricks[-1].winner if self.tricks else None
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def apply(self, seat: int, action: Action) -> None:
+        """Apply ``seat``'s action, or raise :class:`IllegalAction` leaving the deal unchanged."""
+        if not isinstance(action, Action) or not 0 <= action.cards < 1 << 36:
+            raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}")
+        if action.kind is ActionKind.DECLARE and isinstance(seat, int) and 0 <= seat < self.players:
+            action = Action(ActionKind.DECLARE, self.hands[seat], action.combo)  # the whole hand
+        elif action.kind is ActionKind.PASS:
+            action = PASS
+        if not (isinstance(seat, int) and 0 <= seat < self.players and self.is_legal(seat, action)):
+            self.diagnose(seat, action.kind, cards_in(action.cards), action.combo)
+            raise AssertionError(f"{action} by seat {seat} is not legal but passed every check")
+        self.history.append((seat, action))
+        kind = action.kind
+        if kind is ActionKind.BEAT or kind is ActionKind.DISCARD:
+            self._respond(seat, kind, action.cards)
+        elif kind is ActionKind.LEAD:
+            self._lead(seat, action.cards, None)
+        else:
+            self._answer_window(seat, action)
+
+    def play(
+        self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
+        combo: Combo | str | None = None,
+    ) -> Action:
+        """Apply an action given as a card list, checking duplicates too; returns the action."""
+        try:
+            kind = ActionKind(kind)
+            nums = [c if isinstance(c, int) else CODES.index(c.upper()) for c in cards]
+            if any(not 0 <= c < 36 for c in nums):
+                raise ValueError
+            combo = Combo(combo) if combo is not None else None
+        except (ValueError, AttributeError, TypeError):
+            raise IllegalAction(
+                ErrorCode.MALFORMED, f"not an action: {kind!r} with cards {list(cards)!r}"
+            ) from None
+        if len(set(nums)) != len(nums):
+            self.diagnose(seat, kind, nums, combo)
+        mask = 0
+        for c in nums:
+            mask |= 1 << c
+        action = Action(kind, mask, combo)
+        self.apply(seat, action)
+        return action
+
+    def diagnose(
+        self, seat: int, kind: ActionKind, cards: Sequence[int], combo: Combo | None = None
+    ) -> None:
+        """Raise :class:`IllegalAction` for the first rule the action breaks; return if none."""
+        rules = self.rules
+        if not isinstance(seat, int) or not 0 <= seat < self.players:
+            raise IllegalAction(ErrorCode.MALFORMED, f"seat {seat!r} is not at this table")
+        if kind is ActionKind.DECLARE and combo is None:
+            raise IllegalAction(ErrorCode.MALFORMED, "a declaration must name moscow or molodka")
+        if self.over:
+            raise IllegalAction(ErrorCode.WRONG_DECISION, "the deal is over")
+        if kind is ActionKind.DECLARE and (self.phase is not Decision.DECLARE or not self._combos_on):
+            why = "combinations are off in this ruleset" if not self._combos_on else (
+                "no declaration window is open")
+            raise IllegalAction(ErrorCode.DECLARATION_NOT_ALLOWED, f"cannot declare now: {why}")
+        wanted = DECISION_OF_KIND[kind]
+        if wanted is not self.phase:
+            raise IllegalAction(
+                ErrorCode.WRONG_DECISION, f"a {kind} is not awaited now; the deal awaits a {self.phase}"
+            )
+        if seat not in self.to_act:
+            who = ", ".join(map(str, self.to_act))
+            raise IllegalAction(
+                ErrorCode.NOT_YOUR_TURN, f"seat {seat} is not asked now; awaiting seat {who}"
+            )
+        hand = self.hands[seat]
+        if kind is ActionKind.PASS:
+            return
+        if kind is ActionKind.DECLARE:
+            actual = combo_of(hand, rules)
+            if actual != combo:
+                held = f"a {actual}" if actual else "no combination"
+                raise IllegalAction(
+                    ErrorCode.NOT_A_COMBINATION,
+                    f"the hand {' '.join(codes(hand))} is {held}, not a {combo}",
+                )
+            return
+        if len(set(cards)) != len(cards):
+            dup = sorted({CODES[c] for c in cards if list(cards).count(c) > 1})
+            raise IllegalAction(ErrorCode.DUPLICATE_CARD, f"{' '.join(dup)} listed twice")
+        mask = sum(1 << c for c in cards)
+        missing = mask & ~hand
+        if missing:
+            raise IllegalAction(
+                ErrorCode.CARD_NOT_IN_HAND,
+                f"{' '.join(codes(missing))} not in hand ({' '.join(codes(hand))})",
+            )
+        n = len(cards)
+        if kind is ActionKind.LEAD:
+            if n == 0:
+                raise IllegalAction(ErrorCode.WRONG_CARD_COUNT, "a lead needs at least one card")
+            if not self.tables.one_suit(mask):
+                raise IllegalAction(
+                    ErrorCode.MIXED_SUITS, f"a lead must be of one suit: {' '.join(codes(mask))}"
+                )
+            cap = self.lead_cap(seat)
+            if n not in rules.lead_sizes or n > cap:
+                sizes = [k for k in rules.lead_sizes if k <= cap]
+                raise IllegalAction(
+                    ErrorCode.LEAD_SIZE_NOT_ALLOWED,
+                    f"a lead of {n} cards is not allowed now; allowed sizes: {sizes}",
+                )
+            return
+        need = self.lead_mask.bit_count()
+        if n != need:
+            raise IllegalAction(
+                ErrorCode.WRONG_CARD_COUNT, f"{n} cards played to a lead of {need}; play {need}"
+            )
+        if kind is ActionKind.BEAT:
+            target = self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
+            if not self.tables.set_beats(mask, target):
+                now = "led" if target == self.lead_mask and self.win_seat == self.trick[0].seat else (
+                    "now winning the trick")
+                raise IllegalAction(
+                    ErrorCode.DOES_NOT_BEAT,
+                    f"{' '.join(codes(mask))} does not beat the {' '.join(codes(target))} {now}",
+                )
+
+    # -- transitions ---------------------------------------------------------------------------
+
+    def _begin_lead(self, seat: int) -> None:
+        """Give the lead to ``seat`` (or the next holder clockwise) and open a window if due."""
+        hands = self.hands
+        for s in self._order[seat]:
+            if hands[s]:
+                self.leader = s
+                break
+        else:
+            self._finish_deal()
+            return
+        self.trick = []
+        self.trick_combo = None
+        if self._combos_on:
+            rules = self.rules
+            holders = []
+            for s in self.active:
+                h = hands[s]
+                if h.bit_count() < 4:
+                    break
+                if combo_of(h, rules) is not None:
+                    holders.append(s)
+            else:
+                if holders:
+                    self._open_window(holders, mid=False)
+                    return
+        self.phase = Decision.LEAD
+
+    def _open_window(self, holders: list[int], mid: bool) -> None:
+        self.pending = set(holders)
+        self.answers = {}
+        self.window_mid = mid
+        self.phase = Decision.DECLARE
+
+    def _answer_window(self, seat: int, action: Action) -> None:
+        self.pending.discard(seat)
+        self.answers[seat] = action
+        if self.pending:
+            return
+        declared = [(s, a.combo) for s, a in self.answers.items() if a.kind is ActionKind.DECLARE]
+        self.answers = {}
+        if not declared:
+            self.phase = Decision.RESPOND if self.window_mid else Decision.LEAD
+            return
+        ref = self.trick[0].seat if self.window_mid else self.leader
+        order = self._order[ref]
+        seat, combo = min(declared, key=lambda sc: (sc[1] != Combo.MOSCOW, order.index(sc[0])))
+        if self.window_mid:
+            self._return_trick()
+        self._lead(seat, self.hands[seat], combo)
+
+    def _return_trick(self) -> None:
+        open_discards = self.rules.discard_visibility == DiscardVisibility.OPEN
+        for p in self.trick:
+            self.hands[p.seat] |= p.cards
+            if p.face_up or open_discards:
+                self.known[p.seat] |= p.cards
+        self.trick = []
+
+    def _lead(self, seat: int, cards: int, combo: Combo | None) -> None:
+        hands = self.hands
+        hands[seat] &= ~cards
+        self.known[seat] &= ~cards
+        self.leader = seat
+        self.trick = [Play(seat, ActionKind.LEAD, cards)]
+        self.trick_combo = combo
+        self.lead_mask = self.win_mask = cards
+        self.win_seat = seat
+        if self.rules.is_money and (
+            (cards & self.tables.trump_mask).bit_count() >= 3 or (combo and cards == ACES)
+        ):
+            self.bura = True  # the led cards stay on the table and go to nobody
+            self.pot_winners = [seat]
+            self.phase = Decision.NONE
+            return
+        self.responders = [s for s in self._order[seat][1:] if hands[s]]
+        self.resp_i = 0
+        if not self.responders:
+            self._finish_trick()
+        elif combo is not None and self.rules.special_effect == SpecialEffect.AUTO_WIN:
+            for s in self.responders:
+                self.trick.append(Play(s, ActionKind.DISCARD, hands[s], forced=True))
+                hands[s] = 0
+                self.known[s] = 0
+            self._finish_trick()
+        else:
+            self.phase = Decision.RESPOND
+            self._check_interrupt()
+
+    def _respond(self, seat: int, kind: ActionKind, cards: int) -> None:
+        self.hands[seat] &= ~cards
+        self.known[seat] &= ~cards
+        self.trick.append(Play(seat, kind, cards))
+        if kind is ActionKind.BEAT:
+            self.win_seat = seat
+            self.win_mask = cards
+        self.resp_i += 1
+        if self.resp_i == len(self.responders):
+            self._finish_trick()
+        else:
+            self._check_interrupt()
+
+    def _check_interrupt(self) -> None:
+        """Midtrick windows: after a play, players yet to play may interrupt with a combination."""
+        if not self.rules.midtrick_interrupt or not self._combos_on or self.trick_combo is not None:
+            return
+        played = {p.seat: p.cards.bit_count() for p in self.trick}
+        hands = self.hands
+        if any(hands[s].bit_count() + played.get(s, 0) < 4 for s in self.active):
+            return
+        rules = self.rules
+        holders = [s for s in self.responders[self.resp_i :] if combo_of(hands[s], rules)]
+        if holders:
+            self._open_window(holders, mid=True)
+
+    def _finish_trick(self) -> None:
+        cards = 0
+        for p in self.trick:
+            cards |= p.cards
+        winner = self.win_seat
+        self.taken[winner] |= cards
+        self.tricks_won[winner] += 1
+        self.tricks.append(Trick(self.leader, winner, points(cards), tuple(self.trick),
+                                 self.trick_combo))
+        self.trick = []
+        self.trick_combo = None
+        self._draw(winner)
+        self._begin_lead(winner)
+
+    def _draw(self, first: int) -> None:
+        talon = self.talon
+        end = len(talon)
+        pos = self.talon_pos
+        if pos >= end:
+            return
+        hands = self.hands
+        order = self._order[first]
+        indicator = self.indicator
+        if self.rules.draw_mode == DrawMode.ROUND_ROBIN:
+            drew = True
+            while drew and pos < end:
+                drew = False
+                for s in order:
+                    if pos < end and hands[s].bit_count() < 4:
+                        card = talon[pos]
+                        hands[s] |= 1 << card
+                        if card == indicator:  # everyone saw it: its holder is public
+                            self.known[s] |= 1 << card
+                        pos += 1
+                        drew = True
+        else:
+            for s in order:
+                while pos < end and hands[s].bit_count() < 4:
+                    card = talon[pos]
+                    hands[s] |= 1 << card
+                    if card == indicator:
+                        self.known[s] |= 1 << card
+                    pos += 1
+        self.talon_pos = pos
+
+    def _finish_deal(self) -> None:
+        self.phase = Decision.NONE
+        if self.rules.is_money and not self.bura:
+            pts = [points(self.taken[s]) for s in self.active]
+            top = max(pts)
+            self.pot_winners = [s for s, p in zip(self.active, pts) if p == top]
+
+    def __repr__(self) -> str:
+        hands = " | ".join(" ".join(codes(h)) for h in self.hands)
+        return (f"<Deal {self.rules.name} trump={SUITS[self.trump]} phase={self.phase} "
+                f"to_act={self.to_act} talon={self.talon_left} hands=[{hands}]>")
+
+
+def _clockwise(active: tuple[int, ...], start: int, players: int) -> tuple[int, ...]:
+    """Active seats clockwise from ``start`` (included)."""
+    return tuple(s for k in range(players) if (s := (start + k) % players) in active)
+

@@ -1,0 +1,26 @@
+"""Entry point of the ``kozel`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kozel.cli import bench_cmd, demo_cmd, vectors_cmd
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kozel", description="Kozel Arena")
+    sub = parser.add_subparsers(dest="command", required=True)
+    vectors_cmd.add_parser(sub)
+    bench_cmd.add_parser(sub)
+    demo_cmd.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
