@@ -8,9 +8,12 @@ seat may know).
 from kozel.engine.actions import PASS, Action, ActionKind, Combo, Decision
 from kozel.engine.deal import Deal, Play, Trick
 from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
+from kozel.engine.match import EndReason, Match, Scoreboard
+from kozel.engine.observation import Observation, full_view, observe
 from kozel.engine.rules import PRESETS, Ruleset, RulesError
 
 __all__ = [
-    "PASS", "PRESETS", "Action", "ActionKind", "Combo", "Deal", "Decision", "ErrorCode",
-    "IllegalAction", "Play", "Ruleset", "RulesError", "SetupError", "Trick",
+    "PASS", "PRESETS", "Action", "ActionKind", "Combo", "Deal", "Decision", "EndReason",
+    "ErrorCode", "IllegalAction", "Match", "Observation", "Play", "Ruleset", "RulesError",
+    "Scoreboard", "SetupError", "Trick", "full_view", "observe",
 ]

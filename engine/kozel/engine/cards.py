@@ -90,14 +90,15 @@ def count(mask: int) -> int:
     return mask.bit_count()
 
 
+_PART_POINTS = tuple(
+    sum(_RANK_POINTS.get(RANKS[r], 0) for r in range(9) if p >> r & 1) for p in range(512)
+)
+
+
 def points(mask: int) -> int:
     """Card points of a mask."""
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += POINTS[low.bit_length() - 1]
-        mask ^= low
-    return total
+    pp = _PART_POINTS
+    return pp[mask & 0x1FF] + pp[mask >> 9 & 0x1FF] + pp[mask >> 18 & 0x1FF] + pp[mask >> 27 & 0x1FF]
 
 
 def deck_mask(removed: Iterable[str] = ()) -> int:

@@ -24,7 +24,7 @@ from kozel.engine.rules import (
     TrumpMode,
 )
 from kozel.engine.scoring import deal_penalties
-from kozel.engine.tables import Tables, combo_of, tables_for
+from kozel.engine.tables import Tables, combo_memo, combo_of, tables_for
 
 _NO_MOVES: tuple[Action, ...] = ()
 
@@ -62,6 +62,7 @@ class Deal:
         "responders", "resp_i", "lead_mask", "win_seat", "win_mask", "trick", "trick_combo",
         "pending", "answers", "window_mid", "tricks", "taken", "tricks_won", "history",
         "pot_winners", "bura", "_order", "_combos_on", "first_leader", "deck", "trump_index",
+        "_money", "_auto_win", "_original_lead", "_interrupts", "_combo_memo", "_offered",
     )
 
     rules: Ruleset
@@ -100,6 +101,12 @@ class Deal:
     first_leader: int
     deck: tuple[int, ...]
     trump_index: int | None
+    _money: bool
+    _auto_win: bool
+    _original_lead: bool
+    _interrupts: bool
+    _combo_memo: dict[int, Combo | None]
+    _offered: tuple[int, tuple[Action, ...]] | None  # the last legal list handed out, by seat
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -143,6 +150,12 @@ class Deal:
         d.trump_index = trump_index if rules.trump_mode == TrumpMode.RANDOM_MIDDLE else None
         d._order = {s: _clockwise(act, s, players) for s in act}
         d._combos_on = rules.combos != Combos.NONE
+        d._money = rules.is_money
+        d._auto_win = rules.special_effect == SpecialEffect.AUTO_WIN
+        d._original_lead = rules.beat_target == BeatTarget.ORIGINAL_LEAD
+        d._interrupts = rules.midtrick_interrupt and d._combos_on
+        d._combo_memo = combo_memo(rules)
+        d._offered = None
         d.hands = [0] * players
         d.known = [0] * players
         d.taken = [0] * players
@@ -252,16 +265,20 @@ class Deal:
     def legal_actions(self, seat: int) -> tuple[Action, ...]:
         """Every legal action of ``seat`` now, in canonical order (empty when not asked).
 
-        Leads by size, then by card numbers; responses every beat, then every discard;
-        in a declaration window the declaration, then the pass.
+        Leads suit by suit (S C D H), then by size, then by card numbers; responses every
+        beat, then every discard, each by card numbers; in a declaration window the
+        declaration, then the pass.
         """
+        moves = self._legal(seat)
+        self._offered = (seat, moves)
+        return moves
+
+    def _legal(self, seat: int) -> tuple[Action, ...]:
         phase = self.phase
         if phase is Decision.RESPOND:
             if seat != self.responders[self.resp_i]:
                 return _NO_MOVES
-            target = self.win_mask
-            if self.rules.beat_target == BeatTarget.ORIGINAL_LEAD:
-                target = self.lead_mask
+            target = self.lead_mask if self._original_lead else self.win_mask
             return self.tables.responses(self.hands[seat], target)
         if phase is Decision.LEAD:
             if seat != self.leader:
@@ -287,9 +304,8 @@ class Deal:
                 return True
             if kind is not ActionKind.BEAT:
                 return False
-            if self.rules.beat_target == BeatTarget.ORIGINAL_LEAD:
-                return self.tables.set_beats(cards, self.lead_mask)
-            return self.tables.set_beats(cards, self.win_mask)
+            return self.tables.set_beats(
+                cards, self.lead_mask if self._original_lead else self.win_mask)
         if phase is Decision.LEAD:
             if seat != self.leader or kind is not ActionKind.LEAD:
                 return False
@@ -346,23 +362,36 @@ class Deal:
 
     def apply(self, seat: int, action: Action) -> None:
         """Apply ``seat``'s action, or raise :class:`IllegalAction` leaving the deal unchanged."""
-        if not isinstance(action, Action) or not 0 <= action.cards < 1 << 36:
-            raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}")
-        if action.kind is ActionKind.DECLARE and isinstance(seat, int) and 0 <= seat < self.players:
-            action = Action(ActionKind.DECLARE, self.hands[seat], action.combo)  # the whole hand
-        elif action.kind is ActionKind.PASS:
-            action = PASS
-        if not (isinstance(seat, int) and 0 <= seat < self.players and self.is_legal(seat, action)):
-            self.diagnose(seat, action.kind, cards_in(action.cards), action.combo)
+        try:
+            kind = action.kind
+        except AttributeError:
+            raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}") from None
+        if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+            action = self._normalise(seat, action)
+        offered = self._offered
+        if offered is not None and offered[0] == seat and action in offered[1]:
+            pass  # chosen from the list just handed out: legal by construction
+        elif not self.is_legal(seat, action):
+            if not isinstance(action, Action) or not 0 <= action.cards < 1 << 36:
+                raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}")
+            self.diagnose(seat, kind, cards_in(action.cards), action.combo)
             raise AssertionError(f"{action} by seat {seat} is not legal but passed every check")
+        self._offered = None
         self.history.append((seat, action))
-        kind = action.kind
         if kind is ActionKind.BEAT or kind is ActionKind.DISCARD:
             self._respond(seat, kind, action.cards)
         elif kind is ActionKind.LEAD:
             self._lead(seat, action.cards, None)
         else:
             self._answer_window(seat, action)
+
+    def _normalise(self, seat: int, action: Action) -> Action:
+        """A declaration's cards are the whole hand; a pass has none."""
+        if action.kind is ActionKind.PASS:
+            return PASS
+        if isinstance(seat, int) and 0 <= seat < self.players:
+            return Action(ActionKind.DECLARE, self.hands[seat], action.combo)
+        return action
 
     def play(
         self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
@@ -481,13 +510,16 @@ class Deal:
         self.trick = []
         self.trick_combo = None
         if self._combos_on:
-            rules = self.rules
+            memo = self._combo_memo
             holders = []
             for s in self.active:
                 h = hands[s]
                 if h.bit_count() < 4:
                     break
-                if combo_of(h, rules) is not None:
+                combo = memo.get(h, 0)
+                if combo == 0:
+                    combo = combo_of(h, self.rules)
+                if combo is not None:
                     holders.append(s)
             else:
                 if holders:
@@ -535,7 +567,7 @@ class Deal:
         self.trick_combo = combo
         self.lead_mask = self.win_mask = cards
         self.win_seat = seat
-        if self.rules.is_money and (
+        if self._money and (
             (cards & self.tables.trump_mask).bit_count() >= 3 or (combo and cards == ACES)
         ):
             self.bura = True  # the led cards stay on the table and go to nobody
@@ -546,7 +578,7 @@ class Deal:
         self.resp_i = 0
         if not self.responders:
             self._finish_trick()
-        elif combo is not None and self.rules.special_effect == SpecialEffect.AUTO_WIN:
+        elif combo is not None and self._auto_win:
             for s in self.responders:
                 self.trick.append(Play(s, ActionKind.DISCARD, hands[s], forced=True))
                 hands[s] = 0
@@ -571,7 +603,7 @@ class Deal:
 
     def _check_interrupt(self) -> None:
         """Midtrick windows: after a play, players yet to play may interrupt with a combination."""
-        if not self.rules.midtrick_interrupt or not self._combos_on or self.trick_combo is not None:
+        if not self._interrupts or self.trick_combo is not None:
             return
         played = {p.seat: p.cards.bit_count() for p in self.trick}
         hands = self.hands

@@ -22,8 +22,6 @@ from kozel.engine.cards import (
 )
 from kozel.engine.rules import Combos, Ruleset, ShokhaInLead
 
-_MEMO_LIMIT = 1 << 18  # lead lists kept per table before the memo is cleared (bounds memory)
-
 # Interned actions: one object per (kind, cards), so legal lists are cheap to build.
 _INTERNED: dict[ActionKind, dict[int, Action]] = {k: {} for k in ActionKind}
 
@@ -37,20 +35,70 @@ def action_of(kind: ActionKind, cards: int) -> Action:
     return act
 
 
-_SUBSETS: dict[int, tuple[int, ...]] = {}
+def _single_parts(kind: ActionKind) -> tuple[tuple[tuple[Action, ...], ...], ...]:
+    """``parts[suit][pattern]``: one-card actions of ``kind`` for a suit's 9-bit pattern."""
+    return tuple(
+        tuple(tuple(action_of(kind, 1 << (9 * suit + i)) for i in range(9) if pattern >> i & 1)
+              for pattern in range(512))
+        for suit in range(4)
+    )
 
 
-def subsets(hand: int, size: int) -> tuple[int, ...]:
-    """Every ``size``-card subset of ``hand`` in canonical order (memoised)."""
-    key = (hand << 3) | size
-    hit = _SUBSETS.get(key)
-    if hit is None:
-        if len(_SUBSETS) >= _MEMO_LIMIT:
-            _SUBSETS.clear()
-        hit = _SUBSETS[key] = tuple(
-            sum(1 << c for c in combo) for combo in combinations(cards_in(hand), size)
-        )
-    return hit
+_BEAT_PARTS = _single_parts(ActionKind.BEAT)
+_DISCARD_PARTS = _single_parts(ActionKind.DISCARD)
+
+
+def _singles(parts: tuple[tuple[tuple[Action, ...], ...], ...], mask: int) -> tuple[Action, ...]:
+    return (parts[0][mask & 0x1FF] + parts[1][mask >> 9 & 0x1FF]
+            + parts[2][mask >> 18 & 0x1FF] + parts[3][mask >> 27 & 0x1FF])
+_PAIRS = {n: tuple(combinations(range(n), 2)) for n in range(5)}
+
+
+def subsets(hand: int, size: int) -> list[int]:
+    """Every ``size``-card subset of ``hand`` in canonical (lexicographic) order."""
+    bits = []
+    m = hand
+    while m:
+        low = m & -m
+        bits.append(low)
+        m ^= low
+    n = len(bits)
+    if size == 1:
+        return bits
+    if size == n:
+        return [hand]
+    if size > n:
+        return []
+    if n <= 4:
+        if size == 2:
+            return [bits[i] | bits[j] for i, j in _PAIRS[n]]
+        return [hand ^ low for low in reversed(bits)]  # n == 4, size == 3
+    return [sum(combo) for combo in combinations(bits, size)]
+
+
+@lru_cache(maxsize=32)
+def _lead_table(lead_sizes: tuple[int, ...], with_shokha: bool) -> list[list[list[tuple[Action, ...]]]]:
+    """``table[suit][pattern][cap]``: the leads made of a suit's 9-bit ``pattern`` of cards (and
+    the wild shokha when ``with_shokha``), of allowed sizes up to ``cap``, by size then cards."""
+    table = []
+    for suit in range(4):
+        base = 9 * suit
+        rows = []
+        for pattern in range(512):
+            cards = [base + i for i in range(9) if pattern >> i & 1]
+            options: list[int] = []
+            for size in range(1, 5):
+                if with_shokha and size > 1:  # shokha (card 0) first: lexicographically smallest
+                    options.extend(1 | sum(1 << c for c in combo)
+                                   for combo in combinations(cards, size - 1))
+                options.extend(sum(1 << c for c in combo) for combo in combinations(cards, size))
+            rows.append([
+                tuple(action_of(ActionKind.LEAD, m) for m in options
+                      if m.bit_count() in lead_sizes and m.bit_count() <= cap)
+                for cap in range(5)
+            ])
+        table.append(rows)
+    return table
 
 
 class Tables:
@@ -66,7 +114,8 @@ class Tables:
         self.beaten_by = tuple(
             sum(1 << c for c in range(36) if self.card_beats(c, d)) for d in range(36)
         )
-        self._lead_memo: dict[int, tuple[Action, ...]] = {}
+        self._plain = _lead_table(lead_sizes, False)
+        self._wild = _lead_table(lead_sizes, True) if self.wild else self._plain
 
     def card_beats(self, c: int, d: int) -> bool:
         """Rule 2: does card ``c`` beat card ``d``?"""
@@ -85,23 +134,26 @@ class Tables:
         return _match(cards_in(w), 0, b, self.beaten_by)
 
     def leads(self, hand: int, cap: int) -> tuple[Action, ...]:
-        """Legal leads of ``hand`` when a lead may hold at most ``cap`` cards: by size, then by
-        card numbers."""
-        key = hand | (cap << 36)
-        hit = self._lead_memo.get(key)
-        if hit is None:
-            one_suit = self.one_suit
-            hit = tuple(
-                action_of(ActionKind.LEAD, m)
-                for size in self.lead_sizes
-                if size <= cap
-                for m in subsets(hand, size)
-                if one_suit(m)
-            )
-            if len(self._lead_memo) >= _MEMO_LIMIT:
-                self._lead_memo.clear()
-            self._lead_memo[key] = hit
-        return hit
+        """Legal leads of ``hand`` when a lead may hold at most ``cap`` cards, suit by suit
+        (S C D H), then by size, then by card numbers. A wild shokha joins each suit's leads;
+        alone it is a spade lead."""
+        plain = self._plain
+        if hand & 1 and self.wild:
+            others = self._wild
+            out = plain[0][hand & 0x1FF][cap]
+        else:
+            others = plain
+            out = plain[0][hand & 0x1FF][cap]
+        p = hand >> 9 & 0x1FF
+        if p:
+            out += others[1][p][cap]
+        p = hand >> 18 & 0x1FF
+        if p:
+            out += others[2][p][cap]
+        p = hand >> 27 & 0x1FF
+        if p:
+            out += others[3][p][cap]
+        return out
 
     def responses(self, hand: int, target: int) -> tuple[Action, ...]:
         """Legal responses of ``hand`` to the cards ``target``: every beat, then every discard,
@@ -109,10 +161,7 @@ class Tables:
         k = target.bit_count()
         if k == 1:
             beats = hand & self.beaten_by[target.bit_length() - 1]
-            return tuple(
-                [action_of(ActionKind.BEAT, 1 << c) for c in cards_in(beats)]
-                + [action_of(ActionKind.DISCARD, 1 << c) for c in cards_in(hand)]
-            )
+            return _singles(_BEAT_PARTS, beats) + _singles(_DISCARD_PARTS, hand)
         options = subsets(hand, k)
         ws = cards_in(target)
         beaten_by = self.beaten_by
@@ -152,8 +201,13 @@ def tables_for(rules: Ruleset, trump: int) -> Tables:
 
 
 @lru_cache(maxsize=64)
-def _combo_table(combos: Combos, shokha: bool) -> dict[int, Combo]:
+def _combo_table(combos: Combos, shokha: bool) -> dict[int, Combo | None]:
     return {}
+
+
+def combo_memo(rules: Ruleset) -> dict[int, Combo | None]:
+    """The shared memo of :func:`combo_of` for a ruleset (hand mask to combination)."""
+    return _combo_table(rules.combos, rules.shokha)
 
 
 def combo_of(hand: int, rules: Ruleset) -> Combo | None:
