@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED_VECTORS ?= ../shared/vectors
 
-.PHONY: demo test setup bench clean lock
+.PHONY: demo test setup bench clean lock proto
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,12 @@ bench: $(STAMP)
 lock:
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements.lock
-	echo "hatchling==1.33.0" >> requirements.lock
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# Regenerate the Python stubs in clients/python/kozel/v1 from proto/ (committed; a test checks
+# they are current).
+proto: $(STAMP)
+	$(BIN)/python -m grpc_tools.protoc -I proto --python_out=clients/python \
+	  --grpc_python_out=clients/python --pyi_out=clients/python proto/kozel/v1/*.proto

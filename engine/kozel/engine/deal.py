@@ -43,6 +43,26 @@ class Play(NamedTuple):
         return self.kind != ActionKind.DISCARD
 
 
+class Drawn(NamedTuple):
+    """Cards drawn after a trick: the mask each seat drew, by seat."""
+
+    cards: tuple[int, ...]
+
+
+class Declared(NamedTuple):
+    """A combination won a declaration window; its declarer leads it next."""
+
+    seat: int
+    combo: Combo
+    cards: int
+
+
+class Returned(NamedTuple):
+    """A mid-trick interruption returned these plays' cards to their owners."""
+
+    plays: tuple[Play, ...]
+
+
 class Trick(NamedTuple):
     """A completed trick: who led, who won, its card points, its plays in order."""
 
@@ -63,6 +83,7 @@ class Deal:
         "pending", "answers", "window_mid", "tricks", "taken", "tricks_won", "history",
         "pot_winners", "bura", "_order", "_combos_on", "first_leader", "deck", "trump_index",
         "_money", "_auto_win", "_original_lead", "_interrupts", "_combo_memo", "_offered",
+        "log",
     )
 
     rules: Ruleset
@@ -107,6 +128,7 @@ class Deal:
     _interrupts: bool
     _combo_memo: dict[int, Combo | None]
     _offered: tuple[int, tuple[Action, ...]] | None  # the last legal list handed out, by seat
+    log: list[Play | Trick | Drawn | Declared | Returned]  # what happened, in order
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -162,6 +184,7 @@ class Deal:
         d.tricks_won = [0] * players
         d.tricks = []
         d.history = []
+        d.log = []
         d.pot_winners = []
         d.bura = False
         d.trick = []
@@ -212,6 +235,7 @@ class Deal:
         d.tricks_won = self.tricks_won[:]
         d.tricks = self.tricks[:]
         d.history = self.history[:]
+        d.log = self.log[:]
         d.pot_winners = self.pot_winners[:]
         d.trick = self.trick[:]
         d.responders = self.responders[:]
@@ -548,9 +572,11 @@ class Deal:
         seat, combo = min(declared, key=lambda sc: (sc[1] != Combo.MOSCOW, order.index(sc[0])))
         if self.window_mid:
             self._return_trick()
+        self.log.append(Declared(seat, combo, self.hands[seat]))
         self._lead(seat, self.hands[seat], combo)
 
     def _return_trick(self) -> None:
+        self.log.append(Returned(tuple(self.trick)))
         open_discards = self.rules.discard_visibility == DiscardVisibility.OPEN
         for p in self.trick:
             self.hands[p.seat] |= p.cards
@@ -563,7 +589,8 @@ class Deal:
         hands[seat] &= ~cards
         self.known[seat] &= ~cards
         self.leader = seat
-        self.trick = [Play(seat, ActionKind.LEAD, cards)]
+        self.trick = [lead := Play(seat, ActionKind.LEAD, cards)]
+        self.log.append(lead)
         self.trick_combo = combo
         self.lead_mask = self.win_mask = cards
         self.win_seat = seat
@@ -580,7 +607,8 @@ class Deal:
             self._finish_trick()
         elif combo is not None and self._auto_win:
             for s in self.responders:
-                self.trick.append(Play(s, ActionKind.DISCARD, hands[s], forced=True))
+                self.trick.append(p := Play(s, ActionKind.DISCARD, hands[s], forced=True))
+                self.log.append(p)
                 hands[s] = 0
                 self.known[s] = 0
             self._finish_trick()
@@ -591,7 +619,8 @@ class Deal:
     def _respond(self, seat: int, kind: ActionKind, cards: int) -> None:
         self.hands[seat] &= ~cards
         self.known[seat] &= ~cards
-        self.trick.append(Play(seat, kind, cards))
+        self.trick.append(p := Play(seat, kind, cards))
+        self.log.append(p)
         if kind is ActionKind.BEAT:
             self.win_seat = seat
             self.win_mask = cards
@@ -621,8 +650,9 @@ class Deal:
         winner = self.win_seat
         self.taken[winner] |= cards
         self.tricks_won[winner] += 1
-        self.tricks.append(Trick(self.leader, winner, points(cards), tuple(self.trick),
-                                 self.trick_combo))
+        self.tricks.append(t := Trick(self.leader, winner, points(cards), tuple(self.trick),
+                                      self.trick_combo))
+        self.log.append(t)
         self.trick = []
         self.trick_combo = None
         self._draw(winner)
@@ -631,33 +661,34 @@ class Deal:
     def _draw(self, first: int) -> None:
         talon = self.talon
         end = len(talon)
-        pos = self.talon_pos
+        start = pos = self.talon_pos
         if pos >= end:
             return
         hands = self.hands
         order = self._order[first]
-        indicator = self.indicator
+        need = [4 - hands[s].bit_count() for s in order]
+        drawn = [0] * self.players
         if self.rules.draw_mode == DrawMode.ROUND_ROBIN:
-            drew = True
-            while drew and pos < end:
-                drew = False
-                for s in order:
-                    if pos < end and hands[s].bit_count() < 4:
-                        card = talon[pos]
-                        hands[s] |= 1 << card
-                        if card == indicator:  # everyone saw it: its holder is public
-                            self.known[s] |= 1 << card
+            for r in range(max(need)):  # one card per player per pass, clockwise
+                for i, s in enumerate(order):
+                    if need[i] > r and pos < end:
+                        drawn[s] |= 1 << talon[pos]
                         pos += 1
-                        drew = True
         else:
+            for i, s in enumerate(order):  # each in turn fills up to four
+                take = min(need[i], end - pos)
+                for card in talon[pos : pos + take]:
+                    drawn[s] |= 1 << card
+                pos += take
+        for s in order:
+            hands[s] |= drawn[s]
+        if start <= self.talon.index(self.indicator) < pos:  # everyone saw it: holder is public
+            ibit = 1 << self.indicator
             for s in order:
-                while pos < end and hands[s].bit_count() < 4:
-                    card = talon[pos]
-                    hands[s] |= 1 << card
-                    if card == indicator:
-                        self.known[s] |= 1 << card
-                    pos += 1
+                if drawn[s] & ibit:
+                    self.known[s] |= ibit
         self.talon_pos = pos
+        self.log.append(Drawn(tuple(drawn)))
 
     def _finish_deal(self) -> None:
         self.phase = Decision.NONE

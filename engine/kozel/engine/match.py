@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from kozel.engine.actions import Action
+from kozel.engine.actions import Action, ActionKind, Combo
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction
 from kozel.engine.rules import Eggs, Elimination, FirstLead, Ruleset, TrumpMode
@@ -92,7 +92,7 @@ class Scoreboard:
         if self.over or side in self.eliminated:
             return
         self.eliminated = sorted(self.eliminated + [side])
-        if len(self.alive) <= 1:
+        if len(self.alive) <= 1 or self.rules.elimination == Elimination.FIRST_OUT:
             self._finish(self.alive, EndReason.FORFEIT)
 
     def _finish(self, candidates: list[int], reason: EndReason) -> None:
@@ -118,7 +118,7 @@ class DealRecord:
     actions: tuple[tuple[int, Action], ...]
     card_points: tuple[int | None, ...]
     tricks: tuple[int | None, ...]
-    penalties: tuple[int | None, ...] | None
+    penalties: tuple[int | None, ...] | None  # as added to the totals (eggs doubling included)
     pot_winners: tuple[int, ...]
     voided: bool = False
 
@@ -151,9 +151,10 @@ class Match:
         """The winning side (a seat in the money game), or None while playing or on a draw."""
         if not self.over:
             return None
-        if self.rules.is_money:
-            best = max(self.chips)
-            top = [s for s, c in enumerate(self.chips) if c == best]
+        if self.rules.is_money:  # a seat that forfeited cannot win
+            alive = self.active_seats
+            best = max(self.chips[s] for s in alive)
+            top = [s for s in alive if self.chips[s] == best]
             return top[0] if len(top) == 1 else None
         return self.board.winner
 
@@ -175,15 +176,22 @@ class Match:
         if self.deal.over:
             self._end_deal()
 
+    def play(self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
+             combo: Combo | str | None = None) -> Action:
+        """Like :meth:`apply`, for an action given as a card list (see :meth:`Deal.play`)."""
+        if self.over:
+            raise IllegalAction(ErrorCode.WRONG_DECISION, "the match is over")
+        action = self.deal.play(seat, kind, cards, combo)
+        if self.deal.over:
+            self._end_deal()
+        return action
+
     def forfeit(self, seat: int) -> None:
         """The side of ``seat`` forfeits: it is eliminated and the current deal is voided."""
         if self.over:
             return
         self._record(self.deal, voided=True)
         self.board.forfeit(self.side_of[seat])
-        if self.rules.is_money:
-            self.board.over = True  # a money table cannot go on short-handed
-            self.board.reason = EndReason.FORFEIT
         if not self.over:
             self._advance_dealer()
             self.deal = self._new_deal()
@@ -205,8 +213,9 @@ class Match:
         return Deal.start(self.rules, self.players, deck, self.dealer, active=active,
                           trump_index=tidx, first_leader=leader)
 
-    def _record(self, deal: Deal, voided: bool = False) -> DealRecord:
-        pen = None if voided else deal.penalties()
+    def _record(self, deal: Deal, voided: bool = False,
+                penalties: list[int | None] | None = None) -> DealRecord:
+        pen = None if voided else penalties
         rec = DealRecord(
             index=len(self.records), dealer=deal.dealer, deck=deal.deck,
             trump_index=deal.trump_index, first_leader=deal.first_leader,
@@ -219,9 +228,9 @@ class Match:
 
     def _end_deal(self) -> None:
         deal = self.deal
-        self._record(deal)
         self._prev_last_winner = deal.last_trick_winner
         if self.rules.is_money:
+            self._record(deal)
             self._settle_pot(deal)
         else:
             pts: list[int | None] = [None] * self.board.n_sides
@@ -229,7 +238,7 @@ class Match:
             for side, (p, t) in enumerate(zip(deal.card_points(), deal.side_tricks())):
                 if side not in self.board.eliminated:
                     pts[side], trk[side] = p, t
-            self.board.record(pts, trk)
+            self._record(deal, penalties=self.board.record(pts, trk))
         if not self.over:
             self._advance_dealer()
             self.deal = self._new_deal()

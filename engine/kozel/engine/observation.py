@@ -9,7 +9,8 @@ the number of face-down cards (and its own face-down cards); hand sizes; the tal
 who won each trick; the cards publicly known to sit in a hand (the drawn indicator, face-up
 cards returned by a mid-trick interruption); and the card points it can account for.
 Declaration windows are sealed: a seat learns only its own request and, afterwards, the
-combination that was led.
+combination that was led; to the others the table looks as if it awaits the next play.
+When the deal ends every card is shown.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from kozel.engine.actions import Decision
 from kozel.engine.cards import SUITS, codes, points
-from kozel.engine.deal import Deal, Play
+from kozel.engine.deal import Deal, Declared, Drawn, Play, Trick
 from kozel.engine.rules import DiscardVisibility
 
 
@@ -111,6 +112,7 @@ def full_view(deal: Deal) -> Observation:
 
 def _build(deal: Deal, observer: int | None) -> Observation:
     open_d = deal.over or deal.rules.discard_visibility == DiscardVisibility.OPEN
+    reveal_all = observer is None or deal.over  # every card is shown when the deal ends
     tricks = tuple(
         TrickView(t.leader, t.winner, tuple(_play_view(p, observer, open_d) for p in t.plays),
                   t.combo, points(_visible_mask(t.plays, observer, open_d)))
@@ -130,7 +132,7 @@ def _build(deal: Deal, observer: int | None) -> Observation:
             side=deal.side_of[s],
             active=s in deal.active,
             hand_size=deal.hands[s].bit_count(),
-            known_cards=tuple(codes(deal.hands[s] if observer is None else deal.known[s])),
+            known_cards=tuple(codes(deal.hands[s] if reveal_all else deal.known[s])),
             tricks_won=deal.tricks_won[s],
             known_points=seen_points[s],
         )
@@ -138,8 +140,10 @@ def _build(deal: Deal, observer: int | None) -> Observation:
     )
     to_act = deal.to_act
     asked = observer is not None and observer in to_act
-    if deal.phase is Decision.DECLARE and observer is not None:
-        to_act = (observer,) if asked else ()
+    if deal.phase is Decision.DECLARE and observer is not None and not asked:
+        to_act = _outwardly_awaited(deal)  # a sealed window looks like the play it delays
+    elif deal.phase is Decision.DECLARE and observer is not None:
+        to_act = (observer,)
     indicator_drawn = deal.talon.index(deal.indicator) < deal.talon_pos
     hand = deal.hands[observer] if observer is not None else 0
     return Observation(
@@ -159,6 +163,56 @@ def _build(deal: Deal, observer: int | None) -> Observation:
         lead_cap=deal.lead_cap(observer) if asked and deal.phase is Decision.LEAD else None,
         deal_over=deal.over,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class DrawnView:
+    """Cards drawn after a trick: your own cards, and how many each seat drew."""
+
+    cards: tuple[str, ...]
+    counts: tuple[int, ...]
+    talon: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredView:
+    """A combination won a declaration window (public: it is led face up next)."""
+
+    seat: int
+    combo: str
+    cards: tuple[str, ...]
+
+
+EventView = PlayView | TrickView | DrawnView | DeclaredView
+
+
+def event_views(deal: Deal, start: int, observer: int) -> list[EventView]:
+    """What ``observer`` may see of ``deal.log[start:]``, in order (returned tricks show no
+    event of their own: the declaration that follows explains them)."""
+    open_d = deal.rules.discard_visibility == DiscardVisibility.OPEN
+    out: list[EventView] = []
+    talon = deal.talon_left
+    for entry in deal.log[start:]:
+        if isinstance(entry, Play):
+            out.append(_play_view(entry, observer, open_d))
+        elif isinstance(entry, Trick):
+            out.append(TrickView(
+                entry.leader, entry.winner,
+                tuple(_play_view(p, observer, open_d) for p in entry.plays), entry.combo,
+                points(_visible_mask(entry.plays, observer, open_d))))
+        elif isinstance(entry, Drawn):
+            out.append(DrawnView(tuple(codes(entry.cards[observer])),
+                                 tuple(m.bit_count() for m in entry.cards), talon))
+        elif isinstance(entry, Declared):
+            out.append(DeclaredView(entry.seat, str(entry.combo), tuple(codes(entry.cards))))
+    return out
+
+
+def _outwardly_awaited(deal: Deal) -> tuple[int, ...]:
+    """Who a seat not asked in a window sees as awaited: the seat due to play next."""
+    if deal.window_mid:
+        return (deal.responders[deal.resp_i],)
+    return (deal.leader,)
 
 
 def visible_cards(obs: Observation) -> set[str]:

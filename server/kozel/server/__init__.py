@@ -1,0 +1,1 @@
+"""Kozel Arena referee service (grpc.aio)."""

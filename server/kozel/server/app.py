@@ -1,0 +1,97 @@
+"""The composition root of the referee: builds the grpc.aio server from a config."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from kozel.server.config import ServerConfig
+from kozel.server.lobby import Lobby
+from kozel.server.service import RefereeService
+from kozel.v1 import referee_pb2, referee_pb2_grpc
+
+log = logging.getLogger("kozel.app")
+
+SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+
+
+@dataclass(slots=True)
+class Referee:
+    """A running referee: the server, its port and its parts."""
+
+    server: grpc.aio.Server
+    port: int
+    lobby: Lobby
+    service: RefereeService
+    health: health.aio.HealthServicer
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving: health NOT_SERVING, abort running matches (replays are written), close."""
+        await self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.lobby.shutdown()
+        await self.server.stop(grace)
+
+
+def server_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """gRPC channel arguments: explicit limits and keepalive rules that match the SDK's."""
+    return [
+        ("grpc.so_reuseport", 0),  # a second server must not silently share the port
+        ("grpc.max_receive_message_length", config.max_receive_message_bytes),
+        ("grpc.max_send_message_length", config.max_send_message_bytes),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),  # SDK pings every 20 s
+        ("grpc.http2.max_ping_strikes", 3),
+    ]
+
+
+async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None = None) -> Referee:
+    """Build, bind and start a referee. ``config.listen`` may use port 0 for any free port."""
+    if house_bots is None:
+        from kozel.sdk.house import HOUSE_BOTS
+
+        house_bots = HOUSE_BOTS
+    lobby = Lobby(config, house_bots)
+    service = RefereeService(config, lobby)
+    server = grpc.aio.server(options=server_options(config),
+                             maximum_concurrent_rpcs=config.max_streams)
+    referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    port = server.add_insecure_port(config.listen)
+    if port == 0:
+        raise OSError(f"cannot listen on {config.listen}")
+    await server.start()
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    log.info("referee listening on port %d, replays in %s", port, config.replay_dir)
+    return Referee(server, port, lobby, service, health_servicer)
+
+
+async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> None:
+    """Run a referee until SIGINT or SIGTERM."""
+    referee = await start_referee(config)
+    print(f"kozel referee listening on {config.listen.rsplit(':', 1)[0]}:{referee.port}",
+          flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready.set()
+    await stop.wait()
+    await referee.stop()

@@ -1,0 +1,50 @@
+"""Referee settings with their defaults. Every limit is explicit here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kozel.v1 import game_pb2 as pb
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The clock of a table: per-move allowance, time bank, strike and retry policy, grace."""
+
+    move_ms: int = 2000
+    bank_ms: int = 10_000
+    max_strikes: int = 3
+    max_retries: int = 2
+    grace_ms: int = 10_000
+
+    def to_pb(self) -> pb.TimeControl:
+        return pb.TimeControl(move_ms=self.move_ms, bank_ms=self.bank_ms,
+                              max_strikes=self.max_strikes, max_retries=self.max_retries,
+                              grace_ms=self.grace_ms)
+
+    def merged(self, msg: pb.TimeControl | None) -> Clock:
+        """This clock with the non-zero fields of a request's ``TimeControl`` applied."""
+        if msg is None:
+            return self
+        changes = {f: getattr(msg, f) for f in ("move_ms", "bank_ms", "max_strikes",
+                                                "max_retries", "grace_ms") if getattr(msg, f)}
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything ``kozel serve`` can be told."""
+
+    listen: str = "127.0.0.1:50051"
+    replay_dir: Path = Path("data/replays")
+    clock: Clock = field(default_factory=Clock)
+    hello_timeout_s: float = 10.0  # a stream must send Hello within this
+    max_receive_message_bytes: int = 64 * 1024  # one bot message
+    max_send_message_bytes: int = 4 * 1024 * 1024
+    max_streams: int = 4096  # concurrent Play streams (gRPC maximum_concurrent_rpcs)
+    max_matches_per_stream: int = 16  # Hello.max_matches is capped at this
+    outbox_limit: int = 2048  # queued messages to one stream before it is closed as too slow
+    inbox_limit: int = 64  # unread messages from one stream before reading pauses
+    max_tables: int = 1024  # open tables at once
+    session_linger_s: float = 60.0  # how long an idle detached session can still be resumed

@@ -1,0 +1,125 @@
+"""Conversions between engine values and protocol messages (no filtering happens here:
+what a seat may see is decided by :mod:`kozel.engine.observation`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.struct_pb2 import Struct
+
+from kozel.engine.actions import Action, ActionKind, Combo, Decision
+from kozel.engine.cards import CARD_OF, codes
+from kozel.engine.errors import ErrorCode, IllegalAction
+from kozel.engine.match import EndReason
+from kozel.engine.observation import Observation, PlayView, TrickView
+from kozel.engine.rules import Ruleset
+from kozel.v1 import game_pb2 as pb
+
+DECISION_TO_PB = {
+    Decision.LEAD: pb.DECISION_KIND_LEAD,
+    Decision.RESPOND: pb.DECISION_KIND_RESPOND,
+    Decision.DECLARE: pb.DECISION_KIND_DECLARE,
+    Decision.NONE: pb.DECISION_KIND_UNSPECIFIED,
+}
+KIND_TO_PB = {
+    ActionKind.LEAD: pb.ACTION_KIND_LEAD,
+    ActionKind.BEAT: pb.ACTION_KIND_BEAT,
+    ActionKind.DISCARD: pb.ACTION_KIND_DISCARD,
+    ActionKind.DECLARE: pb.ACTION_KIND_DECLARE,
+    ActionKind.PASS: pb.ACTION_KIND_PASS,
+}
+PB_TO_KIND = {v: k for k, v in KIND_TO_PB.items()}
+COMBO_TO_PB = {None: pb.COMBO_UNSPECIFIED, Combo.MOSCOW: pb.COMBO_MOSCOW,
+               Combo.MOLODKA: pb.COMBO_MOLODKA}
+PB_TO_COMBO = {v: k for k, v in COMBO_TO_PB.items()}
+ERROR_TO_PB = {code: pb.ErrorCode.Value(f"ERROR_CODE_{code.value}") for code in ErrorCode}
+END_REASON_TO_PB = {
+    EndReason.LIMIT: pb.MATCH_END_REASON_LIMIT,
+    EndReason.FIXED_DEALS: pb.MATCH_END_REASON_FIXED_DEALS,
+    EndReason.FORFEIT: pb.MATCH_END_REASON_FORFEIT,
+}
+
+
+def action_to_pb(action: Action) -> pb.Action:
+    """An engine action as a protocol ``Action``."""
+    return pb.Action(kind=KIND_TO_PB[action.kind], cards=codes(action.cards),
+                     combo=COMBO_TO_PB[action.combo])
+
+
+def action_from_pb(msg: pb.Action) -> tuple[ActionKind, list[int], Combo | None]:
+    """A protocol ``Action`` as (kind, card numbers, combo); raises ``MALFORMED`` if unreadable.
+
+    Card numbers are returned as a list so that duplicates can still be reported."""
+    kind = PB_TO_KIND.get(msg.kind)
+    if kind is None:
+        raise IllegalAction(ErrorCode.MALFORMED, "the action has no kind")
+    unknown = [c for c in msg.cards if c.upper() not in CARD_OF]
+    if unknown:
+        raise IllegalAction(ErrorCode.MALFORMED, f"unknown card codes: {', '.join(unknown)}")
+    combo = PB_TO_COMBO.get(msg.combo)
+    if kind is ActionKind.DECLARE and combo is None:
+        raise IllegalAction(ErrorCode.MALFORMED, "a declaration must name its combination")
+    return kind, [CARD_OF[c.upper()] for c in msg.cards], combo
+
+
+def ruleset_to_pb(rules: Ruleset) -> pb.Ruleset:
+    """Every knob's effective value."""
+    return pb.Ruleset(preset=rules.name, options=dict_to_struct(rules.to_options()))
+
+
+def ruleset_from_pb(msg: pb.Ruleset) -> Ruleset:
+    """The ruleset a message names; raises ``RulesError`` naming a bad knob."""
+    options = struct_to_dict(msg.options) if msg.HasField("options") else {}
+    return Ruleset.preset(msg.preset or "classic", options)
+
+
+def dict_to_struct(data: Mapping[str, Any]) -> Struct:
+    s = Struct()
+    s.update(dict(data))
+    return s
+
+
+def struct_to_dict(s: Struct) -> dict[str, Any]:
+    """A Struct as plain JSON values; whole numbers come back as ints, not floats."""
+    return _ints(json_format.MessageToDict(s))
+
+
+def _ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_ints(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _ints(v) for k, v in value.items()}
+    return value
+
+
+def play_to_pb(p: PlayView) -> pb.Play:
+    return pb.Play(seat=p.seat, kind=KIND_TO_PB[ActionKind(p.kind)], count=p.count,
+                   cards=p.cards, forced=p.forced)
+
+
+def trick_to_pb(t: TrickView) -> pb.Trick:
+    return pb.Trick(leader=t.leader, winner=t.winner, plays=[play_to_pb(p) for p in t.plays],
+                    combo=COMBO_TO_PB[Combo(t.combo) if t.combo else None],
+                    known_points=t.known_points)
+
+
+def observation_to_pb(obs: Observation) -> pb.Observation:
+    """A seat's observation as a protocol message."""
+    msg = pb.Observation(
+        seat=max(obs.seat, 0), players=obs.players, dealer=obs.dealer, trump=obs.trump,
+        trump_card=obs.trump_card, trump_card_drawn=obs.trump_card_drawn, hand=obs.hand,
+        talon=obs.talon,
+        seats=[pb.SeatView(seat=s.seat, side=s.side, active=s.active, hand_size=s.hand_size,
+                           known_cards=s.known_cards, tricks_won=s.tricks_won,
+                           known_points=s.known_points) for s in obs.seats],
+        tricks=[trick_to_pb(t) for t in obs.tricks],
+        to_act=obs.to_act, lead_cap=obs.lead_cap or 0, deal_over=obs.deal_over,
+    )
+    if obs.trick is not None:
+        msg.trick.CopyFrom(trick_to_pb(obs.trick))
+    return msg
+

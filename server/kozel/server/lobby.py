@@ -1,0 +1,191 @@
+"""Where matches come from: named tables that bots join, and a simple queue per ruleset and
+player count (the ladder replaces the queue with its scheduler)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from kozel.engine.rules import Ruleset
+from kozel.engine.shuffle import new_seed
+from kozel.server.config import Clock, ServerConfig
+from kozel.server.runner import MatchOutcome, MatchRunner
+from kozel.server.seats import LocalLink, SeatLink
+from kozel.server.session import Session
+
+log = logging.getLogger("kozel.lobby")
+
+
+class LobbyError(Exception):
+    """A request the lobby refuses; carries the gRPC status to answer with."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class Table:
+    """A named table: seats fill in join order; the match starts when all are taken."""
+
+    id: str
+    rules: Ruleset
+    players: int
+    clock: Clock
+    seed: bytes
+    links: list[SeatLink] = field(default_factory=list)
+    runner: MatchRunner | None = None
+    done: asyncio.Future[MatchOutcome] | None = None
+
+
+class Lobby:
+    """Tables, queues and the running matches of one referee."""
+
+    def __init__(self, config: ServerConfig, house_bots: dict[str, type] | None = None) -> None:
+        self.config = config
+        self.house_bots = house_bots or {}
+        self.tables: dict[str, Table] = {}
+        self.queues: dict[str, deque[Session]] = {}
+        self._queue_rules: dict[str, tuple[Ruleset, int]] = {}
+        self.matches: dict[str, asyncio.Task[MatchOutcome]] = {}
+
+    # -- tables --------------------------------------------------------------------------------
+
+    def create_table(self, table_id: str, rules: Ruleset, players: int, clock: Clock,
+                     seed: bytes | None = None, house: list[str] | None = None) -> Table:
+        rules.check_players(players)
+        if len(self.tables) >= self.config.max_tables:
+            raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"the referee already has {self.config.max_tables} open tables")
+        table_id = table_id or uuid.uuid4().hex[:10]
+        if table_id in self.tables:
+            raise LobbyError(grpc.StatusCode.ALREADY_EXISTS, f"table {table_id!r} exists")
+        if seed is not None and len(seed) != 32:
+            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT, "a seed is exactly 32 bytes")
+        house = list(house or [])
+        unknown = [h for h in house if h not in self.house_bots]
+        if unknown or len(house) > players:
+            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"house bots must be at most {players} of "
+                             f"{sorted(self.house_bots)}; got {house}")
+        table = Table(table_id, rules, players, clock, seed or new_seed())
+        table.done = asyncio.get_running_loop().create_future()
+        self.tables[table_id] = table
+        for i, name in enumerate(house):
+            table.links.append(LocalLink(f"{name}-{i}", self.house_bots[name]()))
+        self._maybe_start_table(table)
+        return table
+
+    def join_table(self, table_id: str, session: Session) -> None:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no table {table_id!r}")
+        if table.runner is not None or len(table.links) >= table.players:
+            raise LobbyError(grpc.StatusCode.FAILED_PRECONDITION, f"table {table_id!r} is full")
+        table.links.append(session.new_link())
+        self._maybe_start_table(table)
+
+    def _maybe_start_table(self, table: Table) -> None:
+        if len(table.links) < table.players:
+            return
+        runner = self._start(table.links, table.rules, table.players, table.clock, table.seed,
+                             table.id)
+        table.runner = runner
+        self.matches[runner.match_id].add_done_callback(lambda _: _settle(table))
+
+    async def wait_table(self, table_id: str) -> MatchOutcome:
+        table = self.tables.get(table_id)
+        if table is None or table.done is None:
+            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no table {table_id!r}")
+        return await asyncio.shield(table.done)
+
+    # -- queue ---------------------------------------------------------------------------------
+
+    def join_queue(self, rules: Ruleset, players: int, session: Session) -> None:
+        """Queue every free slot of ``session`` for matches of ``rules`` at ``players`` seats;
+        it is queued again whenever a slot frees up, until it leaves."""
+        rules.check_players(players)
+        key = json.dumps([rules.name, players, rules.to_options()], sort_keys=True)
+        self._queue_rules[key] = (rules, players)
+        session.queue_key = key
+        self.requeue(session)
+
+    def requeue(self, session: Session) -> None:
+        """Queue the free slots of a session that queued (after a match, or on resume)."""
+        key = session.queue_key
+        if key is None:
+            return
+        queue = self.queues.setdefault(key, deque())
+        queue.extend([session] * (session.free_slots - queue.count(session)))
+        self._drain_queue(key)
+
+    def forget(self, session: Session) -> None:
+        """Take a session that cannot play now out of every queue."""
+        for queue in self.queues.values():
+            while session in queue:
+                queue.remove(session)
+
+    def _drain_queue(self, key: str) -> None:
+        rules, players = self._queue_rules[key]
+        queue = self.queues[key]
+        while True:
+            picked: list[Session] = []
+            for s in list(queue):
+                if s not in picked and s.free_slots > 0:
+                    picked.append(s)
+                if len(picked) == players:
+                    break
+            if len(picked) < players:
+                return
+            for s in picked:
+                queue.remove(s)
+            self._start([s.new_link() for s in picked], rules, players, self.config.clock,
+                        new_seed(), "")
+
+    # -- matches -------------------------------------------------------------------------------
+
+    def _start(self, links: list[SeatLink], rules: Ruleset, players: int, clock: Clock,
+               seed: bytes, table_id: str) -> MatchRunner:
+        runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
+                             replay_dir=Path(self.config.replay_dir), table_id=table_id)
+        for link in links:
+            session = getattr(link, "session", None)
+            if session is not None:
+                session.register(link)
+        task = asyncio.get_running_loop().create_task(runner.run(), name=runner.match_id)
+        self.matches[runner.match_id] = task
+        task.add_done_callback(lambda t: self._match_done(runner.match_id, t))
+        log.info("match %s started: %s, %d players, table %r", runner.match_id, rules.name,
+                 players, table_id)
+        return runner
+
+    def _match_done(self, match_id: str, task: asyncio.Task[MatchOutcome]) -> None:
+        self.matches.pop(match_id, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("match %s crashed", match_id, exc_info=task.exception())
+
+    async def shutdown(self) -> None:
+        """Abort every running match (each writes an aborted replay) and wait for them."""
+        tasks = list(self.matches.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _settle(table: Table) -> None:
+    fut = table.done
+    if fut is None or fut.done():
+        return
+    outcome = table.runner.outcome if table.runner else None
+    if outcome is not None:  # finished, or aborted with its replay written
+        fut.set_result(outcome)
+    else:
+        fut.set_exception(LobbyError(grpc.StatusCode.ABORTED, "the match ended without a result"))

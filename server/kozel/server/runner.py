@@ -1,0 +1,346 @@
+"""The match runner: one task per match. The only place that turns engine states into messages
+and answers into engine actions; it enforces the clock, retries, strikes and forfeits, and
+writes the replay before announcing the result."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kozel.engine.actions import Action
+from kozel.engine.cards import codes
+from kozel.engine.deal import Deal
+from kozel.engine.errors import ErrorCode, IllegalAction
+from kozel.engine.match import Match
+from kozel.engine.observation import (
+    DeclaredView,
+    DrawnView,
+    EventView,
+    PlayView,
+    event_views,
+    full_view,
+    observe,
+)
+from kozel.engine.players import default_action
+from kozel.engine.rules import Ruleset
+from kozel.engine.shuffle import commitment
+from kozel.server import convert
+from kozel.server.config import Clock
+from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
+from kozel.server.seats import SeatLink, Wake
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import replay_pb2
+
+log = logging.getLogger("kozel.runner")
+
+
+@dataclass(slots=True)
+class MatchOutcome:
+    """What a finished (or aborted) match left behind."""
+
+    match_id: str
+    result: pb.MatchResult
+    replay_id: str
+    replay_path: Path
+    seating: list[rpb.Player] = field(default_factory=list)
+
+
+class MatchRunner:
+    """Plays one match between the seats behind ``links`` (seat i is ``links[i]``)."""
+
+    def __init__(self, *, rules: Ruleset, players: int, seed: bytes, clock: Clock,
+                 links: list[SeatLink], replay_dir: Path, table_id: str = "",
+                 match_id: str | None = None) -> None:
+        self.match_id = match_id or uuid.uuid4().hex
+        self.rules = rules
+        self.players = players
+        self.clock = clock
+        self.links = links
+        self.replay_dir = replay_dir
+        self.table_id = table_id
+        self.match = Match(rules, players, seed)
+        self.banks = [clock.bank_ms] * players
+        self.timeouts = [0] * players
+        self.rejections = [0] * players
+        self.forfeits: list[pb.Forfeit] = []
+        self.steps: list[list[StepMeta]] = [[]]
+        self._next_request = 0
+        self._log_pos = 0
+        self._deal_announced = -1
+        self.started_at = datetime.now(UTC)
+        self.outcome: MatchOutcome | None = None
+        self.seating = [rpb.Player(seat=s, name=link.name, side=self.match.side_of[s])
+                        for s, link in enumerate(links)]
+        for seat, link in enumerate(links):
+            link.seat = seat
+            link.match_id = self.match_id
+            link.resync = self._resync_messages(seat)
+            link.notice = lambda kind, s=seat: self._notice(s, kind)
+            link.grace_s = clock.grace_ms / 1000
+
+    # -- the match -----------------------------------------------------------------------------
+
+    async def run(self) -> MatchOutcome:
+        """Play the match to its end; on cancellation record it as aborted, then re-raise."""
+        for seat, link in enumerate(self.links):
+            link.send(self._match_start(seat))
+        aborted = True
+        try:
+            await self._play()
+            aborted = False
+        finally:
+            self.outcome = await asyncio.shield(self._finish(aborted))
+        return self.outcome
+
+    async def _play(self) -> None:
+        match = self.match
+        while not match.over:
+            self._apply_requested_forfeits()
+            if match.over:
+                break
+            deal = match.deal
+            self._announce_deal()
+            seats = deal.to_act
+            if len(seats) == 1:
+                outcomes = [await self._decide(seats[0])]
+            else:  # a sealed declaration window: everyone asked answers at once
+                outcomes = await asyncio.gather(*(self._decide(s) for s in seats))
+            self._emit_events(deal)
+            if deal.over:
+                self._deal_end(deal, voided=False)
+            for seat, reason in zip(seats, outcomes):
+                if reason and not match.over and match.side_of[seat] not in match.board.eliminated:
+                    self._forfeit(seat, reason)
+
+    def _announce_deal(self) -> None:
+        index = len(self.match.records)
+        if index == self._deal_announced:
+            return
+        self._deal_announced = index
+        self._log_pos = 0
+        while len(self.steps) <= index:
+            self.steps.append([])
+        for seat, link in enumerate(self.links):
+            link.send(self._deal_start(seat))
+
+    # -- one decision --------------------------------------------------------------------------
+
+    async def _decide(self, seat: int) -> int:
+        """Ask ``seat`` and apply its answer; returns a forfeit reason, or 0."""
+        loop = asyncio.get_running_loop()
+        match, clock, link = self.match, self.clock, self.links[seat]
+        deal = match.deal
+        legal = deal.legal_actions(seat)
+        self._next_request += 1
+        rid = self._next_request
+        request = rpb.DecisionRequest(
+            match_id=self.match_id, request_id=rid, kind=convert.DECISION_TO_PB[deal.decision],
+            move_ms=clock.move_ms, time_bank_ms=max(self.banks[seat], 0),
+            observation=convert.observation_to_pb(observe(deal, seat)),
+            legal_actions=[convert.action_to_pb(a) for a in legal],
+            retries_left=clock.max_retries,
+        )
+        sent = loop.time()
+        link.begin_request(rid, rpb.PlayResponse(decision=request))
+        deadline = sent + (clock.move_ms + max(self.banks[seat], 0)) / 1000
+        retries = clock.max_retries
+        rejected: list[replay_pb2.ReplayRejection] = []
+        steps = self.steps[len(match.records)]
+        try:
+            while True:
+                try:
+                    item = await asyncio.wait_for(link.replies.get(), max(deadline - loop.time(), 0))
+                except TimeoutError:
+                    return self._timeout(seat, rid, sent, rejected, steps)
+                if item is Wake.FORFEIT:
+                    return link.forfeit_reason
+                try:
+                    self._apply_reply(seat, item.message, legal)
+                except IllegalAction as exc:
+                    self.rejections[seat] += 1
+                    rejected.append(replay_pb2.ReplayRejection(
+                        code=convert.ERROR_TO_PB[exc.code], message=exc.message,
+                        attempted=_attempted(item.message, legal)))
+                    link.send(rpb.PlayResponse(rejection=rpb.Rejection(
+                        match_id=self.match_id, request_id=rid, code=convert.ERROR_TO_PB[exc.code],
+                        message=exc.message, retry_allowed=retries > 0,
+                        retries_left=max(retries - 1, 0))))
+                    if retries == 0:
+                        return pb.FORFEIT_REASON_ILLEGAL_ACTIONS
+                    retries -= 1
+                    continue
+                think_ms = (item.received_at - sent) * 1000
+                self.banks[seat] -= max(0, int(think_ms) - clock.move_ms)
+                steps.append(StepMeta(rid, int(think_ms), False, rejected))
+                return 0
+        finally:
+            link.end_request()
+
+    def _apply_reply(self, seat: int, reply: rpb.ActionReply, legal: tuple[Action, ...]) -> None:
+        which = reply.WhichOneof("choice")
+        if which == "legal_index":
+            if reply.legal_index >= len(legal):
+                raise IllegalAction(ErrorCode.MALFORMED,
+                                    f"legal_index {reply.legal_index} is outside the "
+                                    f"{len(legal)} legal actions")
+            self.match.apply(seat, legal[reply.legal_index])
+        elif which == "action":
+            kind, cards, combo = convert.action_from_pb(reply.action)
+            self.match.play(seat, kind, cards, combo)
+        else:
+            raise IllegalAction(ErrorCode.MALFORMED, "the answer has neither legal_index nor action")
+
+    def _timeout(self, seat: int, rid: int, sent: float, rejected: list,
+                 steps: list[StepMeta]) -> int:
+        self.timeouts[seat] += 1
+        self._notice(seat, rpb.NOTICE_KIND_TIMEOUT)
+        if self.timeouts[seat] > self.clock.max_strikes:
+            return pb.FORFEIT_REASON_STRIKES
+        elapsed = int((asyncio.get_running_loop().time() - sent) * 1000)
+        self.banks[seat] = 0
+        self.match.apply(seat, default_action(self.match.deal, seat))
+        steps.append(StepMeta(rid, elapsed, True, rejected))
+        return 0
+
+    # -- forfeits ------------------------------------------------------------------------------
+
+    def _apply_requested_forfeits(self) -> None:
+        for seat, link in enumerate(self.links):
+            if link.forfeit_reason and not self.match.over and (
+                    self.match.side_of[seat] not in self.match.board.eliminated):
+                self._forfeit(seat, link.forfeit_reason)
+
+    def _forfeit(self, seat: int, reason: int) -> None:
+        deal = self.match.deal
+        self._emit_events(deal)
+        self.forfeits.append(pb.Forfeit(seat=seat, deal_index=len(self.match.records),
+                                        reason=reason))
+        log.info("match %s: seat %d forfeits (%s)", self.match_id, seat,
+                 pb.ForfeitReason.Name(reason))
+        self.match.forfeit(seat)
+        self._notice(seat, rpb.NOTICE_KIND_FORFEIT, reason)
+        self._deal_end(deal, voided=True)
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def _notice(self, seat: int, kind: int, reason: int = 0) -> None:
+        notice = rpb.SeatNotice(seat=seat, kind=kind, strikes=self.timeouts[seat],
+                                forfeit_reason=reason)
+        self._broadcast(lambda _: rpb.PlayResponse(event=rpb.Event(
+            match_id=self.match_id, deal_index=len(self.match.records), notice=notice)))
+
+    def _broadcast(self, make) -> None:
+        for seat, link in enumerate(self.links):
+            link.send(make(seat))
+
+    def _emit_events(self, deal: Deal) -> None:
+        start = self._log_pos
+        if start >= len(deal.log):
+            return
+        index = self._deal_announced
+        for seat, link in enumerate(self.links):
+            for view in event_views(deal, start, seat):
+                link.send(rpb.PlayResponse(event=_event_pb(self.match_id, index, view)))
+        self._log_pos = len(deal.log)
+
+    def _match_start(self, seat: int) -> rpb.PlayResponse:
+        return rpb.PlayResponse(match_start=rpb.MatchStart(
+            match_id=self.match_id, seat=seat, players=self.players,
+            ruleset=convert.ruleset_to_pb(self.rules), time_control=self.clock.to_pb(),
+            seating=self.seating, seed_commitment=commitment(self.match.seed),
+            table_id=self.table_id))
+
+    def _deal_start(self, seat: int) -> rpb.PlayResponse:
+        deal, match = self.match.deal, self.match
+        obs = observe(deal, seat)
+        return rpb.PlayResponse(deal_start=rpb.DealStart(
+            match_id=self.match_id, deal_index=len(match.records), dealer=deal.dealer,
+            trump=obs.trump, trump_card=obs.trump_card, hand=obs.hand,
+            active_seats=list(deal.active),
+            penalty_totals=[] if self.rules.is_money else match.board.totals,
+            chips=match.chips if self.rules.is_money else []))
+
+    def _deal_end(self, deal: Deal, voided: bool) -> None:
+        match = self.match
+        record = match.records[-1]
+        view = full_view(deal)
+        scores = []
+        for side in range(match.board.n_sides):
+            pen = record.penalties[side] if record.penalties else None
+            scores.append(rpb.SideScore(
+                side=side, card_points=record.card_points[side] or 0,
+                tricks=record.tricks[side] or 0, penalty=pen or 0,
+                penalty_total=match.board.totals[side],
+                active=any(match.side_of[s] == side for s in deal.active)))
+        tricks = [convert.trick_to_pb(t) for t in view.tricks]
+        if view.trick is not None:  # a money Bura: the led cards stay on the table
+            tricks.append(convert.trick_to_pb(view.trick))
+        msg = rpb.PlayResponse(deal_end=rpb.DealEnd(
+            match_id=self.match_id, deal_index=record.index, tricks=tricks, scores=scores,
+            pot_winners=record.pot_winners, chips=match.chips if self.rules.is_money else [],
+            voided=voided, deck=[codes(1 << c)[0] for c in record.deck]))
+        self._broadcast(lambda _: msg)
+
+    def _resync_messages(self, seat: int):
+        def resync() -> list[rpb.PlayResponse]:
+            """What a resumed bot needs: the match, the deal in play, the pending request."""
+            if self.match.over:
+                return []
+            msgs = [self._match_start(seat), self._deal_start(seat)]
+            pending = self.links[seat].pending_msg
+            if pending is not None:
+                again = rpb.PlayResponse()
+                again.CopyFrom(pending)
+                again.decision.resent = True
+                msgs.append(again)
+            return msgs
+        return resync
+
+    # -- the end -------------------------------------------------------------------------------
+
+    async def _finish(self, aborted: bool) -> MatchOutcome:
+        result = result_to_pb(self.match, forfeits=self.forfeits, timeouts=self.timeouts,
+                              rejections=self.rejections, aborted=aborted)
+        replay = build_replay(
+            self.match, match_id=self.match_id, names=[link.name for link in self.links],
+            time_control=self.clock.to_pb(), steps=self.steps, result=result,
+            started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id)
+        path = self.replay_dir / f"{self.match_id}.kzr"
+        await asyncio.to_thread(write_replay, path, replay)  # on disk before anyone is told
+        outcome = MatchOutcome(self.match_id, result, self.match_id, path, self.seating)
+        end = rpb.PlayResponse(match_end=rpb.MatchEnd(
+            match_id=self.match_id, result=result, replay_id=self.match_id,
+            seed=self.match.seed))
+        for link in self.links:
+            link.send(end)
+            link.match_over()
+        log.info("match %s ended: %s", self.match_id, pb.MatchEndReason.Name(result.reason))
+        return outcome
+
+
+def _attempted(reply: rpb.ActionReply, legal: tuple[Action, ...]) -> pb.Action:
+    if reply.WhichOneof("choice") == "action":
+        return reply.action
+    if reply.WhichOneof("choice") == "legal_index" and reply.legal_index < len(legal):
+        return convert.action_to_pb(legal[reply.legal_index])
+    return pb.Action()
+
+
+def _event_pb(match_id: str, deal_index: int, view: EventView) -> rpb.Event:
+    event = rpb.Event(match_id=match_id, deal_index=deal_index)
+    if isinstance(view, PlayView):
+        event.played.CopyFrom(convert.play_to_pb(view))
+    elif isinstance(view, DrawnView):
+        event.drawn.CopyFrom(rpb.Drawn(cards=view.cards, counts=view.counts, talon=view.talon))
+    elif isinstance(view, DeclaredView):
+        event.declared.CopyFrom(rpb.Declared(
+            seat=view.seat, combo=convert.COMBO_TO_PB[convert.Combo(view.combo)],
+            cards=view.cards))
+    else:
+        event.trick_taken.CopyFrom(rpb.TrickTaken(trick=convert.trick_to_pb(view)))
+    return event

@@ -1,0 +1,217 @@
+"""The gRPC servicer: streams in, sessions and lobby out. Knows nothing of the rules."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+
+from kozel.engine.rules import RulesError
+from kozel.server import convert
+from kozel.server.config import ServerConfig
+from kozel.server.lobby import Lobby, LobbyError
+from kozel.server.session import CLOSE, Outbox, Session
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import referee_pb2_grpc
+
+log = logging.getLogger("kozel.service")
+
+PROTOCOL_VERSION = 1
+_ID = re.compile(r"^[0-9a-f]{8,64}$")
+
+
+class HelloError(Exception):
+    """A first message the referee refuses, with the status to close the stream with."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
+    """``kozel.v1.RefereeService``."""
+
+    def __init__(self, config: ServerConfig, lobby: Lobby) -> None:
+        self.config = config
+        self.lobby = lobby
+        self.sessions: dict[str, Session] = {}  # by resume token
+        self._readers: set[asyncio.Task[None]] = set()
+
+    # -- Play ----------------------------------------------------------------------------------
+
+    async def Play(self, request_iterator: AsyncIterator[rpb.PlayRequest],
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[rpb.PlayResponse]:
+        loop = asyncio.get_running_loop()
+        opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
+        # One reader per stream; it is never cancelled (see shared/engineering.md).
+        reader = loop.create_task(self._read(request_iterator, opened))
+        self._readers.add(reader)
+        reader.add_done_callback(self._readers.discard)
+        try:
+            got = await asyncio.wait_for(asyncio.shield(opened), self.config.hello_timeout_s)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"no Hello within {self.config.hello_timeout_s:g} s")
+        if isinstance(got, HelloError):
+            await context.abort(got.code, got.message)
+        session, outbox = got
+        try:
+            while True:
+                msg = await outbox.get()
+                if msg is CLOSE:
+                    break
+                yield msg
+        finally:
+            session.detach(outbox)
+        if outbox.status is not None and outbox.status[0] is not None:
+            await context.abort(*outbox.status)
+
+    async def _read(self, requests: AsyncIterator[rpb.PlayRequest],
+                    opened: asyncio.Future) -> None:
+        loop = asyncio.get_running_loop()
+        session: Session | None = None
+        outbox: Outbox | None = None
+        try:
+            async for req in requests:
+                if session is None:
+                    if opened.done():  # refused or timed out: ignore the rest
+                        continue
+                    try:
+                        session, outbox = self._open(req)
+                    except HelloError as exc:
+                        opened.set_result(exc)
+                        continue
+                    opened.set_result((session, outbox))
+                    continue
+                assert outbox is not None
+                self._dispatch(session, outbox, req, loop.time())
+        except Exception as exc:  # the stream broke: the bot is away
+            log.debug("stream read ended: %r", exc)
+        finally:
+            if outbox is not None:
+                outbox.close()
+            elif not opened.done():
+                opened.set_result(HelloError(grpc.StatusCode.CANCELLED, "closed before Hello"))
+
+    def _open(self, req: rpb.PlayRequest) -> tuple[Session, Outbox]:
+        if req.WhichOneof("message") != "hello":
+            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello")
+        hello = req.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            raise HelloError(grpc.StatusCode.FAILED_PRECONDITION,
+                             f"protocol version {hello.protocol_version} is not supported; "
+                             f"this referee speaks {PROTOCOL_VERSION}")
+        outbox = Outbox(self.config.outbox_limit)
+        if hello.resume_token:
+            session = self.sessions.get(hello.resume_token)
+            if session is None:
+                raise HelloError(grpc.StatusCode.NOT_FOUND, "unknown or expired resume_token")
+            session.attach(outbox, resumed=True)
+            self.lobby.requeue(session)
+            return session, outbox
+        if not 1 <= len(hello.bot_name) <= 64:
+            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
+                             "bot_name must be 1 to 64 characters")
+        want = hello.WhichOneof("want")
+        if want is None:
+            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
+                             "Hello must ask for join_table or join_queue")
+        queue_rules = None
+        if want == "join_queue":
+            try:
+                queue_rules = convert.ruleset_from_pb(hello.join_queue.ruleset)
+                queue_rules.check_players(hello.join_queue.players)
+            except RulesError as exc:
+                raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        elif hello.join_table.table_id not in self.lobby.tables:
+            raise HelloError(grpc.StatusCode.NOT_FOUND,
+                             f"no table {hello.join_table.table_id!r}")
+        session = Session(hello, self.config.max_matches_per_stream, self._idle)
+        self.sessions[session.resume_token] = session
+        session.attach(outbox, resumed=False)
+        try:
+            if queue_rules is not None:
+                self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
+            else:
+                self.lobby.join_table(hello.join_table.table_id, session)
+        except LobbyError as exc:
+            self.sessions.pop(session.resume_token, None)
+            raise HelloError(exc.code, exc.message) from None
+        log.info("session %s: %s joined via %s", session.id, session.name, want)
+        return session, outbox
+
+    def _dispatch(self, session: Session, outbox: Outbox, req: rpb.PlayRequest,
+                  received_at: float) -> None:
+        which = req.WhichOneof("message")
+        if which == "action":
+            why = session.deliver(req.action, received_at)
+            if why is not None:
+                link = session.links.get(req.action.match_id)
+                outbox.put(rpb.PlayResponse(rejection=rpb.Rejection(
+                    match_id=req.action.match_id, request_id=req.action.request_id,
+                    code=pb.ERROR_CODE_UNKNOWN_REQUEST, message=why,
+                    retry_allowed=link is not None and link.pending_id is not None)))
+        elif which == "leave":
+            session.leave()
+        else:
+            what = "a second Hello" if which == "hello" else "an empty message"
+            outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {what}")
+
+    def _idle(self, session: Session) -> None:
+        """A session's state changed: queue its free slots, or forget it once it is gone."""
+        if session.stream is None:
+            self.lobby.forget(session)
+            if not session.links:
+                asyncio.get_running_loop().call_later(
+                    self.config.session_linger_s, self._drop, session)
+        else:
+            self.lobby.requeue(session)
+
+    def _drop(self, session: Session) -> None:
+        if session.stream is None and not session.links:
+            self.sessions.pop(session.resume_token, None)
+
+    # -- tables and replays --------------------------------------------------------------------
+
+    async def CreateTable(self, request: rpb.CreateTableRequest,
+                          context: grpc.aio.ServicerContext) -> rpb.CreateTableResponse:
+        try:
+            rules = convert.ruleset_from_pb(request.ruleset)
+            table = self.lobby.create_table(
+                request.table_id, rules, request.players,
+                self.config.clock.merged(request.time_control if request.HasField(
+                    "time_control") else None),
+                request.seed or None, list(request.house_bots))
+        except RulesError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except LobbyError as exc:
+            await context.abort(exc.code, exc.message)
+        return rpb.CreateTableResponse(table_id=table.id)
+
+    async def WaitTable(self, request: rpb.WaitTableRequest,
+                        context: grpc.aio.ServicerContext) -> rpb.WaitTableResponse:
+        try:
+            outcome = await self.lobby.wait_table(request.table_id)
+        except LobbyError as exc:
+            await context.abort(exc.code, exc.message)
+        return rpb.WaitTableResponse(
+            match_id=outcome.match_id, result=outcome.result, replay_id=outcome.replay_id,
+            replay_path=str(outcome.replay_path), seating=outcome.seating)
+
+    async def GetReplay(self, request: rpb.GetReplayRequest,
+                        context: grpc.aio.ServicerContext) -> rpb.GetReplayResponse:
+        if not _ID.match(request.replay_id):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "a replay id is 8 to 64 lowercase hex digits")
+        path = Path(self.config.replay_dir) / f"{request.replay_id}.kzr"
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except FileNotFoundError:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no replay {request.replay_id}")
+        return rpb.GetReplayResponse(replay_gz=data)

@@ -1,0 +1,165 @@
+"""Sessions: one per connected bot identity. A session outlives its stream for the grace
+period, so a bot that lost its connection resumes with its token and finds its matches."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import uuid
+from collections.abc import Callable
+
+import grpc
+
+from kozel.server.seats import Reply, SeatLink
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+
+log = logging.getLogger("kozel.session")
+
+CLOSE = object()  # outbox sentinel: end the stream
+
+
+class Outbox:
+    """Messages waiting to be written to one stream. Bounded: a bot that does not read is cut
+    off rather than allowed to grow the server's memory."""
+
+    def __init__(self, limit: int) -> None:
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._limit = limit
+        self.status: tuple[grpc.StatusCode, str] | None = None
+        self.closed = False
+
+    def put(self, msg: rpb.PlayResponse) -> None:
+        if self.closed:
+            return
+        if self._queue.qsize() >= self._limit:
+            self.close(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                       f"the bot read too slowly: {self._limit} messages were waiting")
+            return
+        self._queue.put_nowait(msg)
+
+    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
+        """End the stream after what is queued (with an error status when ``code`` is given)."""
+        if not self.closed:
+            self.closed = True
+            self.status = (code, details) if code is not None else None
+            self._queue.put_nowait(CLOSE)
+
+    async def get(self) -> object:
+        return await self._queue.get()
+
+
+class RemoteLink(SeatLink):
+    """A seat played by a remote bot through its session."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session.name)
+        self.session = session
+
+    def send(self, msg: rpb.PlayResponse) -> None:
+        self.session.send(msg)
+
+    def match_over(self) -> None:
+        self.session.match_over(self)
+
+
+class Session:
+    """A bot identity: its name, resume token, current stream and running matches."""
+
+    def __init__(self, hello: rpb.Hello, max_matches: int,
+                 on_idle: Callable[[Session], None]) -> None:
+        self.id = uuid.uuid4().hex[:12]
+        self.name = hello.bot_name
+        self.token = hello.token
+        self.resume_token = secrets.token_urlsafe(24)
+        self.max_matches = max(1, min(hello.max_matches or 1, max_matches))
+        self.want = hello.WhichOneof("want")
+        self.hello = hello
+        self.stream: Outbox | None = None
+        self.links: dict[str, RemoteLink] = {}
+        self.leaving = False
+        self.queue_key: str | None = None  # set by the lobby when the session queues
+        self._grace: list[asyncio.TimerHandle] = []
+        self._on_idle = on_idle
+
+    @property
+    def free_slots(self) -> int:
+        return 0 if self.leaving or self.stream is None else self.max_matches - len(self.links)
+
+    def send(self, msg: rpb.PlayResponse) -> None:
+        if self.stream is not None:
+            self.stream.put(msg)
+
+    def new_link(self) -> RemoteLink:
+        return RemoteLink(self)
+
+    def register(self, link: RemoteLink) -> None:
+        """The runner has seated ``link`` (its match id is known now)."""
+        self.links[link.match_id] = link
+
+    def deliver(self, reply: rpb.ActionReply, received_at: float) -> str | None:
+        """Route an answer to its match; returns why it was refused, or None."""
+        link = self.links.get(reply.match_id)
+        if link is None:
+            return f"no running match {reply.match_id!r} on this session"
+        if not link.offer(Reply(reply, received_at)):
+            pending = link.pending_id
+            return (f"request {reply.request_id} is not pending"
+                    + (f"; the pending request is {pending}" if pending is not None else ""))
+        return None
+
+    def attach(self, stream: Outbox, resumed: bool) -> None:
+        """Make ``stream`` the session's stream; on resume, resend what the bot needs."""
+        old, self.stream = self.stream, stream
+        if old is not None and old is not stream:
+            old.close(grpc.StatusCode.ABORTED, "this session was resumed on another stream")
+        for handle in self._grace:
+            handle.cancel()
+        self._grace.clear()
+        stream.put(rpb.PlayResponse(welcome=rpb.Welcome(
+            session_id=self.id, resume_token=self.resume_token, protocol_version=1,
+            server_version=_version(), resumed=resumed)))
+        if resumed:
+            for link in self.links.values():
+                for msg in link.resync() if link.resync else []:
+                    stream.put(msg)
+                if link.notice:
+                    link.notice(rpb.NOTICE_KIND_RESUMED)
+
+    def detach(self, stream: Outbox) -> None:
+        """The stream ended: start the grace period of every running match."""
+        if self.stream is not stream:
+            return
+        self.stream = None
+        loop = asyncio.get_running_loop()
+        for link in self.links.values():
+            if link.notice:
+                link.notice(rpb.NOTICE_KIND_DISCONNECTED)
+            self._grace.append(loop.call_later(
+                link.grace_s, link.request_forfeit, pb.FORFEIT_REASON_DISCONNECTED))
+        log.info("session %s (%s) disconnected with %d running matches", self.id, self.name,
+                 len(self.links))
+        self._on_idle(self)
+
+    def match_over(self, link: RemoteLink) -> None:
+        self.links.pop(link.match_id, None)
+        if self.leaving and not self.links and self.stream is not None:
+            self.stream.close()
+        self._on_idle(self)
+
+    def leave(self) -> None:
+        """Finish running matches, take no new ones, then close."""
+        self.leaving = True
+        if not self.links and self.stream is not None:
+            self.stream.close()
+        self._on_idle(self)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kozel-arena")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
