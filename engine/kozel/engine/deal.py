@@ -384,8 +384,10 @@ class Deal:
 
     # -- actions -------------------------------------------------------------------------------
 
-    def apply(self, seat: int, action: Action) -> None:
-        """Apply ``seat``'s action, or raise :class:`IllegalAction` leaving the deal unchanged."""
+    def apply(self, seat: int, action: Action) -> Action:
+        """Apply ``seat``'s action, or raise :class:`IllegalAction` leaving the deal unchanged.
+
+        Returns the action as applied (a declaration's cards are the whole hand)."""
         try:
             kind = action.kind
         except AttributeError:
@@ -408,6 +410,7 @@ class Deal:
             self._lead(seat, action.cards, None)
         else:
             self._answer_window(seat, action)
+        return action
 
     def _normalise(self, seat: int, action: Action) -> Action:
         """A declaration's cards are the whole hand; a pass has none."""
@@ -437,9 +440,7 @@ class Deal:
         mask = 0
         for c in nums:
             mask |= 1 << c
-        action = Action(kind, mask, combo)
-        self.apply(seat, action)
-        return action
+        return self.apply(seat, Action(kind, mask, combo))
 
     def diagnose(
         self, seat: int, kind: ActionKind, cards: Sequence[int], combo: Combo | None = None

@@ -115,6 +115,7 @@ class DealRecord:
     deck: tuple[int, ...]
     trump_index: int | None
     first_leader: int
+    active: tuple[int, ...]  # the seats dealt in
     actions: tuple[tuple[int, Action], ...]
     card_points: tuple[int | None, ...]
     tricks: tuple[int | None, ...]
@@ -168,13 +169,15 @@ class Match:
 
     # -- play ----------------------------------------------------------------------------------
 
-    def apply(self, seat: int, action: Action) -> None:
-        """Apply an action to the current deal; starts the next deal when this one ends."""
+    def apply(self, seat: int, action: Action) -> Action:
+        """Apply an action to the current deal (starting the next deal when this one ends);
+        returns the action as applied."""
         if self.over:
             raise IllegalAction(ErrorCode.WRONG_DECISION, "the match is over")
-        self.deal.apply(seat, action)
+        applied = self.deal.apply(seat, action)
         if self.deal.over:
             self._end_deal()
+        return applied
 
     def play(self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
              combo: Combo | str | None = None) -> Action:
@@ -187,8 +190,12 @@ class Match:
         return action
 
     def forfeit(self, seat: int) -> None:
-        """The side of ``seat`` forfeits: it is eliminated and the current deal is voided."""
-        if self.over:
+        """The side of ``seat`` forfeits: it is eliminated and the current deal is voided.
+
+        A seat whose side is already out changes nothing."""
+        if not 0 <= seat < self.players:
+            raise ValueError(f"seat {seat} is not at this table of {self.players}")
+        if self.over or self.side_of[seat] in self.board.eliminated:
             return
         self._record(self.deal, voided=True)
         self.board.forfeit(self.side_of[seat])
@@ -218,7 +225,7 @@ class Match:
         pen = None if voided else penalties
         rec = DealRecord(
             index=len(self.records), dealer=deal.dealer, deck=deal.deck,
-            trump_index=deal.trump_index, first_leader=deal.first_leader,
+            trump_index=deal.trump_index, first_leader=deal.first_leader, active=deal.active,
             actions=tuple(deal.history), card_points=tuple(deal.card_points()),
             tricks=tuple(deal.side_tricks()), penalties=None if pen is None else tuple(pen),
             pot_winners=tuple(deal.pot_winners), voided=voided,

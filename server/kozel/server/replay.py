@@ -351,7 +351,8 @@ def _verify_setup(deal: Deal, d: replay_pb2.ReplayDeal, i: int, problems: list[s
     before = len(problems)
     deck = [CODES[c] for c in deal.deck]
     if list(d.deck) != deck:
-        problems.append(f"deal {i}: the deck does not follow from the seed ({_first_diff(d.deck, deck)})")
+        diff = _first_diff(d.deck, deck)
+        problems.append(f"deal {i}: the deck does not follow from the seed ({diff})")
     checks = (
         ("dealer", d.dealer, deal.dealer),
         ("first leader", d.first_leader, deal.first_leader),

@@ -1,0 +1,58 @@
+"""``kozel replay show|verify``: read a match replay (``.kzr``) and check it with the engine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from kozel.server.replay import ReplayError, read_replay, replay_to_text, verify_replay
+from kozel.v1 import replay_pb2
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("replay", help="show or verify a match replay")
+    rsub = p.add_subparsers(dest="replay_cmd", required=True)
+    s = rsub.add_parser("show", help="print a replay as text (or JSON)")
+    s.add_argument("file", type=Path)
+    s.add_argument("--json", action="store_true", help="print the replay message as JSON")
+    s.set_defaults(func=cmd_show)
+    v = rsub.add_parser("verify", help="re-play a replay from its seed; non-zero exit on problems")
+    v.add_argument("file", type=Path)
+    v.set_defaults(func=cmd_verify)
+
+
+def _load(path: Path) -> replay_pb2.Replay | None:
+    """The replay in ``path``, or None after printing why it cannot be read."""
+    try:
+        return read_replay(path)
+    except (OSError, ReplayError) as exc:
+        print(f"{path}: cannot read the replay: {exc}", file=sys.stderr)
+        return None
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    replay = _load(args.file)
+    if replay is None:
+        return 2
+    if args.json:
+        print(json_format.MessageToJson(replay))
+    else:
+        sys.stdout.write(replay_to_text(replay))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    replay = _load(args.file)
+    if replay is None:
+        return 2
+    problems = verify_replay(replay)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"replay FAILED: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"replay OK: {len(replay.deals)} deals verified")
+    return 0
