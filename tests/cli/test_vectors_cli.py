@@ -68,7 +68,13 @@ def test_bench_engine_json_shape() -> None:
         assert entry["deals_per_s"] > 0 and entry["decisions_per_s"] > entry["deals_per_s"]
 
 
-def test_demo_plays_matches() -> None:
-    res = kozel("demo", "--matches", "1")
-    assert res.returncode == 0, res.stderr
-    assert "classic" in res.stdout and "money" in res.stdout
+def test_demo_plays_a_ladder_over_grpc(tmp_path: Path) -> None:
+    res = kozel("demo", "--replay-dir", str(tmp_path / "replays"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Standings" in res.stdout and "greedy-1" in res.stdout
+    replays = sorted((tmp_path / "replays").glob("*.kzr"))
+    assert len(replays) == 9
+    for path in replays[:3]:
+        assert str(path) in res.stdout.replace("\n", "")
+        check = kozel("replay", "verify", str(path))
+        assert check.returncode == 0, check.stdout

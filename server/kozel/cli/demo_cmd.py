@@ -1,58 +1,104 @@
-"""``kozel demo``: a few engine-only matches between built-in random players.
-
-The referee issue replaces this with house bots playing over gRPC.
-"""
+"""``kozel demo``: a referee with its embedded defaults and house bots, each a separate
+process over gRPC, playing a small ladder; prints standings and every replay path."""
 
 from __future__ import annotations
 
 import argparse
-import random
+import itertools
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kozel.engine.match import Match
-from kozel.engine.players import random_action
-from kozel.engine.rules import Ruleset
+from kozel.cli.local import create_table, describe_result, referee_process, spawn_bot, wait_table
+from kozel.v1 import referee_pb2 as rpb
 
-DEMO_TABLES = (("classic", 2), ("classic", 3), ("classic", 4), ("balkan", 2), ("money", 3))
+ENTRANTS = {"greedy-1": "greedy", "greedy-2": "greedy", "random-1": "random",
+            "random-2": "random"}
+
+
+@dataclass(frozen=True)
+class Fixture:
+    preset: str
+    entrants: tuple[str, ...]  # by seat
+
+
+def fixtures() -> list[Fixture]:
+    """A round robin of two-player classic, plus a three-player and a team game."""
+    pairs = [Fixture("classic", pair) for pair in itertools.combinations(ENTRANTS, 2)]
+    return pairs + [
+        Fixture("classic", ("greedy-1", "random-1", "random-2")),
+        Fixture("classic", ("greedy-1", "random-1", "greedy-2", "random-2")),  # teams
+        Fixture("balkan", ("random-2", "greedy-2")),
+    ]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="play a small demo of engine-only matches")
-    p.add_argument("--matches", type=int, default=2, help="matches per table")
-    p.add_argument("--seed", type=int, default=2026)
+    p = sub.add_parser("demo", help="a referee and house bots playing a small ladder")
+    p.add_argument("--replay-dir", type=Path, default=Path("data/demo-replays"))
+    p.add_argument("--parallel", type=int, default=2, help="matches played at once")
     p.set_defaults(func=cmd_demo)
 
 
-def play_match(rules: Ruleset, players: int, seed: int) -> Match:
-    """Play one match between random players to its end."""
-    match = Match(rules, players, seed)
-    rng = random.Random(seed)
-    while not match.over:
-        seat = match.deal.to_act[0]
-        match.apply(seat, random_action(match.deal, seat, rng))
-    return match
+def play_fixture(address: str, fx: Fixture) -> rpb.WaitTableResponse:
+    table_id = create_table(address, fx.preset, len(fx.entrants))
+    procs = [spawn_bot(ENTRANTS[name], address, table_id, name) for name in fx.entrants]
+    try:
+        return wait_table(address, table_id)
+    finally:
+        for proc in procs:
+            proc.wait(timeout=30)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     console = Console()
-    table = Table(title="Kozel demo: random players, engine only")
-    for col in ("ruleset", "players", "seed", "deals", "result", "winner"):
-        table.add_column(col)
-    jobs = [(name, n, args.seed + i * 100 + k)
-            for i, (name, n) in enumerate(DEMO_TABLES) for k in range(args.matches)]
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("playing", total=len(jobs))
-        for name, n, seed in jobs:
-            m = play_match(Ruleset.preset(name), n, seed)
-            if m.rules.is_money:
-                result = "chips " + " ".join(f"{c:+d}" for c in m.chips)
-            else:
-                result = "penalties " + " ".join(map(str, m.board.totals))
-            winner = "draw" if m.winner is None else f"side {m.winner}"
-            table.add_row(name, str(n), str(seed), str(len(m.records)), result, winner)
-            progress.advance(task)
-    console.print(table)
+    todo = fixtures()
+    done: list[tuple[Fixture, rpb.WaitTableResponse]] = []
+    console.print(f"[bold]Kozel Arena demo[/]: a referee and {len(ENTRANTS)} house bots "
+                  f"(each a separate process) play {len(todo)} matches over gRPC")
+    with referee_process(args.replay_dir) as address:
+        console.print(f"referee listening on {address}, replays in {args.replay_dir}/")
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=console) as progress, \
+                ThreadPoolExecutor(max_workers=args.parallel) as pool:
+            task = progress.add_task("playing", total=len(todo))
+            futures = {pool.submit(play_fixture, address, fx): fx for fx in todo}
+            for fut, fx in futures.items():
+                res = fut.result()
+                done.append((fx, res))
+                progress.console.print(
+                    f"  {fx.preset} {' vs '.join(fx.entrants)}: "
+                    f"{describe_result(res.result, list(res.seating))}")
+                progress.advance(task)
+    console.print(standings(done))
+    console.print("[bold]Replays[/] (kozel replay show FILE, kozel replay verify FILE):")
+    for _, res in done:
+        console.print(f"  {res.replay_path}")
     return 0
+
+
+def standings(done: list[tuple[Fixture, rpb.WaitTableResponse]]) -> Table:
+    """Wins, draws and losses per entrant."""
+    rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for _, res in done:
+        for p in res.seating:
+            row = rows[p.name]
+            row[0] += 1
+            if res.result.draw:
+                row[2] += 1
+            elif p.side == res.result.winner_side:
+                row[1] += 1
+            else:
+                row[3] += 1
+    table = Table(title="Standings")
+    for col in ("bot", "played", "won", "drawn", "lost"):
+        table.add_column(col, justify="right" if col != "bot" else "left")
+    for name, (played, won, drawn, lost) in sorted(rows.items(), key=lambda kv: (-kv[1][1],
+                                                                                 kv[1][3])):
+        table.add_row(name, str(played), str(won), str(drawn), str(lost))
+    return table

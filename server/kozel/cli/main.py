@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kozel.cli import bench_cmd, demo_cmd, vectors_cmd
+from kozel.cli import (
+    bench_cmd,
+    bot_cmd,
+    demo_cmd,
+    match_cmd,
+    replay_cmd,
+    serve_cmd,
+    vectors_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,6 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     vectors_cmd.add_parser(sub)
     bench_cmd.add_parser(sub)
     demo_cmd.add_parser(sub)
+    serve_cmd.add_parser(sub)
+    bot_cmd.add_parser(sub)
+    match_cmd.add_parser(sub)
+    replay_cmd.add_parser(sub)
     return parser
 
 

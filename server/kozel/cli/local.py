@@ -1,0 +1,85 @@
+"""Helpers shared by ``kozel match`` and ``kozel demo``: a referee process, bot processes,
+and the table RPCs, all over real gRPC."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+
+from kozel.server.convert import dict_to_struct
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import referee_pb2_grpc
+
+KOZEL = [sys.executable, "-m", "kozel.cli.main"]
+
+
+@contextlib.contextmanager
+def referee_process(replay_dir: Path, *extra: str) -> Iterator[str]:
+    """Start ``kozel serve`` on a free loopback port; yields its address; stops it after."""
+    proc = subprocess.Popen(
+        [*KOZEL, "serve", "--listen", "127.0.0.1:0", "--replay-dir", str(replay_dir),
+         "--log-level", "WARNING", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 30
+        address = None
+        while address is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the referee exited before listening")
+            if m := re.search(r"listening on \S+:(\d+)", line):
+                address = f"127.0.0.1:{m.group(1)}"
+        if address is None:
+            raise RuntimeError("the referee did not start within 30 s")
+        yield address
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def spawn_bot(kind: str, address: str, table_id: str, name: str) -> subprocess.Popen[bytes]:
+    """Run a house bot as its own process (``kozel bot``) at a table."""
+    return subprocess.Popen(
+        [*KOZEL, "bot", kind, "--server", address, "--table", table_id, "--name", name,
+         "--matches", "1", "--quiet"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def create_table(address: str, preset: str, players: int, options: dict | None = None,
+                 seed: bytes = b"", clock: pb.TimeControl | None = None) -> str:
+    ruleset = pb.Ruleset(preset=preset)
+    if options:
+        ruleset.options.CopyFrom(dict_to_struct(options))
+    with grpc.insecure_channel(address) as channel:
+        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+        return stub.CreateTable(rpb.CreateTableRequest(
+            ruleset=ruleset, players=players, seed=seed, time_control=clock)).table_id
+
+
+def wait_table(address: str, table_id: str, timeout: float = 600) -> rpb.WaitTableResponse:
+    with grpc.insecure_channel(address) as channel:
+        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+        return stub.WaitTable(rpb.WaitTableRequest(table_id=table_id), timeout=timeout)
+
+
+def describe_result(result: pb.MatchResult, seating: list[rpb.Player]) -> str:
+    """One line: who won and why."""
+    reason = pb.MatchEndReason.Name(result.reason).removeprefix("MATCH_END_REASON_").lower()
+    if result.draw:
+        return f"draw ({reason})"
+    names = [p.name for p in seating if p.side == result.winner_side]
+    return f"{' & '.join(names)} won ({reason})"

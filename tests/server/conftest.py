@@ -1,0 +1,58 @@
+"""A real referee process on a loopback port, shared by the tests of a module."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class RefereeProcess:
+    proc: subprocess.Popen[str]
+    address: str
+    replay_dir: Path
+
+
+def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
+    """Start ``kozel serve`` on a free port and wait until it listens."""
+    cmd = [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
+           "--replay-dir", str(replay_dir), "--log-level", "WARNING", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 30
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        m = re.search(r"listening on (\S+):(\d+)", line)
+        if m:
+            return RefereeProcess(proc, f"127.0.0.1:{m.group(2)}", replay_dir)
+    proc.kill()
+    raise RuntimeError(f"the referee did not start: {proc.stdout.read()}")
+
+
+def stop_referee_process(ref: RefereeProcess) -> None:
+    ref.proc.terminate()
+    try:
+        ref.proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        ref.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
+    """A referee with a fast clock: 300 ms a move, 300 ms bank, 2 strikes, 1 s grace."""
+    ref = start_referee_process(tmp_path_factory.mktemp("replays"), "--move-ms", "400",
+                                "--bank-ms", "400", "--max-strikes", "2", "--max-retries", "2",
+                                "--grace-ms", "1500", "--hello-timeout", "1")
+    yield ref
+    stop_referee_process(ref)
