@@ -83,7 +83,7 @@ class Deal:
         "pending", "answers", "window_mid", "tricks", "taken", "tricks_won", "history",
         "pot_winners", "bura", "_order", "_combos_on", "first_leader", "deck", "trump_index",
         "_money", "_auto_win", "_original_lead", "_interrupts", "_combo_memo", "_offered",
-        "log",
+        "log", "_talon_bits", "_indicator_pos", "_round_robin", "_others",
     )
 
     rules: Ruleset
@@ -129,6 +129,10 @@ class Deal:
     _combo_memo: dict[int, Combo | None]
     _offered: tuple[int, tuple[Action, ...]] | None  # the last legal list handed out, by seat
     log: list[Play | Trick | Drawn | Declared | Returned]  # what happened, in order
+    _talon_bits: list[int]  # the talon as single-card masks, top first
+    _indicator_pos: int
+    _round_robin: bool
+    _others: dict[int, tuple[int, ...]]  # the other active seats clockwise from a seat
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -171,6 +175,7 @@ class Deal:
         d.deck = tuple(deck)
         d.trump_index = trump_index if rules.trump_mode == TrumpMode.RANDOM_MIDDLE else None
         d._order = {s: _clockwise(act, s, players) for s in act}
+        d._others = {s: order[1:] for s, order in d._order.items()}
         d._combos_on = rules.combos != Combos.NONE
         d._money = rules.is_money
         d._auto_win = rules.special_effect == SpecialEffect.AUTO_WIN
@@ -214,6 +219,9 @@ class Deal:
                 raise SetupError(f"trump_index {trump_index} is outside the talon of {len(d.talon)}")
             d.indicator = d.talon[trump_index]
         d.talon_pos = 0
+        d._talon_bits = [1 << c for c in d.talon]
+        d._indicator_pos = d.talon.index(d.indicator)
+        d._round_robin = rules.draw_mode == DrawMode.ROUND_ROBIN
         d.trump = SUIT_OF[d.indicator]
         d.tables = tables_for(rules, d.trump)
         leader = order[0] if first_leader is None else first_leader
@@ -524,6 +532,8 @@ class Deal:
 
     def _begin_lead(self, seat: int) -> None:
         """Give the lead to ``seat`` (or the next holder clockwise) and open a window if due."""
+        self.trick = []
+        self.trick_combo = None
         hands = self.hands
         for s in self._order[seat]:
             if hands[s]:
@@ -532,8 +542,6 @@ class Deal:
         else:
             self._finish_deal()
             return
-        self.trick = []
-        self.trick_combo = None
         if self._combos_on:
             memo = self._combo_memo
             holders = []
@@ -602,7 +610,7 @@ class Deal:
             self.pot_winners = [seat]
             self.phase = Decision.NONE
             return
-        self.responders = [s for s in self._order[seat][1:] if hands[s]]
+        self.responders = [s for s in self._others[seat] if hands[s]]
         self.resp_i = 0
         if not self.responders:
             self._finish_trick()
@@ -615,7 +623,8 @@ class Deal:
             self._finish_trick()
         else:
             self.phase = Decision.RESPOND
-            self._check_interrupt()
+            if self._interrupts:
+                self._check_interrupt()
 
     def _respond(self, seat: int, kind: ActionKind, cards: int) -> None:
         self.hands[seat] &= ~cards
@@ -628,12 +637,12 @@ class Deal:
         self.resp_i += 1
         if self.resp_i == len(self.responders):
             self._finish_trick()
-        else:
+        elif self._interrupts:
             self._check_interrupt()
 
     def _check_interrupt(self) -> None:
         """Midtrick windows: after a play, players yet to play may interrupt with a combination."""
-        if not self._interrupts or self.trick_combo is not None:
+        if self.trick_combo is not None:
             return
         played = {p.seat: p.cards.bit_count() for p in self.trick}
         hands = self.hands
@@ -654,14 +663,12 @@ class Deal:
         self.tricks.append(t := Trick(self.leader, winner, points(cards), tuple(self.trick),
                                       self.trick_combo))
         self.log.append(t)
-        self.trick = []
-        self.trick_combo = None
         self._draw(winner)
         self._begin_lead(winner)
 
     def _draw(self, first: int) -> None:
-        talon = self.talon
-        end = len(talon)
+        bits = self._talon_bits
+        end = len(bits)
         start = pos = self.talon_pos
         if pos >= end:
             return
@@ -669,21 +676,30 @@ class Deal:
         order = self._order[first]
         need = [4 - hands[s].bit_count() for s in order]
         drawn = [0] * self.players
-        if self.rules.draw_mode == DrawMode.ROUND_ROBIN:
-            for r in range(max(need)):  # one card per player per pass, clockwise
+        k, n = max(need), len(order)
+        if self._round_robin:
+            if min(need) == k and pos + k * n <= end:  # the usual case: equal needs, cards enough
                 for i, s in enumerate(order):
-                    if need[i] > r and pos < end:
-                        drawn[s] |= 1 << talon[pos]
-                        pos += 1
+                    m = 0
+                    for b in bits[pos + i : pos + k * n : n]:
+                        m |= b
+                    drawn[s] = m
+                pos += k * n
+            else:
+                for r in range(k):  # one card per player per pass, clockwise
+                    for i, s in enumerate(order):
+                        if need[i] > r and pos < end:
+                            drawn[s] |= bits[pos]
+                            pos += 1
         else:
             for i, s in enumerate(order):  # each in turn fills up to four
                 take = min(need[i], end - pos)
-                for card in talon[pos : pos + take]:
-                    drawn[s] |= 1 << card
+                for b in bits[pos : pos + take]:
+                    drawn[s] |= b
                 pos += take
         for s in order:
             hands[s] |= drawn[s]
-        if start <= self.talon.index(self.indicator) < pos:  # everyone saw it: holder is public
+        if start <= self._indicator_pos < pos:  # everyone saw it: its holder is public
             ibit = 1 << self.indicator
             for s in order:
                 if drawn[s] & ibit:
