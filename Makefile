@@ -9,19 +9,24 @@ SHARED_VECTORS ?= ../shared/vectors
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# buf (protobuf lint) from the npm registry, pinned by proto/package-lock.json.
+proto/node_modules/.installed: proto/package.json proto/package-lock.json
+	cd proto && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 setup: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/kozel demo
 
-test: $(STAMP)
-	$(BIN)/kozel vectors check tests/vectors
-	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check $(SHARED_VECTORS); \
+test: $(STAMP) proto/node_modules/.installed
+	cd proto && npx --no-install buf lint
+	$(BIN)/kozel vectors check -q tests/vectors
+	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check -q $(SHARED_VECTORS); \
 	 else echo "no shared vectors at $(SHARED_VECTORS): skipped"; fi
 	$(BIN)/python -m pytest -n 2 -q
 
