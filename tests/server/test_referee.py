@@ -316,3 +316,22 @@ def test_house_bots_fill_seats_and_replays_are_written(referee: RefereeProcess) 
     result, _ = asyncio.run(play_table(referee.address, "classic", 3, house=["greedy", "random"]))
     assert [p.name for p in result.seating][:2] == ["greedy-0", "random-1"]
     assert read_replay(result.replay_path).seats[0].name == "greedy-0"
+
+
+def test_results_missed_while_away_are_delivered_on_resume(referee: RefereeProcess) -> None:
+    async def scenario():
+        clock = pb.TimeControl(move_ms=20, bank_ms=1, max_strikes=1000, grace_ms=20_000)
+        table = await create_table(referee.address, "classic", 2, house=["random"], clock=clock)
+        bot = RawBot(referee.address, "away", hello=table_hello("away", table))
+        await bot.run(stop_after=lambda b, m: len(b.of("decision")) == 1)
+        result = await wait_table(referee.address, table)  # default actions finish the match
+        await bot.run()
+        return bot, result
+
+    bot, result = asyncio.run(scenario())
+    welcome = bot.of("welcome")[-1]
+    assert welcome.resumed and list(welcome.running_match_ids) == []
+    ends = bot.of("match_end")
+    assert len(ends) == 1 and ends[0].match_id == result.match_id
+    assert len(bot.of("deal_end")) == result.result.deals
+    assert result.result.timeouts[1] > 0 and not result.result.forfeits

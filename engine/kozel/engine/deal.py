@@ -323,9 +323,12 @@ class Deal:
 
     def is_legal(self, seat: int, action: Action) -> bool:
         """True when ``action`` is in :meth:`legal_actions` of ``seat`` (checked without
-        building the list)."""
-        phase = self.phase
+        building the list). A declaration without cards means the whole hand; a pass's cards
+        are ignored, as :meth:`apply` does."""
         kind = action.kind
+        if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+            action = self.normalise(seat, action)
+        phase = self.phase
         cards = action.cards
         if phase is Decision.RESPOND:
             if seat != self.responders[self.resp_i]:
@@ -401,7 +404,7 @@ class Deal:
         except AttributeError:
             raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}") from None
         if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
-            action = self._normalise(seat, action)
+            action = self.normalise(seat, action)
         offered = self._offered
         if offered is not None and offered[0] == seat and action in offered[1]:
             pass  # chosen from the list just handed out: legal by construction
@@ -420,11 +423,11 @@ class Deal:
             self._answer_window(seat, action)
         return action
 
-    def _normalise(self, seat: int, action: Action) -> Action:
-        """A declaration's cards are the whole hand; a pass has none."""
+    def normalise(self, seat: int, action: Action) -> Action:
+        """A declaration listing no cards means the whole hand; a pass has none."""
         if action.kind is ActionKind.PASS:
             return PASS
-        if isinstance(seat, int) and 0 <= seat < self.players:
+        if not action.cards and isinstance(seat, int) and 0 <= seat < self.players:
             return Action(ActionKind.DECLARE, self.hands[seat], action.combo)
         return action
 
@@ -485,6 +488,13 @@ class Deal:
                 raise IllegalAction(
                     ErrorCode.NOT_A_COMBINATION,
                     f"the hand {' '.join(codes(hand))} is {held}, not a {combo}",
+                )
+            listed = sum(1 << c for c in cards)
+            if listed and listed != hand:
+                raise IllegalAction(
+                    ErrorCode.NOT_A_COMBINATION,
+                    f"a declaration is the whole hand ({' '.join(codes(hand))}), "
+                    f"not {' '.join(codes(listed))}",
                 )
             return
         if len(set(cards)) != len(cards):

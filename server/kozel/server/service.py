@@ -152,11 +152,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if which == "action":
             why = session.deliver(req.action, received_at)
             if why is not None:
-                link = session.links.get(req.action.match_id)
                 outbox.put(rpb.PlayResponse(rejection=rpb.Rejection(
                     match_id=req.action.match_id, request_id=req.action.request_id,
-                    code=pb.ERROR_CODE_UNKNOWN_REQUEST, message=why,
-                    retry_allowed=link is not None and link.pending_id is not None)))
+                    code=pb.ERROR_CODE_UNKNOWN_REQUEST, message=why, retry_allowed=False)))
         elif which == "leave":
             session.leave()
         else:

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import secrets
 import uuid
+from collections import deque
 from collections.abc import Callable
 
 import grpc
@@ -18,6 +19,7 @@ from kozel.v1 import referee_pb2 as rpb
 log = logging.getLogger("kozel.session")
 
 CLOSE = object()  # outbox sentinel: end the stream
+MISSED_LIMIT = 256  # DealEnd/MatchEnd messages kept for a detached session
 
 
 class Outbox:
@@ -80,6 +82,7 @@ class Session:
         self.links: dict[str, RemoteLink] = {}
         self.leaving = False
         self.queue_key: str | None = None  # set by the lobby when the session queues
+        self.missed: deque[rpb.PlayResponse] = deque(maxlen=MISSED_LIMIT)
         self._grace: list[asyncio.TimerHandle] = []
         self._on_idle = on_idle
 
@@ -90,6 +93,8 @@ class Session:
     def send(self, msg: rpb.PlayResponse) -> None:
         if self.stream is not None:
             self.stream.put(msg)
+        elif msg.WhichOneof("message") in ("deal_end", "match_end"):
+            self.missed.append(msg)  # results are kept for a resume; the rest is resent anew
 
     def new_link(self) -> RemoteLink:
         return RemoteLink(self)
@@ -119,7 +124,10 @@ class Session:
         self._grace.clear()
         stream.put(rpb.PlayResponse(welcome=rpb.Welcome(
             session_id=self.id, resume_token=self.resume_token, protocol_version=1,
-            server_version=_version(), resumed=resumed)))
+            server_version=_version(), resumed=resumed, max_matches=self.max_matches,
+            running_match_ids=list(self.links))))
+        while self.missed:
+            stream.put(self.missed.popleft())
         if resumed:
             for link in self.links.values():
                 for msg in link.resync() if link.resync else []:

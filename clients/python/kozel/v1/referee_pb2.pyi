@@ -104,18 +104,22 @@ class PlayResponse(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., deal_start: _Optional[_Union[DealStart, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., deal_end: _Optional[_Union[DealEnd, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., redirect: _Optional[_Union[Redirect, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("session_id", "resume_token", "protocol_version", "server_version", "resumed")
+    __slots__ = ("session_id", "resume_token", "protocol_version", "server_version", "resumed", "max_matches", "running_match_ids")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     RESUMED_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     resume_token: str
     protocol_version: int
     server_version: str
     resumed: bool
-    def __init__(self, session_id: _Optional[str] = ..., resume_token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., server_version: _Optional[str] = ..., resumed: _Optional[bool] = ...) -> None: ...
+    max_matches: int
+    running_match_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., resume_token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., server_version: _Optional[str] = ..., resumed: _Optional[bool] = ..., max_matches: _Optional[int] = ..., running_match_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Player(_message.Message):
     __slots__ = ("seat", "name", "side")

@@ -1,0 +1,8 @@
+"""The Kozel Arena Python bot SDK: subclass :class:`Bot`, implement ``choose``, call
+:func:`run_bot` (or ``await play(...)``). Resuming a dropped stream is automatic."""
+
+from kozel.sdk.bot import Bot
+from kozel.sdk.client import play, run_bot
+from kozel.sdk.house import HOUSE_BOTS, GreedyBot, RandomBot
+
+__all__ = ["HOUSE_BOTS", "Bot", "GreedyBot", "RandomBot", "play", "run_bot"]

@@ -1,0 +1,238 @@
+"""The SDK client against a scripted fake referee over real gRPC (tests/sdk/fake_referee.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import pytest
+
+from kozel.sdk import Bot, GreedyBot, RandomBot, play
+from kozel.v1 import game_pb2, referee_pb2
+
+from tests.sdk.fake_referee import FakeReferee, start_fake, stop_fake
+
+
+class RecordingBot(Bot):
+    """Greedy play, recording every call; shared counters across the bots of one test."""
+
+    chooses: Counter[tuple[str, int]]
+    starts: Counter[str]
+    threads: set[str]
+    calls: list[str]
+
+    def __init__(self) -> None:
+        self.inner = GreedyBot()
+        self.calls = []
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.chooses, cls.starts, cls.threads = Counter(), Counter(), set()
+
+    def on_match_start(self, msg: referee_pb2.MatchStart) -> None:
+        type(self).starts[msg.match_id] += 1
+        self.calls.append("match_start")
+        self.inner.on_match_start(msg)
+
+    def on_deal_start(self, msg: referee_pb2.DealStart) -> None:
+        self.calls.append("deal_start")
+
+    def on_event(self, msg: referee_pb2.Event) -> None:
+        self.calls.append("event")
+
+    def on_deal_end(self, msg: referee_pb2.DealEnd) -> None:
+        self.calls.append("deal_end")
+
+    def on_match_end(self, msg: referee_pb2.MatchEnd) -> None:
+        self.calls.append("match_end")
+
+    def choose(self, request: referee_pb2.DecisionRequest) -> int:
+        type(self).chooses[(request.match_id, request.request_id)] += 1
+        type(self).threads.add(threading.current_thread().name)
+        self.calls.append("choose")
+        return self.inner.choose(request)
+
+
+def _run(body: Callable[..., Awaitable[Any]], **fake: Any) -> Any:
+    """Run ``body(ref, address)`` against a fresh fake referee."""
+    async def main() -> Any:
+        server, ref, address = await start_fake(**fake)
+        try:
+            return await asyncio.wait_for(body(ref, address), 60)
+        finally:
+            await stop_fake(server, ref)
+    return asyncio.run(main())
+
+
+def test_table_bot_plays_one_match_and_leaves() -> None:
+    RecordingBot.reset()
+    bots: list[RecordingBot] = []
+
+    def factory() -> Bot:
+        bots.append(RecordingBot())
+        return bots[-1]
+
+    async def body(ref: FakeReferee, address: str) -> list[referee_pb2.MatchEnd]:
+        return await play(factory, address, name="rec", join_table="t1")
+
+    results = _run(body)
+    assert len(results) == 1 and len(bots) == 1
+    calls = bots[0].calls
+    assert calls[0] == "match_start" and calls[1] == "deal_start" and calls[-1] == "match_end"
+    assert calls.count("deal_start") == calls.count("deal_end") == results[0].result.deals
+    assert "MainThread" not in RecordingBot.threads  # choose runs in worker threads
+    assert all(n == 1 for n in RecordingBot.chooses.values())
+
+
+def test_hello_fields_and_queue_with_concurrent_matches() -> None:
+    RecordingBot.reset()
+
+    async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
+        res = await play(RecordingBot, address, name="q", join_queue=("classic", 2),
+                         token="tok", max_matches=2, matches=3)
+        return res, ref
+
+    results, ref = _run(body)
+    assert len(results) == 3
+    assert len({r.match_id for r in results}) == 3
+    hello = ref.hellos[0]
+    assert (hello.protocol_version, hello.bot_name, hello.token, hello.max_matches) == (
+        1, "q", "tok", 2)
+    assert hello.client.startswith("kozel-python-sdk/")
+    assert hello.join_queue.ruleset.preset == "classic" and hello.join_queue.players == 2
+    assert sum(s.started for s in ref.sessions.values()) == 3  # Leave stopped a fourth
+    assert all(n == 1 for n in RecordingBot.starts.values())
+
+
+def test_dropped_stream_is_resumed() -> None:
+    RecordingBot.reset()
+
+    async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
+        res = await play(RecordingBot, address, name="d", join_queue=("classic", 2),
+                         max_matches=2, matches=2, drop_after_requests=7)
+        return res, ref
+
+    results, ref = _run(body)
+    assert len(results) == 2
+    assert len(ref.hellos) == 2 and ref.hellos[1].resume_token  # resumed once
+    assert len(ref.sessions) == 1
+    # Resent requests were answered again from memory: the bot chose each request once,
+    # MatchStart reached each bot once although the referee sent it again.
+    assert all(n == 1 for n in RecordingBot.chooses.values())
+    assert all(n == 1 for n in RecordingBot.starts.values())
+    assert len(RecordingBot.starts) == 2
+
+
+def test_drop_without_reconnect_returns_what_it_has() -> None:
+    async def body(ref: FakeReferee, address: str) -> list:
+        return await play(RandomBot, address, name="n", join_table="t", reconnect=False,
+                          drop_after_requests=3)
+
+    assert _run(body) == []
+
+
+def test_match_that_ended_during_a_drop_does_not_hang_the_client() -> None:
+    """The referee resumes the session but no longer knows the match (its MatchEnd was lost
+    while the bot was away): the client gives the match up instead of waiting forever."""
+    async def body(ref: FakeReferee, address: str) -> list:
+        return await play(RandomBot, address, name="f", join_table="t",
+                          drop_after_requests=3, grace_s=2)
+
+    start = time.monotonic()
+    assert _run(body, forget_on_resume=True) == []
+    assert time.monotonic() - start < 2
+
+
+class BadThenGoodBot(Bot):
+    """Answers each request first with a card it does not hold, then properly."""
+
+    rejections = 0
+
+    def __init__(self) -> None:
+        self.tried: set[int] = set()
+
+    def on_rejection(self, msg: referee_pb2.Rejection) -> None:
+        type(self).rejections += 1
+
+    def choose(self, request: referee_pb2.DecisionRequest) -> int | game_pb2.Action:
+        if request.request_id not in self.tried and request.request_id % 5 == 1:
+            self.tried.add(request.request_id)
+            hand = set(request.observation.hand)
+            missing = next(c for c in ("AS", "AC", "AD", "AH", "TS") if c not in hand)
+            return game_pb2.Action(kind=game_pb2.ACTION_KIND_BEAT, cards=[missing])
+        return 0
+
+
+class StubbornBot(Bot):
+    """Always repeats an illegal answer; the client must fall back to a legal index."""
+
+    def choose(self, request: referee_pb2.DecisionRequest) -> game_pb2.Action:
+        return game_pb2.Action(kind=game_pb2.ACTION_KIND_PASS)
+
+
+class CrashingBot(Bot):
+    def choose(self, request: referee_pb2.DecisionRequest) -> int:
+        if request.request_id % 2:
+            raise RuntimeError("bug in the bot")
+        return 99  # out of range: treated like a crash
+
+
+@pytest.mark.parametrize("factory", [BadThenGoodBot, StubbornBot, CrashingBot])
+def test_refused_or_failed_answers_still_finish_the_match(
+        factory: type[Bot], caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="kozel.sdk")
+
+    async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
+        return await play(factory, address, name="b", join_table="t"), ref
+
+    results, ref = _run(body)
+    assert len(results) == 1
+    if factory is BadThenGoodBot:
+        assert ref.rejections == BadThenGoodBot.rejections > 0
+    elif factory is StubbornBot:
+        assert ref.rejections > 0  # one refusal per request, then a legal fallback
+    else:
+        assert ref.rejections == 0 and "choose failed" in caplog.text
+
+
+def test_redirect_is_followed_with_the_ticket() -> None:
+    async def main() -> tuple[list, FakeReferee]:
+        server_b, ref_b, address_b = await start_fake()
+        server_a, ref_a, address_a = await start_fake(redirect_to=address_b)
+        try:
+            res = await play(RandomBot, address_a, name="r", join_table="t")
+            assert len(ref_a.hellos) == 1
+            return res, ref_b
+        finally:
+            await stop_fake(server_a, ref_a)
+            await stop_fake(server_b, ref_b)
+
+    results, ref_b = asyncio.run(main())
+    assert len(results) == 1 and ref_b.hellos[0].token == "ticket"
+
+
+def test_unreachable_referee_gives_up_after_grace() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        asyncio.run(play(RandomBot, f"127.0.0.1:{port}", name="x", join_table="t",
+                         grace_s=0.5))
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert time.monotonic() - start < 5
+
+
+def test_join_target_is_required_once() -> None:
+    with pytest.raises(ValueError):
+        asyncio.run(play(RandomBot, "127.0.0.1:1", name="x"))
+    with pytest.raises(ValueError):
+        asyncio.run(play(RandomBot, "127.0.0.1:1", name="x", join_table="t",
+                         join_queue=("classic", 2)))
