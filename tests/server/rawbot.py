@@ -89,7 +89,7 @@ class RawBot:
                         if last.request_id == msg.rejection.request_id:
                             for r in await self.answer(self, last) or []:
                                 self.send(rpb.PlayRequest(action=r))
-                    elif which == "match_start" and self.one_match:
+                    elif which in ("match_start", "match_end") and self.one_match:
                         self.send(rpb.PlayRequest(leave=rpb.Leave()))  # no further match
                     if stop_after is not None and stop_after(self, msg):
                         call.cancel()

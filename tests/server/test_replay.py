@@ -209,8 +209,8 @@ def test_declarations_and_midtrick_returns_verify() -> None:
     wrong_cards = copy(replay)
     wrong_cards.deals[i].steps[k].action.cards[0] = "6S" if step.action.cards[0] != "6S" else "7S"
     problems = verify_replay(wrong_cards)
-    assert problems[0].startswith(f"deal {i} step {k + 1}: seat {step.seat}'s declare molodka")
-    assert "other cards than the engine applied" in problems[0]
+    assert problems[0].startswith(f"deal {i} step {k + 1}: the engine refuses seat {step.seat}")
+    assert "whole hand" in problems[0]
 
 
 def test_forfeit_voids_its_deal(forfeited: Played) -> None:
