@@ -158,10 +158,11 @@ class Deal:
         act = tuple(sorted(set(range(players) if active is None else active)))
         if len(act) < 2 or any(not 0 <= s < players for s in act):
             raise SetupError(f"active seats {list(act)} are not at least two seats of {players}")
-        if sorted(deck) != cards_in(rules.deck) or len(deck) != rules.deck_size:
+        lay = _layout(rules, players, act)
+        if sorted(deck) != lay.deck:
             raise SetupError(
                 f"the deck must hold each card of the {rules.name} deck once "
-                f"({rules.deck_size} cards), got {len(deck)} cards"
+                f"({len(lay.deck)} cards), got {len(deck)} cards"
             )
         if dealer not in act:
             raise SetupError(f"dealer {dealer} is not an active seat")
@@ -169,19 +170,20 @@ class Deal:
         d.rules = rules
         d.players = players
         d.active = act
-        d.side_of = rules.side_of(players)
-        d.n_sides = max(d.side_of) + 1
+        d.side_of = lay.side_of
+        d.n_sides = lay.n_sides
         d.dealer = dealer
         d.deck = tuple(deck)
-        d.trump_index = trump_index if rules.trump_mode == TrumpMode.RANDOM_MIDDLE else None
-        d._order = {s: _clockwise(act, s, players) for s in act}
-        d._others = {s: order[1:] for s, order in d._order.items()}
-        d._combos_on = rules.combos != Combos.NONE
-        d._money = rules.is_money
-        d._auto_win = rules.special_effect == SpecialEffect.AUTO_WIN
-        d._original_lead = rules.beat_target == BeatTarget.ORIGINAL_LEAD
-        d._interrupts = rules.midtrick_interrupt and d._combos_on
-        d._combo_memo = combo_memo(rules)
+        d.trump_index = trump_index if lay.random_middle else None
+        d._order = lay.order
+        d._others = lay.others
+        d._combos_on = lay.combos_on
+        d._money = lay.money
+        d._auto_win = lay.auto_win
+        d._original_lead = lay.original_lead
+        d._interrupts = lay.interrupts
+        d._combo_memo = lay.combo_memo
+        d._round_robin = lay.round_robin
         d._offered = None
         d.hands = [0] * players
         d.known = [0] * players
@@ -208,7 +210,7 @@ class Deal:
             for s in order:
                 d.hands[s] |= 1 << deck[pos]
                 pos += 1
-        if rules.trump_mode == TrumpMode.TURNUP_BOTTOM:
+        if not lay.random_middle:
             d.indicator = deck[pos]
             d.talon = list(deck[pos + 1 :]) + [deck[pos]]
         else:
@@ -221,7 +223,6 @@ class Deal:
         d.talon_pos = 0
         d._talon_bits = [1 << c for c in d.talon]
         d._indicator_pos = d.talon.index(d.indicator)
-        d._round_robin = rules.draw_mode == DrawMode.ROUND_ROBIN
         d.trump = SUIT_OF[d.indicator]
         d.tables = tables_for(rules, d.trump)
         leader = order[0] if first_leader is None else first_leader
@@ -399,20 +400,22 @@ class Deal:
         """Apply ``seat``'s action, or raise :class:`IllegalAction` leaving the deal unchanged.
 
         Returns the action as applied (a declaration's cards are the whole hand)."""
-        try:
-            kind = action.kind
-        except AttributeError:
-            raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}") from None
-        if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
-            action = self.normalise(seat, action)
         offered = self._offered
-        if offered is not None and offered[0] == seat and action in offered[1]:
-            pass  # chosen from the list just handed out: legal by construction
-        elif not self.is_legal(seat, action):
-            if not isinstance(action, Action) or not 0 <= action.cards < 1 << 36:
-                raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}")
-            self.diagnose(seat, kind, cards_in(action.cards), action.combo)
-            raise AssertionError(f"{action} by seat {seat} is not legal but passed every check")
+        if offered is not None and offered[0] == seat and type(action) is Action and (
+                action in offered[1]):
+            kind = action.kind  # chosen from the list just handed out: legal by construction
+        else:
+            try:
+                kind = action.kind
+            except AttributeError:
+                raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}") from None
+            if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+                action = self.normalise(seat, action)
+            if not self.is_legal(seat, action):
+                if not isinstance(action, Action) or not 0 <= action.cards < 1 << 36:
+                    raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}")
+                self.diagnose(seat, kind, cards_in(action.cards), action.combo)
+                raise AssertionError(f"{action} by seat {seat} is illegal but passed every check")
         self._offered = None
         self.history.append((seat, action))
         if kind is ActionKind.BEAT or kind is ActionKind.DISCARD:
@@ -684,23 +687,25 @@ class Deal:
             return
         hands = self.hands
         order = self._order[first]
-        need = [4 - hands[s].bit_count() for s in order]
+        n = len(order)
         drawn = [0] * self.players
-        k, n = max(need), len(order)
-        if self._round_robin:
-            if min(need) == k and pos + k * n <= end:  # the usual case: equal needs, cards enough
+        need = [4 - hands[s].bit_count() for s in order]
+        k = need[0]
+        if need.count(k) == n and pos + k * n <= end:  # the usual case: equal hands, enough cards
+            rr = self._round_robin
+            for i, s in enumerate(order):
+                m = 0
+                for b in (bits[pos + i : pos + k * n : n] if rr
+                          else bits[pos + i * k : pos + i * k + k]):
+                    m |= b
+                drawn[s] = m
+            pos += k * n
+        elif self._round_robin:
+            for r in range(max(need)):  # one card per player per pass, clockwise
                 for i, s in enumerate(order):
-                    m = 0
-                    for b in bits[pos + i : pos + k * n : n]:
-                        m |= b
-                    drawn[s] = m
-                pos += k * n
-            else:
-                for r in range(k):  # one card per player per pass, clockwise
-                    for i, s in enumerate(order):
-                        if need[i] > r and pos < end:
-                            drawn[s] |= bits[pos]
-                            pos += 1
+                    if need[i] > r and pos < end:
+                        drawn[s] |= bits[pos]
+                        pos += 1
         else:
             for i, s in enumerate(order):  # each in turn fills up to four
                 take = min(need[i], end - pos)
@@ -728,6 +733,49 @@ class Deal:
         hands = " | ".join(" ".join(codes(h)) for h in self.hands)
         return (f"<Deal {self.rules.name} trump={SUITS[self.trump]} phase={self.phase} "
                 f"to_act={self.to_act} talon={self.talon_left} hands=[{hands}]>")
+
+
+class _Layout(NamedTuple):
+    """What every deal of one ruleset, table size and set of active seats shares."""
+
+    rules: Ruleset
+    deck: list[int]
+    side_of: tuple[int, ...]
+    n_sides: int
+    order: dict[int, tuple[int, ...]]
+    others: dict[int, tuple[int, ...]]
+    combos_on: bool
+    money: bool
+    auto_win: bool
+    original_lead: bool
+    interrupts: bool
+    round_robin: bool
+    random_middle: bool
+    combo_memo: dict[int, Combo | None]
+
+
+_LAYOUTS: dict[tuple[int, int, tuple[int, ...]], _Layout] = {}
+
+
+def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
+    key = (id(rules), players, active)
+    lay = _LAYOUTS.get(key)
+    if lay is None or lay.rules is not rules:
+        if len(_LAYOUTS) > 512:
+            _LAYOUTS.clear()
+        side_of = rules.side_of(players)
+        order = {s: _clockwise(active, s, players) for s in active}
+        combos_on = rules.combos != Combos.NONE
+        lay = _LAYOUTS[key] = _Layout(
+            rules=rules, deck=cards_in(rules.deck), side_of=side_of, n_sides=max(side_of) + 1,
+            order=order, others={s: o[1:] for s, o in order.items()}, combos_on=combos_on,
+            money=rules.is_money, auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,
+            original_lead=rules.beat_target == BeatTarget.ORIGINAL_LEAD,
+            interrupts=rules.midtrick_interrupt and combos_on,
+            round_robin=rules.draw_mode == DrawMode.ROUND_ROBIN,
+            random_middle=rules.trump_mode == TrumpMode.RANDOM_MIDDLE,
+            combo_memo=combo_memo(rules))
+    return lay
 
 
 def _clockwise(active: tuple[int, ...], start: int, players: int) -> tuple[int, ...]:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 from kozel.engine.actions import PASS, Action, ActionKind
 from kozel.engine.cards import cards_in
 from kozel.engine.deal import Deal
 from kozel.engine.rules import Ruleset
+
+
+@lru_cache(maxsize=16)
+def _deck_cards(deck: int) -> tuple[int, ...]:
+    return tuple(cards_in(deck))
 
 
 def random_action(deal: Deal, seat: int, rng: random.Random) -> Action:
@@ -18,15 +24,16 @@ def random_action(deal: Deal, seat: int, rng: random.Random) -> Action:
 def play_random_deal(rules: Ruleset, players: int, rng: random.Random) -> tuple[Deal, int]:
     """Deal a random deck and play it out with random legal actions; returns the deal and the
     number of decisions taken."""
-    deck = cards_in(rules.deck)
+    deck = list(_deck_cards(rules.deck))
     rng.shuffle(deck)
     tidx = rng.randrange(len(deck) - 4 * players)
     deal = Deal.start(rules, players, deck, rng.randrange(players), trump_index=tidx)
     decisions = 0
-    choice = rng.choice
+    rnd = rng.random  # cheaper than rng.choice; uniform to within float precision
     while not deal.over:
         seat = deal.to_act[0]
-        deal.apply(seat, choice(deal.legal_actions(seat)))
+        legal = deal.legal_actions(seat)
+        deal.apply(seat, legal[int(rnd() * len(legal))])
         decisions += 1
     return deal, decisions
 
