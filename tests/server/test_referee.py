@@ -335,3 +335,18 @@ def test_results_missed_while_away_are_delivered_on_resume(referee: RefereeProce
     assert len(ends) == 1 and ends[0].match_id == result.match_id
     assert len(bot.of("deal_end")) == result.result.deals
     assert result.result.timeouts[1] > 0 and not result.result.forfeits
+
+
+def test_reflection_lists_the_services(referee: RefereeProcess) -> None:
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    async def scenario():
+        async with grpc.aio.insecure_channel(referee.address) as channel:
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            call = stub.ServerReflectionInfo(iter([
+                reflection_pb2.ServerReflectionRequest(list_services="")]))
+            async for resp in call:
+                return [s.name for s in resp.list_services_response.service]
+
+    names = asyncio.run(scenario())
+    assert "kozel.v1.RefereeService" in names and "grpc.health.v1.Health" in names

@@ -47,4 +47,5 @@ class ServerConfig:
     outbox_limit: int = 2048  # queued messages to one stream before it is closed as too slow
     inbox_limit: int = 64  # unread messages from one stream before reading pauses
     max_tables: int = 1024  # open tables at once
+    table_linger_s: float = 600.0  # a finished table stays for WaitTable this long
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed

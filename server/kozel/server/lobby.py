@@ -99,7 +99,13 @@ class Lobby:
         runner = self._start(table.links, table.rules, table.players, table.clock, table.seed,
                              table.id)
         table.runner = runner
-        self.matches[runner.match_id].add_done_callback(lambda _: _settle(table))
+        self.matches[runner.match_id].add_done_callback(lambda _: self._table_done(table))
+
+    def _table_done(self, table: Table) -> None:
+        _settle(table)
+        # Keep a finished table for WaitTable a while, then free its place.
+        asyncio.get_running_loop().call_later(self.config.table_linger_s, self.tables.pop,
+                                              table.id, None)
 
     async def wait_table(self, table_id: str) -> MatchOutcome:
         table = self.tables.get(table_id)
