@@ -350,3 +350,21 @@ def test_reflection_lists_the_services(referee: RefereeProcess) -> None:
 
     names = asyncio.run(scenario())
     assert "kozel.v1.RefereeService" in names and "grpc.health.v1.Health" in names
+
+
+def test_a_bot_that_leaves_an_unfilled_table_frees_its_seat(referee: RefereeProcess) -> None:
+    async def scenario():
+        table = await create_table(referee.address, "classic", 2)
+        ghost = RawBot(referee.address, "ghost", hello=table_hello("ghost", table))
+        await ghost.run(stop_after=lambda b, m: m.WhichOneof("message") == "welcome")
+        await asyncio.sleep(0.3)
+        bots = [RawBot(referee.address, f"live-{i}", hello=table_hello(f"live-{i}", table),
+                       seed=i) for i in range(2)]
+        runs = [asyncio.create_task(b.run()) for b in bots]
+        result = await wait_table(referee.address, table)
+        await asyncio.wait_for(asyncio.gather(*runs), 30)
+        return result
+
+    result = asyncio.run(scenario())
+    assert sorted(p.name for p in result.seating) == ["live-0", "live-1"]
+    assert not result.result.forfeits

@@ -189,16 +189,18 @@ class Match:
             self._end_deal()
         return action
 
-    def forfeit(self, seat: int) -> None:
-        """The side of ``seat`` forfeits: it is eliminated and the current deal is voided.
-
-        A seat whose side is already out changes nothing."""
-        if not 0 <= seat < self.players:
-            raise ValueError(f"seat {seat} is not at this table of {self.players}")
-        if self.over or self.side_of[seat] in self.board.eliminated:
+    def forfeit(self, *seats: int) -> None:
+        """The sides of ``seats`` forfeit together: they are eliminated and the current deal
+        is voided once. Seats whose side is already out change nothing."""
+        for seat in seats:
+            if not 0 <= seat < self.players:
+                raise ValueError(f"seat {seat} is not at this table of {self.players}")
+        sides = sorted({self.side_of[s] for s in seats} - set(self.board.eliminated))
+        if self.over or not sides:
             return
         self._record(self.deal, voided=True)
-        self.board.forfeit(self.side_of[seat])
+        for side in sides:
+            self.board.forfeit(side)
         if not self.over:
             self._advance_dealer()
             self.deal = self._new_deal()

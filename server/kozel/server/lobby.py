@@ -62,7 +62,8 @@ class Lobby:
     def create_table(self, table_id: str, rules: Ruleset, players: int, clock: Clock,
                      seed: bytes | None = None, house: list[str] | None = None) -> Table:
         rules.check_players(players)
-        if len(self.tables) >= self.config.max_tables:
+        open_tables = sum(1 for t in self.tables.values() if t.done is None or not t.done.done())
+        if open_tables >= self.config.max_tables:
             raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                              f"the referee already has {self.config.max_tables} open tables")
         table_id = table_id or uuid.uuid4().hex[:10]
@@ -82,7 +83,24 @@ class Lobby:
         for i, name in enumerate(house):
             table.links.append(LocalLink(f"{name}-{i}", self.house_bots[name]()))
         self._maybe_start_table(table)
+        asyncio.get_running_loop().call_later(self.config.table_linger_s, self._expire, table)
         return table
+
+    def _expire(self, table: Table) -> None:
+        """A table that never filled is closed; its waiting bots are told why."""
+        if table.runner is not None or self.tables.get(table.id) is not table:
+            return
+        del self.tables[table.id]
+        for link in table.links:
+            session = getattr(link, "session", None)
+            if session is not None and session.stream is not None:
+                session.stream.close(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                     f"table {table.id!r} did not fill within "
+                                     f"{self.config.table_linger_s:g} s")
+        if table.done is not None and not table.done.done():
+            table.done.set_exception(LobbyError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                                f"table {table.id!r} never filled"))
+            table.done.exception()  # retrieved: nobody may be waiting
 
     def join_table(self, table_id: str, session: Session) -> None:
         table = self.tables.get(table_id)
@@ -134,10 +152,16 @@ class Lobby:
         self._drain_queue(key)
 
     def forget(self, session: Session) -> None:
-        """Take a session that cannot play now out of every queue."""
-        for queue in self.queues.values():
+        """Take a session that cannot play now out of every queue and unstarted table."""
+        for key, queue in list(self.queues.items()):
             while session in queue:
                 queue.remove(session)
+            if not queue:
+                del self.queues[key]
+        for table in self.tables.values():
+            if table.runner is None:
+                table.links = [link for link in table.links
+                               if getattr(link, "session", None) is not session]
 
     def _drain_queue(self, key: str) -> None:
         rules, players = self._queue_rules[key]
@@ -195,3 +219,4 @@ def _settle(table: Table) -> None:
         fut.set_result(outcome)
     else:
         fut.set_exception(LobbyError(grpc.StatusCode.ABORTED, "the match ended without a result"))
+        fut.exception()  # retrieved: nobody may be waiting

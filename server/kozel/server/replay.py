@@ -104,9 +104,8 @@ def build_replay(
     """
     if len(names) != match.players:
         raise ValueError(f"{len(names)} names for {match.players} seats")
-    dealt = _dealt_seats(match, result.forfeits)
     deals = [
-        _record_to_pb(rec, dealt[rec.index], _metas(steps, rec.index, len(rec.actions)))
+        _record_to_pb(rec, rec.active, _metas(steps, rec.index, len(rec.actions)))
         for rec in match.records
     ]
     if result.reason == _ABORTED and not match.over:
@@ -132,21 +131,6 @@ def _metas(steps: Sequence[Sequence[StepMeta]], index: int, n_actions: int) -> S
         raise ValueError(f"deal {index} has {n_actions} actions but {len(metas)} step records")
     return metas
 
-
-def _dealt_seats(match: Match, forfeits: Sequence[game_pb2.Forfeit]) -> list[tuple[int, ...]]:
-    """The seats dealt in to each recorded deal, re-played from the seed (records lack them)."""
-    forfeit_seat = {f.deal_index: f.seat for f in forfeits}
-    sim = Match(match.rules, match.players, match.seed)
-    out = []
-    for rec in match.records:
-        out.append(sim.deal.active)
-        for seat, action in rec.actions:
-            sim.apply(seat, action)
-        if rec.voided:
-            if rec.index not in forfeit_seat:
-                raise ValueError(f"deal {rec.index} is voided but no forfeit names it")
-            sim.forfeit(forfeit_seat[rec.index])
-    return out
 
 
 def _steps_to_pb(actions: Sequence, metas: Sequence[StepMeta]) -> list[replay_pb2.ReplayStep]:
@@ -274,8 +258,8 @@ def verify_replay(replay: replay_pb2.Replay) -> list[str]:
         may_stop = aborted and i == len(replay.deals) - 1
         if not _verify_deal(match, d, i, forfeits.pop(i, None), may_stop, problems):
             return problems
-    for index, f in sorted(forfeits.items()):
-        problems.append(f"the result lists a forfeit of seat {f.seat} in deal {index}, "
+    for index, fs in sorted(forfeits.items()):
+        problems.append(f"the result lists a forfeit of seat {fs[0].seat} in deal {index}, "
                         "which is not a voided deal of the replay")
     _verify_result(match, replay, problems)
     return problems
@@ -302,19 +286,17 @@ def _start_match(replay: replay_pb2.Replay, problems: list[str]) -> Match | None
 
 
 def _forfeits_by_deal(replay: replay_pb2.Replay,
-                      problems: list[str]) -> dict[int, game_pb2.Forfeit]:
-    out: dict[int, game_pb2.Forfeit] = {}
+                      problems: list[str]) -> dict[int, list[game_pb2.Forfeit]]:
+    """Forfeits grouped by deal (seats forfeiting together void their deal once)."""
+    out: dict[int, list[game_pb2.Forfeit]] = {}
     for f in replay.result.forfeits:
-        if f.deal_index in out:
-            problems.append(f"the result lists two forfeits in deal {f.deal_index}, but a forfeit "
-                            "voids its deal, so the next one falls in a new deal")
-        else:
-            out[f.deal_index] = f
+        out.setdefault(f.deal_index, []).append(f)
     return out
 
 
-def _verify_deal(match: Match, d: replay_pb2.ReplayDeal, i: int, forfeit: game_pb2.Forfeit | None,
-                 may_stop: bool, problems: list[str]) -> bool:
+def _verify_deal(match: Match, d: replay_pb2.ReplayDeal, i: int,
+                 forfeits: list[game_pb2.Forfeit] | None, may_stop: bool,
+                 problems: list[str]) -> bool:
     """Check one deal against the engine; False when checking cannot go on."""
     if match.over:
         problems.append(f"deal {i}: the match was already over after deal {i - 1}")
@@ -325,16 +307,18 @@ def _verify_deal(match: Match, d: replay_pb2.ReplayDeal, i: int, forfeit: game_p
     if not _verify_setup(deal, d, i, problems) or not _verify_steps(match, deal, d, i, problems):
         return False
     if d.voided:
-        if forfeit is None:
+        if not forfeits:
             problems.append(f"deal {i} is marked voided but the result lists no forfeit in it")
             return False
-        if deal.over or forfeit.seat not in deal.active:
-            why = "its steps finish it" if deal.over else f"seat {forfeit.seat} is not dealt in"
-            problems.append(f"deal {i}: the forfeit of seat {forfeit.seat} cannot void it ({why})")
-            return False
-        match.forfeit(forfeit.seat)
-    elif forfeit is not None:
-        problems.append(f"deal {i}: the result lists a forfeit of seat {forfeit.seat} in it, "
+        for forfeit in forfeits:
+            if deal.over or forfeit.seat not in deal.active:
+                why = "its steps finish it" if deal.over else f"seat {forfeit.seat} is not dealt in"
+                problems.append(
+                    f"deal {i}: the forfeit of seat {forfeit.seat} cannot void it ({why})")
+                return False
+        match.forfeit(*(f.seat for f in forfeits))
+    elif forfeits:
+        problems.append(f"deal {i}: the result lists a forfeit of seat {forfeits[0].seat} in it, "
                         "but the deal is not marked voided")
         return False
     elif not deal.over:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kozel.engine.actions import Action
+from kozel.engine.actions import Action, Decision
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction
@@ -69,7 +69,7 @@ class MatchRunner:
         self.rejections = [0] * players
         self.forfeits: list[pb.Forfeit] = []
         self.steps: list[list[StepMeta]] = [[]]
-        self._next_request = 0
+        self._next_request = [0] * players  # per seat: ids must not reveal others' requests
         self._log_pos = 0
         self._deal_announced = -1
         self.started_at = datetime.now(UTC)
@@ -109,13 +109,13 @@ class MatchRunner:
             if len(seats) == 1:
                 outcomes = [await self._decide(seats[0])]
             else:  # a sealed declaration window: everyone asked answers at once
-                outcomes = await asyncio.gather(*(self._decide(s) for s in seats))
+                async with asyncio.TaskGroup() as group:
+                    tasks = [group.create_task(self._decide(s)) for s in seats]
+                outcomes = [t.result() for t in tasks]
             self._emit_events(deal)
             if deal.over:
                 self._deal_end(deal, voided=False)
-            for seat, reason in zip(seats, outcomes):
-                if reason and not match.over and match.side_of[seat] not in match.board.eliminated:
-                    self._forfeit(seat, reason)
+            self._forfeit([(seat, reason) for seat, reason in zip(seats, outcomes) if reason])
 
     def _announce_deal(self) -> None:
         index = len(self.match.records)
@@ -136,8 +136,8 @@ class MatchRunner:
         match, clock, link = self.match, self.clock, self.links[seat]
         deal = match.deal
         legal = deal.legal_actions(seat)
-        self._next_request += 1
-        rid = self._next_request
+        self._next_request[seat] += 1
+        rid = self._next_request[seat]
         request = rpb.DecisionRequest(
             match_id=self.match_id, request_id=rid, kind=convert.DECISION_TO_PB[deal.decision],
             move_ms=clock.move_ms, time_bank_ms=max(self.banks[seat], 0),
@@ -198,7 +198,9 @@ class MatchRunner:
     def _timeout(self, seat: int, rid: int, sent: float, rejected: list,
                  steps: list[StepMeta]) -> int:
         self.timeouts[seat] += 1
-        self._notice(seat, rpb.NOTICE_KIND_TIMEOUT)
+        # In a sealed window only the seat itself may learn that it was asked.
+        self._notice(seat, rpb.NOTICE_KIND_TIMEOUT,
+                     only=seat if self.match.deal.decision is Decision.DECLARE else None)
         if self.timeouts[seat] > self.clock.max_strikes:
             return pb.FORFEIT_REASON_STRIKES
         elapsed = int((asyncio.get_running_loop().time() - sent) * 1000)
@@ -210,29 +212,40 @@ class MatchRunner:
     # -- forfeits ------------------------------------------------------------------------------
 
     def _apply_requested_forfeits(self) -> None:
-        for seat, link in enumerate(self.links):
-            if link.forfeit_reason and not self.match.over and (
-                    self.match.side_of[seat] not in self.match.board.eliminated):
-                self._forfeit(seat, link.forfeit_reason)
+        self._forfeit([(seat, link.forfeit_reason) for seat, link in enumerate(self.links)
+                       if link.forfeit_reason])
 
-    def _forfeit(self, seat: int, reason: int) -> None:
-        deal = self.match.deal
+    def _forfeit(self, requests: list[tuple[int, int]]) -> None:
+        """Forfeit seats together: the deal in play is voided once for all of them."""
+        match = self.match
+        todo = [(seat, reason) for seat, reason in requests
+                if not match.over and match.side_of[seat] not in match.board.eliminated]
+        if not todo:
+            return
+        deal = match.deal
         self._emit_events(deal)
-        self.forfeits.append(pb.Forfeit(seat=seat, deal_index=len(self.match.records),
-                                        reason=reason))
-        log.info("match %s: seat %d forfeits (%s)", self.match_id, seat,
-                 pb.ForfeitReason.Name(reason))
-        self.match.forfeit(seat)
-        self._notice(seat, rpb.NOTICE_KIND_FORFEIT, reason)
+        index = len(match.records)
+        for seat, reason in todo:
+            self.forfeits.append(pb.Forfeit(seat=seat, deal_index=index, reason=reason))
+            log.info("match %s: seat %d forfeits (%s)", self.match_id, seat,
+                     pb.ForfeitReason.Name(reason))
+        match.forfeit(*(seat for seat, _ in todo))
+        for seat, reason in todo:
+            self._notice(seat, rpb.NOTICE_KIND_FORFEIT, reason, deal_index=index)
         self._deal_end(deal, voided=True)
 
     # -- messages ------------------------------------------------------------------------------
 
-    def _notice(self, seat: int, kind: int, reason: int = 0) -> None:
+    def _notice(self, seat: int, kind: int, reason: int = 0, *, only: int | None = None,
+                deal_index: int | None = None) -> None:
         notice = rpb.SeatNotice(seat=seat, kind=kind, strikes=self.timeouts[seat],
                                 forfeit_reason=reason)
-        self._broadcast(lambda _: rpb.PlayResponse(event=rpb.Event(
-            match_id=self.match_id, deal_index=len(self.match.records), notice=notice)))
+        msg = rpb.PlayResponse(event=rpb.Event(
+            match_id=self.match_id, notice=notice,
+            deal_index=len(self.match.records) if deal_index is None else deal_index))
+        for s, link in enumerate(self.links):
+            if only is None or s == only:
+                link.send(msg)
 
     def _broadcast(self, make) -> None:
         for seat, link in enumerate(self.links):
@@ -311,16 +324,21 @@ class MatchRunner:
             time_control=self.clock.to_pb(), steps=self.steps, result=result,
             started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id)
         path = self.replay_dir / f"{self.match_id}.kzr"
-        await asyncio.to_thread(write_replay, path, replay)  # on disk before anyone is told
-        outcome = MatchOutcome(self.match_id, result, self.match_id, path, self.seating)
-        end = rpb.PlayResponse(match_end=rpb.MatchEnd(
-            match_id=self.match_id, result=result, replay_id=self.match_id,
-            seed=self.match.seed))
-        for link in self.links:
-            link.send(end)
-            link.match_over()
+        replay_id = self.match_id
+        try:
+            await asyncio.to_thread(write_replay, path, replay)  # on disk before anyone is told
+        except OSError:
+            log.exception("match %s: the replay could not be written to %s", self.match_id, path)
+            replay_id = ""
+        finally:  # whatever happened to the file, the seats learn the result and are freed
+            end = rpb.PlayResponse(match_end=rpb.MatchEnd(
+                match_id=self.match_id, result=result, replay_id=replay_id,
+                seed=self.match.seed))
+            for link in self.links:
+                link.send(end)
+                link.match_over()
         log.info("match %s ended: %s", self.match_id, pb.MatchEndReason.Name(result.reason))
-        return outcome
+        return MatchOutcome(self.match_id, result, replay_id, path, self.seating)
 
 
 def _attempted(reply: rpb.ActionReply, legal: tuple[Action, ...]) -> pb.Action:

@@ -56,6 +56,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         try:
             got = await asyncio.wait_for(asyncio.shield(opened), self.config.hello_timeout_s)
         except TimeoutError:
+            if not opened.done():  # a Hello arriving later is ignored
+                opened.set_result(HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"))
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"no Hello within {self.config.hello_timeout_s:g} s")
         if isinstance(got, HelloError):
@@ -96,6 +98,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         finally:
             if outbox is not None:
                 outbox.close()
+                if session is not None:
+                    session.detach(outbox)  # also when the handler never got to run
             elif not opened.done():
                 opened.set_result(HelloError(grpc.StatusCode.CANCELLED, "closed before Hello"))
 

@@ -36,6 +36,7 @@ class Outbox:
         if self.closed:
             return
         if self._queue.qsize() >= self._limit:
+            self._queue = asyncio.Queue()  # drop the backlog: the close must not wait behind it
             self.close(grpc.StatusCode.RESOURCE_EXHAUSTED,
                        f"the bot read too slowly: {self._limit} messages were waiting")
             return
@@ -88,12 +89,18 @@ class Session:
 
     @property
     def free_slots(self) -> int:
-        return 0 if self.leaving or self.stream is None else self.max_matches - len(self.links)
+        if self.leaving or self.stream is None or self.stream.closed:
+            return 0
+        return self.max_matches - len(self.links)
 
     def send(self, msg: rpb.PlayResponse) -> None:
         if self.stream is not None:
             self.stream.put(msg)
-        elif msg.WhichOneof("message") in ("deal_end", "match_end"):
+            if self.stream.closed:  # cut off (too slow): away from now on, as if disconnected
+                self.detach(self.stream)
+                if _is_result(msg):
+                    self.missed.append(msg)
+        elif _is_result(msg):
             self.missed.append(msg)  # results are kept for a resume; the rest is resent anew
 
     def new_link(self) -> RemoteLink:
@@ -162,6 +169,10 @@ class Session:
         if not self.links and self.stream is not None:
             self.stream.close()
         self._on_idle(self)
+
+
+def _is_result(msg: rpb.PlayResponse) -> bool:
+    return msg.WhichOneof("message") in ("deal_end", "match_end")
 
 
 def _version() -> str:

@@ -34,6 +34,9 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
 )
+# Statuses after which the session may still be resumed: the network dropped, or the referee
+# cut a stream that read too slowly.
+_RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 _BACKOFF_START_S = 0.05
 _BACKOFF_MAX_S = 2.0
 _CLOSE_TIMEOUT_S = 5.0  # how long to wait for the referee to close the stream after Leave
@@ -128,7 +131,7 @@ class _Client:
                 try:
                     outcome = await self._stream(stub)
                 except grpc.aio.AioRpcError as exc:
-                    if exc.code() != grpc.StatusCode.UNAVAILABLE or not self.reconnect:
+                    if exc.code() not in _RESUMABLE or not self.reconnect:
                         raise
                     error, outcome = exc, _DROPPED
                 if outcome == _CLOSED:

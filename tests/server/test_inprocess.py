@@ -1,0 +1,106 @@
+"""Referee internals driven in-process (same code paths, no sockets) for cases that are hard
+to stage over the network: sealed-window timeouts, replay write failures, table turnover."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+from kozel.engine import Decision, Match, Ruleset
+from kozel.server.config import Clock, ServerConfig
+from kozel.server.lobby import Lobby
+from kozel.server.runner import MatchRunner
+from kozel.server.seats import LocalLink
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+
+
+class Recorder:
+    """A bot that records every message; it answers randomly, except that it never answers a
+    declaration window when ``silent_in_windows``."""
+
+    def __init__(self, seed: int = 0, silent_in_windows: bool = False) -> None:
+        self.rng = random.Random(seed)
+        self.silent = silent_in_windows
+        self.seen: list[rpb.PlayResponse] = []
+
+    def choose(self, req: rpb.DecisionRequest) -> int:
+        return self.rng.randrange(len(req.legal_actions))
+
+
+class RecordingLink(LocalLink):
+    def send(self, msg: rpb.PlayResponse) -> None:
+        self.bot.seen.append(msg)
+        if (msg.WhichOneof("message") == "decision" and self.bot.silent
+                and msg.decision.kind == pb.DECISION_KIND_DECLARE):
+            return  # sits the window out
+        super().send(msg)
+
+
+def _seed_with_first_window(rules: Ruleset, players: int) -> tuple[int, int]:
+    for seed in range(10_000):
+        deal = Match(rules, players, seed).deal
+        if deal.decision is Decision.DECLARE and len(deal.to_act) == 1:
+            return seed, deal.to_act[0]
+    raise AssertionError("no seed opens a window at once")
+
+
+def test_a_timeout_in_a_sealed_window_is_told_only_to_its_seat(tmp_path: Path) -> None:
+    rules = Ruleset.preset("classic")
+    seed, holder = _seed_with_first_window(rules, 2)
+
+    async def scenario():
+        bots = [Recorder(s, silent_in_windows=(s == holder)) for s in range(2)]
+        links = [RecordingLink(f"b{s}", bots[s]) for s in range(2)]
+        runner = MatchRunner(rules=rules, players=2, seed=seed.to_bytes(32, "big"),
+                             clock=Clock(move_ms=20, bank_ms=0, max_strikes=1000),
+                             links=links, replay_dir=tmp_path)
+        await runner.run()
+        return bots
+
+    bots = asyncio.run(scenario())
+    other = bots[1 - holder]
+
+    def timeouts(bot: Recorder) -> list[int]:
+        return [m.event.notice.seat for m in bot.seen if m.WhichOneof("message") == "event"
+                and m.event.WhichOneof("kind") == "notice"
+                and m.event.notice.kind == rpb.NOTICE_KIND_TIMEOUT]
+
+    assert timeouts(bots[holder]).count(holder) >= 1
+    assert holder not in timeouts(other)
+    ids = [m.decision.request_id for m in other.seen if m.WhichOneof("message") == "decision"]
+    assert ids == list(range(1, len(ids) + 1)), "request ids must not reveal other seats' requests"
+
+
+def test_a_replay_that_cannot_be_written_still_ends_the_match(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+
+    async def scenario():
+        bots = [Recorder(s) for s in range(2)]
+        links = [RecordingLink(f"b{s}", bots[s]) for s in range(2)]
+        runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\1" * 32,
+                             clock=Clock(), links=links, replay_dir=blocker / "replays")
+        outcome = await runner.run()
+        return bots, outcome
+
+    bots, outcome = asyncio.run(scenario())
+    ends = [m.match_end for m in bots[0].seen if m.WhichOneof("message") == "match_end"]
+    assert len(ends) == 1 and ends[0].replay_id == "" and outcome.replay_id == ""
+    assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
+
+
+def test_finished_tables_do_not_count_against_the_limit(tmp_path: Path) -> None:
+    async def scenario():
+        lobby = Lobby(ServerConfig(replay_dir=tmp_path, max_tables=2), {"r": Recorder})
+        rules = Ruleset.preset("classic")
+        for round_ in range(3):  # six tables in all through a limit of two
+            tables = [lobby.create_table("", rules, 2, Clock(), None, ["r", "r"])
+                      for _ in range(2)]
+            for t in tables:
+                outcome = await lobby.wait_table(t.id)
+                assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
+        return len(list(tmp_path.glob("*.kzr")))
+
+    assert asyncio.run(scenario()) == 6
