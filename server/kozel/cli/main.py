@@ -8,6 +8,7 @@ import sys
 from kozel.cli import (
     bench_cmd,
     bot_cmd,
+    conformance_cmd,
     demo_cmd,
     match_cmd,
     replay_cmd,
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot_cmd.add_parser(sub)
     match_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
+    conformance_cmd.add_parser(sub)
     return parser
 
 

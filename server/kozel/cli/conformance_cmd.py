@@ -1,0 +1,39 @@
+"""``kozel conformance --bot-cmd 'COMMAND'``: put a bot through the conformance checks."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from kozel.tools.conformance import TABLE, check_command, run_checks
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("conformance", help="check that a bot handles every situation")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--bot-cmd", help="command that starts the bot; {server} and {table} "
+                       "are filled in, else --server ADDR --table conformance are appended")
+    where.add_argument("--listen", help="serve on this address and wait for a bot started by "
+                       f"hand (it must join table {TABLE!r})")
+    p.add_argument("--move-ms", type=int, default=2000, help="the deadline of every request")
+    p.add_argument("--show-output", action="store_true", help="print the bot's output")
+    p.set_defaults(func=cmd_conformance)
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    output = ""
+    if args.bot_cmd:
+        checks, output = check_command(args.bot_cmd, move_ms=args.move_ms)
+    else:
+        def ready(address: str) -> None:
+            print(f"waiting for a bot on {address} (table {TABLE!r}) ...", flush=True)
+        checks = asyncio.run(run_checks(ready, move_ms=args.move_ms, connect_timeout=600))
+    for check in checks:
+        print(check.line())
+    failed = sum(not c.passed for c in checks)
+    print(f"conformance: {len(checks) - failed} passed, {failed} failed")
+    if args.show_output or failed:
+        if output:
+            print("--- bot output ---")
+            print(output.rstrip())
+    return 1 if failed else 0

@@ -1,0 +1,359 @@
+"""The conformance checker: a scripted referee that puts one bot through the situations every
+bot must handle, and says for each whether the bot passed and why not.
+
+The bot connects as it would to a real referee (``Play`` stream, ``Hello`` with
+``join_table``). The checker then plays one match with it, deal by deal, each deal staging one
+situation taken from real engine states: a lead, a response, a declaration window, the longest
+legal action list, a refused answer that must be retried, a dropped stream that must be
+resumed, and the end of the match. Every answer must be legal and come within ``move_ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import shlex
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import grpc
+
+from kozel.engine import Decision, IllegalAction, Match, Ruleset, observe
+from kozel.engine.deal import Deal
+from kozel.engine.shuffle import commitment
+from kozel.server import convert
+from kozel.server.app import server_options
+from kozel.server.config import Clock, ServerConfig
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import referee_pb2_grpc
+
+TABLE = "conformance"
+SEAT = 0
+
+
+@dataclass
+class Check:
+    """One line of the report."""
+
+    name: str
+    passed: bool
+    reason: str = ""
+
+    def line(self) -> str:
+        return f"{'PASS' if self.passed else 'FAIL'}  {self.name}" + (
+            f": {self.reason}" if self.reason else "")
+
+
+@dataclass
+class Situation:
+    """A deal staged at the moment seat 0 must decide."""
+
+    name: str
+    deal: Deal
+
+
+def situations(seed: int = 7) -> list[Situation]:
+    """Real engine states for seat 0 of a two-player classic table: a lead, a response, a
+    declaration window, and the longest legal list found in random play."""
+    rules = Ruleset.preset("classic")
+    rng = random.Random(seed)
+    found: dict[str, Deal] = {}
+    longest: Deal | None = None
+    for s in range(5000):
+        match = Match(rules, 2, s)
+        deal = match.deal
+        for _ in range(60):
+            if deal.over:
+                break
+            seat = deal.to_act[0]
+            if SEAT in deal.to_act:
+                kind = {Decision.LEAD: "lead", Decision.RESPOND: "respond",
+                        Decision.DECLARE: "declaration window"}[deal.decision]
+                found.setdefault(kind, deal.clone())
+                n = len(deal.legal_actions(SEAT))
+                if longest is None or n > len(longest.legal_actions(SEAT)):
+                    longest = deal.clone()
+                seat = SEAT
+            deal.apply(seat, rng.choice(deal.legal_actions(seat)))
+        if len(found) == 3 and s > 200:
+            break
+    assert longest is not None and len(found) == 3
+    return [Situation(k, found[k]) for k in ("lead", "respond", "declaration window")] + [
+        Situation(f"longest legal list ({len(longest.legal_actions(SEAT))} actions)", longest)]
+
+
+class _Stream:
+    """The bot's current stream, seen from the checker."""
+
+    def __init__(self) -> None:
+        self.inbox: asyncio.Queue[tuple[rpb.PlayRequest, float] | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[rpb.PlayResponse | tuple[grpc.StatusCode, str] | None] = (
+            asyncio.Queue())
+
+
+class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
+    def __init__(self) -> None:
+        self.streams: asyncio.Queue[_Stream] = asyncio.Queue()
+        self._readers: set[asyncio.Task[None]] = set()
+
+    async def Play(self, request_iterator: AsyncIterator[rpb.PlayRequest],
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[rpb.PlayResponse]:
+        stream = _Stream()
+        loop = asyncio.get_running_loop()
+
+        async def read() -> None:
+            try:
+                async for req in request_iterator:
+                    stream.inbox.put_nowait((req, loop.time()))
+            except Exception:  # the bot went away
+                pass
+            finally:
+                stream.inbox.put_nowait(None)
+
+        reader = loop.create_task(read())
+        self._readers.add(reader)
+        reader.add_done_callback(self._readers.discard)
+        self.streams.put_nowait(stream)
+        while True:
+            item = await stream.outbox.get()
+            if item is None:  # end the stream normally
+                return
+            if isinstance(item, tuple):
+                await context.abort(*item)
+            yield item
+
+
+@dataclass
+class _Session:
+    servicer: _Servicer
+    move_ms: int
+    stream: _Stream | None = None
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    think_ms: list[float] = field(default_factory=list)
+
+    async def accept(self, timeout: float) -> rpb.PlayRequest:
+        self.stream = await asyncio.wait_for(self.servicer.streams.get(), timeout)
+        return await self.receive(timeout)
+
+    async def receive(self, timeout: float) -> rpb.PlayRequest:
+        assert self.stream is not None
+        got = await asyncio.wait_for(self.stream.inbox.get(), timeout)
+        if got is None:
+            raise ConnectionError("the bot closed the stream")
+        return got[0]
+
+    def send(self, msg: rpb.PlayResponse) -> None:
+        assert self.stream is not None
+        self.stream.outbox.put_nowait(msg)
+
+    def drop(self) -> None:
+        assert self.stream is not None
+        self.stream.outbox.put_nowait((grpc.StatusCode.UNAVAILABLE, "conformance: dropped"))
+
+    async def answer(self, request_id: int, timeout: float) -> rpb.ActionReply:
+        """The next answer (Leave and other messages are skipped), timing it."""
+        start = time.monotonic()
+        while True:
+            left = timeout - (time.monotonic() - start)
+            req = await self.receive(max(left, 0.001))
+            if req.WhichOneof("message") == "action":
+                self.think_ms.append((time.monotonic() - start) * 1000)
+                return req.action
+
+
+def _judge(deal: Deal, legal: list, reply: rpb.ActionReply, request_id: int,
+           match_id: str) -> str | None:
+    """Why an answer is not acceptable, or None."""
+    if reply.match_id != match_id or reply.request_id != request_id:
+        return (f"answered request {reply.request_id} of match {reply.match_id!r}, expected "
+                f"{request_id} of {match_id!r}")
+    which = reply.WhichOneof("choice")
+    if which == "legal_index":
+        if reply.legal_index >= len(legal):
+            return f"legal_index {reply.legal_index} is outside the {len(legal)} legal actions"
+        return None
+    if which == "action":
+        try:
+            kind, cards, combo = convert.action_from_pb(reply.action)
+            deal.clone().play(SEAT, kind, cards, combo)
+        except IllegalAction as exc:
+            return f"the action is refused: {exc.code}: {exc.message}"
+        return None
+    return "the answer has neither legal_index nor action"
+
+
+async def run_checks(address_ready: Callable[[str], None], *, move_ms: int = 2000,
+                     connect_timeout: float = 30.0) -> list[Check]:
+    """Serve on a free loopback port, call ``address_ready(address)`` (which starts or points
+    the bot), and run every check; returns the report."""
+    servicer = _Servicer()
+    server = grpc.aio.server(options=server_options(ServerConfig()))
+    referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    checks: list[Check] = []
+    try:
+        address_ready(f"127.0.0.1:{port}")
+        await _script(_Session(servicer, move_ms), checks, connect_timeout)
+    except (TimeoutError, ConnectionError) as exc:
+        checks.append(Check("the bot stays connected", False,
+                            str(exc) or "no message within the time allowed"))
+    finally:
+        await server.stop(0.5)
+    return checks
+
+
+async def _script(session: _Session, checks: list[Check], connect_timeout: float) -> None:
+    move_s = session.move_ms / 1000
+    hello_req = await session.accept(connect_timeout)
+    hello = hello_req.hello
+    problems = []
+    if hello_req.WhichOneof("message") != "hello":
+        problems.append("the first message is not Hello")
+    if hello.protocol_version != 1:
+        problems.append(f"protocol_version is {hello.protocol_version}, not 1")
+    if not 1 <= len(hello.bot_name) <= 64:
+        problems.append("bot_name must be 1 to 64 characters")
+    if hello.WhichOneof("want") != "join_table" or hello.join_table.table_id != TABLE:
+        problems.append(f"Hello does not join table {TABLE!r}")
+    checks.append(Check("hello", not problems, "; ".join(problems)))
+    if problems and hello_req.WhichOneof("message") != "hello":
+        return
+    match_id = secrets.token_hex(8)
+    rules = Ruleset.preset("classic")
+    session.send(rpb.PlayResponse(welcome=rpb.Welcome(
+        session_id="conformance", resume_token=session.token, protocol_version=1,
+        server_version="conformance", max_matches=1)))
+    start = rpb.PlayResponse(match_start=rpb.MatchStart(
+        match_id=match_id, seat=SEAT, players=2, ruleset=convert.ruleset_to_pb(rules),
+        time_control=Clock(move_ms=session.move_ms).to_pb(), table_id=TABLE,
+        seating=[rpb.Player(seat=0, name=hello.bot_name, side=0),
+                 rpb.Player(seat=1, name="checker", side=1)],
+        seed_commitment=commitment(b"\0" * 32)))
+    session.send(start)
+    staged = situations()
+    request_id = 0
+    for index, sit in enumerate(staged):
+        request_id += 1
+        deal, msgs = _stage(match_id, index, sit.deal, request_id, session.move_ms)
+        for m in msgs:
+            session.send(m)
+        try:
+            reply = await session.answer(request_id, move_s)
+            why = _judge(deal, list(deal.legal_actions(SEAT)), reply, request_id, match_id)
+        except TimeoutError:
+            why = f"no answer within move_ms ({session.move_ms} ms)"
+        checks.append(Check(sit.name, why is None, why or ""))
+
+    # A refused answer must be retried, for the same request, before the deadline.
+    index = len(staged)
+    request_id += 1
+    deal, msgs = _stage(match_id, index, staged[0].deal, request_id, session.move_ms)
+    for m in msgs:
+        session.send(m)
+    why = None
+    try:
+        await session.answer(request_id, move_s)
+        session.send(rpb.PlayResponse(rejection=rpb.Rejection(
+            match_id=match_id, request_id=request_id, code=pb.ERROR_CODE_DOES_NOT_BEAT,
+            message="conformance: refused on purpose; answer again", retry_allowed=True,
+            retries_left=1)))
+        retry = await session.answer(request_id, move_s)
+        why = _judge(deal, list(deal.legal_actions(SEAT)), retry, request_id, match_id)
+    except TimeoutError:
+        why = "no second answer after a Rejection with retry_allowed"
+    checks.append(Check("rejection and retry", why is None, why or ""))
+
+    # A dropped stream must be resumed with the resume token, and the resent request answered.
+    index += 1
+    request_id += 1
+    deal, msgs = _stage(match_id, index, staged[1].deal, request_id, session.move_ms)
+    for m in msgs:
+        session.send(m)
+    session.drop()
+    why = None
+    try:
+        resumed = await session.accept(15.0)
+        if resumed.WhichOneof("message") != "hello" or resumed.hello.resume_token != session.token:
+            why = "the bot came back without Hello.resume_token from the Welcome"
+        else:
+            session.send(rpb.PlayResponse(welcome=rpb.Welcome(
+                session_id="conformance", resume_token=session.token, protocol_version=1,
+                resumed=True, max_matches=1, running_match_ids=[match_id])))
+            session.send(start)
+            for m in msgs:
+                if m.WhichOneof("message") == "decision":
+                    m.decision.resent = True
+                session.send(m)
+            reply = await session.answer(request_id, move_s)
+            why = _judge(deal, list(deal.legal_actions(SEAT)), reply, request_id, match_id)
+    except TimeoutError:
+        why = "the bot did not resume within 15 s after its stream was dropped"
+    checks.append(Check("resume after a dropped stream", why is None, why or ""))
+
+    slow = [t for t in session.think_ms if t > session.move_ms]
+    checks.append(Check(
+        "deadline", not slow and bool(session.think_ms),
+        f"slowest answer {max(session.think_ms, default=0):.0f} ms of {session.move_ms} ms"
+        if slow or not session.think_ms else
+        f"slowest answer {max(session.think_ms):.0f} ms"))
+
+    # The match ends; the checker then closes the stream, as the referee does after Leave.
+    session.send(rpb.PlayResponse(match_end=rpb.MatchEnd(
+        match_id=match_id, replay_id="", seed=b"\0" * 32,
+        result=pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True))))
+    await asyncio.sleep(0.2)
+    assert session.stream is not None
+    session.stream.outbox.put_nowait(None)
+
+
+def _stage(match_id: str, index: int, deal: Deal, request_id: int,
+           move_ms: int) -> tuple[Deal, list[rpb.PlayResponse]]:
+    obs = observe(deal, SEAT)
+    legal = deal.legal_actions(SEAT)
+    return deal, [
+        rpb.PlayResponse(deal_start=rpb.DealStart(
+            match_id=match_id, deal_index=index, dealer=deal.dealer, trump=obs.trump,
+            trump_card=obs.trump_card, hand=obs.hand, active_seats=list(deal.active),
+            penalty_totals=[0, 0])),
+        rpb.PlayResponse(decision=rpb.DecisionRequest(
+            match_id=match_id, request_id=request_id, kind=convert.DECISION_TO_PB[deal.decision],
+            move_ms=move_ms, time_bank_ms=0, observation=convert.observation_to_pb(obs),
+            legal_actions=[convert.action_to_pb(a) for a in legal], retries_left=1)),
+    ]
+
+
+def check_command(command: str, *, move_ms: int = 2000,
+                  connect_timeout: float = 60.0) -> tuple[list[Check], str]:
+    """Start ``command`` as the bot (``{server}`` and ``{table}`` are filled in, or
+    ``--server ADDR --table conformance`` appended) and check it; returns the report and the
+    bot's output."""
+    proc: subprocess.Popen[str] | None = None
+
+    def start(address: str) -> None:
+        nonlocal proc
+        if "{server}" in command:
+            cmd = command.format(server=address, table=TABLE)
+            args = shlex.split(cmd)
+        else:
+            args = shlex.split(command) + ["--server", address, "--table", TABLE]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+
+    checks = asyncio.run(run_checks(start, move_ms=move_ms, connect_timeout=connect_timeout))
+    output = ""
+    if proc is not None:
+        try:
+            output, _ = proc.communicate(timeout=15)
+            checks.append(Check("the bot exits after its match", proc.returncode == 0,
+                                f"exit status {proc.returncode}" if proc.returncode else ""))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            checks.append(Check("the bot exits after its match", False,
+                                "still running 15 s after MatchEnd and the end of its stream"))
+    return checks, output
