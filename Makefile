@@ -25,6 +25,7 @@ demo: $(STAMP)
 
 test: $(STAMP) proto/node_modules/.installed
 	cd proto && npx --no-install buf lint
+	proto/check-breaking.sh
 	$(BIN)/kozel vectors check -q tests/vectors
 	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check -q $(SHARED_VECTORS); \
 	 else echo "no shared vectors at $(SHARED_VECTORS): skipped"; fi
