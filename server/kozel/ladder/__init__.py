@@ -1,0 +1,1 @@
+"""Ladders: bot accounts, the persistent store, ratings (the scheduler comes next)."""

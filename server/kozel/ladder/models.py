@@ -1,0 +1,72 @@
+"""The ladder's tables (SQLAlchemy 2 declarative). Only :mod:`kozel.ladder.store` uses them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class BotRow(Base):
+    """A bot identity. A new version of a bot is a new row (a new name)."""
+
+    __tablename__ = "bots"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # SHA-256 hex
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active|paused|retired
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RatingRow(Base):
+    """A bot's rating and record on one ladder."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (UniqueConstraint("ladder", "bot_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ladder: Mapped[str] = mapped_column(String(64), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    penalty_sum: Mapped[int] = mapped_column(Integer, default=0)
+    timeouts: Mapped[int] = mapped_column(Integer, default=0)
+    forfeits: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class MatchRow(Base):
+    """A ladder match: running, finished (rated) or aborted (never rated)."""
+
+    __tablename__ = "matches"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ladder: Mapped[str] = mapped_column(String(64), index=True)
+    status: Mapped[str] = mapped_column(String(16), index=True)  # running|finished|aborted
+    players: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    replay_path: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+
+
+class MatchSeatRow(Base):
+    """One seat of a match, with the rating change it caused."""
+
+    __tablename__ = "match_seats"
+    __table_args__ = (UniqueConstraint("match_id", "seat"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    side: Mapped[int] = mapped_column(Integer)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    rank: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 1 = best
+    penalty: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    mu_before: Mapped[float | None] = mapped_column(Float, nullable=True)
+    mu_after: Mapped[float | None] = mapped_column(Float, nullable=True)
+    sigma_after: Mapped[float | None] = mapped_column(Float, nullable=True)
