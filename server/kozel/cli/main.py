@@ -10,6 +10,7 @@ from kozel.cli import (
     bot_cmd,
     conformance_cmd,
     demo_cmd,
+    ladder_cmd,
     match_cmd,
     replay_cmd,
     serve_cmd,
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     match_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
     conformance_cmd.add_parser(sub)
+    ladder_cmd.add_parser(sub)
     return parser
 
 

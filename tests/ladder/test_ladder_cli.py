@@ -1,0 +1,35 @@
+"""``kozel ladder`` account commands as real processes on a SQLite store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from kozel.ladder.store import Store, default_url, hash_token
+
+
+def kozel(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kozel.cli.main", "ladder", "--data-dir",
+                           str(data), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_register_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> None:
+    res = kozel(tmp_path, "register", "greedy-v1")
+    assert res.returncode == 0, res.stderr
+    token = res.stdout.strip().splitlines()[-1]
+    store = Store(default_url(tmp_path))
+    bot = store.authenticate(token)
+    assert bot is not None and bot.name == "greedy-v1"
+    # (Never read the file itself while SQLite has it open: closing any descriptor of it drops
+    # the process's POSIX locks.)
+    with store.engine.connect() as conn:
+        stored = conn.exec_driver_sql("SELECT token_hash FROM bots").scalar_one()
+    assert stored == hash_token(token) != token
+    again = kozel(tmp_path, "register", "greedy-v1")
+    assert again.returncode == 1 and "exists" in again.stdout
+    assert kozel(tmp_path, "pause", "greedy-v1").returncode == 0
+    assert store.authenticate(token) is None
+    assert kozel(tmp_path, "retire", "nobody").returncode == 1
+    listing = kozel(tmp_path, "standings", "classic-2p")
+    assert listing.returncode == 0 and "Standings" in listing.stdout
