@@ -135,6 +135,8 @@ class Session:
             running_match_ids=list(self.links))))
         while self.missed:
             stream.put(self.missed.popleft())
+        if resumed and self.leaving and not self.links:
+            stream.close()  # it left and its matches ended while it was away: nothing is owed
         if resumed:
             for link in self.links.values():
                 for msg in link.resync() if link.resync else []:
