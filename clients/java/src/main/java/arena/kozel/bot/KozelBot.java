@@ -1,0 +1,312 @@
+package arena.kozel.bot;
+
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import kozel.v1.Game.MatchResult;
+import kozel.v1.Game.Ruleset;
+import kozel.v1.Referee.ActionReply;
+import kozel.v1.Referee.DecisionRequest;
+import kozel.v1.Referee.Hello;
+import kozel.v1.Referee.JoinQueue;
+import kozel.v1.Referee.JoinTable;
+import kozel.v1.Referee.Leave;
+import kozel.v1.Referee.MatchEnd;
+import kozel.v1.Referee.MatchStart;
+import kozel.v1.Referee.PlayRequest;
+import kozel.v1.Referee.PlayResponse;
+import kozel.v1.Referee.Rejection;
+import kozel.v1.Referee.SeatNotice;
+import kozel.v1.Referee.Welcome;
+import kozel.v1.RefereeServiceGrpc;
+
+/**
+ * The Kozel Arena example bot: one bidirectional {@code Play} stream to the referee.
+ *
+ * <p>The protocol in short (proto/kozel/v1/referee.proto has it all): send {@code Hello}, keep
+ * the {@code resume_token} of the {@code Welcome}, answer every {@code DecisionRequest} with an
+ * {@code ActionReply} naming its match id, request id and an index into its legal actions.
+ * When the stream breaks, open a new one with {@code Hello{resume_token}}: the referee resends
+ * {@code MatchStart}, {@code DealStart} and the pending request (resent = true), which is
+ * simply answered again.
+ *
+ * <p>Threading: grpc-java delivers the referee's messages on its own threads. The observer
+ * below only puts them into a queue; the main thread takes them one by one and is the only
+ * thread that writes to the stream (a request {@code StreamObserver} is not thread-safe).
+ */
+public final class KozelBot {
+    private static final int PROTOCOL_VERSION = 1;
+    private static final String CLIENT = "kozel-java-example/0.1";
+    private static final long RESUME_WINDOW_MS = 10_000; // give up resuming after this long
+    private static final long BACKOFF_START_MS = 100;
+    private static final long BACKOFF_MAX_MS = 2_000;
+    private static final long CLOSE_WAIT_MS = 5_000; // for the referee to close after Leave
+
+    private final Options opts;
+    private final RefereeServiceGrpc.RefereeServiceStub stub;
+
+    // The session, kept across streams.
+    private String resumeToken = "";
+    private final Set<String> started = new HashSet<>(); // match ids seen in MatchStart
+    private final Set<String> ended = new HashSet<>(); // match ids seen in MatchEnd
+    private final Map<String, DecisionRequest> pending = new HashMap<>(); // last request per match
+    private final Map<String, Integer> lastAnswer = new HashMap<>(); // index sent for it
+    private boolean leaveSent;
+    private int answered;
+    private boolean droppedOnce;
+
+    // The current stream.
+    private ClientCallStreamObserver<PlayRequest> requests;
+    private boolean cancelledByUs;
+    private boolean welcomed;
+
+    KozelBot(Options opts, ManagedChannel channel) {
+        this.opts = opts;
+        this.stub = RefereeServiceGrpc.newStub(channel);
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        Options opts;
+        try {
+            opts = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        ManagedChannel channel =
+                Grpc.newChannelBuilder(opts.server(), InsecureChannelCredentials.create()).build();
+        int code;
+        try {
+            code = new KozelBot(opts, channel).run();
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        System.exit(code);
+    }
+
+    /** Plays until the wanted matches have ended, resuming dropped streams; the exit code. */
+    int run() throws InterruptedException {
+        long downSince = -1;
+        long backoff = BACKOFF_START_MS;
+        while (true) {
+            Status status = playOneStream();
+            if (done()) {
+                return 0;
+            }
+            boolean resumable = switch (status.getCode()) {
+                // OK: the referee closed the stream before our matches ended; UNAVAILABLE: the
+                // network or the referee went away; RESOURCE_EXHAUSTED: we read too slowly.
+                case OK, UNAVAILABLE, RESOURCE_EXHAUSTED -> true;
+                case CANCELLED -> cancelledByUs;
+                // NOT_FOUND (unknown table or expired token), INVALID_ARGUMENT, ... are final.
+                default -> false;
+            };
+            if (!resumable) {
+                log("stream failed: %s %s", status.getCode(), status.getDescription());
+                return 1;
+            }
+            long now = System.currentTimeMillis();
+            if (welcomed || downSince < 0) { // a welcomed stream restarts the resume window
+                downSince = now;
+                backoff = BACKOFF_START_MS;
+            }
+            if (now - downSince > RESUME_WINDOW_MS) {
+                log("could not connect or resume within %d ms (last status %s)",
+                        RESUME_WINDOW_MS, status.getCode());
+                return 1;
+            }
+            log("stream ended (%s); reconnecting in %d ms", status.getCode(), backoff);
+            Thread.sleep(backoff);
+            backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+        }
+    }
+
+    private boolean done() {
+        return ended.size() >= opts.matches();
+    }
+
+    /** Runs one Play stream until it ends; returns its final status. */
+    private Status playOneStream() throws InterruptedException {
+        // Items are PlayResponse messages, then one Status when the stream ends.
+        BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+        StreamObserver<PlayResponse> responses = new StreamObserver<>() {
+            @Override
+            public void onNext(PlayResponse msg) {
+                inbox.add(msg);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                inbox.add(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                inbox.add(Status.OK);
+            }
+        };
+        // The request side of an async bidi call is a ClientCallStreamObserver, which can cancel.
+        requests = (ClientCallStreamObserver<PlayRequest>) stub.play(responses);
+        cancelledByUs = false;
+        welcomed = false;
+        send(PlayRequest.newBuilder().setHello(hello()).build());
+        if (leaveSent) { // Leave belongs to the session, but saying it again is harmless
+            send(PlayRequest.newBuilder().setLeave(Leave.getDefaultInstance()).build());
+        }
+        while (true) {
+            // After our last MatchEnd the referee closes the stream (we sent Leave); do not
+            // wait for that forever.
+            Object item = done() ? inbox.poll(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS) : inbox.take();
+            if (item == null) {
+                cancel("the referee did not close the stream after Leave");
+                continue;
+            }
+            if (item instanceof Status status) {
+                return status;
+            }
+            handle((PlayResponse) item);
+        }
+    }
+
+    private Hello hello() {
+        Hello.Builder hello = Hello.newBuilder()
+                .setProtocolVersion(PROTOCOL_VERSION)
+                .setBotName(opts.name())
+                .setMaxMatches(1) // one match at a time on this stream
+                .setClient(CLIENT);
+        if (!resumeToken.isEmpty()) {
+            return hello.setResumeToken(resumeToken).build(); // join_* is ignored on resume
+        }
+        if (opts.table() != null) {
+            hello.setJoinTable(JoinTable.newBuilder().setTableId(opts.table()));
+        } else {
+            hello.setJoinQueue(JoinQueue.newBuilder()
+                    .setRuleset(Ruleset.newBuilder().setPreset(opts.queue()))
+                    .setPlayers(opts.players()));
+        }
+        return hello.build();
+    }
+
+    private void handle(PlayResponse msg) {
+        switch (msg.getMessageCase()) {
+            case WELCOME -> onWelcome(msg.getWelcome());
+            case MATCH_START -> onMatchStart(msg.getMatchStart());
+            case DECISION -> onDecision(msg.getDecision());
+            case REJECTION -> onRejection(msg.getRejection());
+            case EVENT -> {
+                if (msg.getEvent().hasNotice()) {
+                    SeatNotice n = msg.getEvent().getNotice();
+                    log("seat %d: %s", n.getSeat(), n.getKind());
+                }
+            }
+            case MATCH_END -> onMatchEnd(msg.getMatchEnd());
+            case REDIRECT -> log("ignoring a Redirect to %s (not supported by this example)",
+                    msg.getRedirect().getAddress());
+            default -> { } // DealStart, DealEnd: this strategy needs nothing from them
+        }
+    }
+
+    private void onWelcome(Welcome w) {
+        welcomed = true;
+        resumeToken = w.getResumeToken(); // present it in Hello.resume_token after a drop
+        log("welcome: session %s%s, running %s", w.getSessionId(),
+                w.getResumed() ? " (resumed)" : "", w.getRunningMatchIdsList());
+    }
+
+    private void onMatchStart(MatchStart m) {
+        // After a resume the referee sends MatchStart again: count each match once.
+        if (ended.contains(m.getMatchId()) || !started.add(m.getMatchId())) {
+            return;
+        }
+        log("match %s: seat %d of %d, %s", m.getMatchId(), m.getSeat(), m.getPlayers(),
+                m.getRuleset().getPreset());
+        if (started.size() >= opts.matches() && !leaveSent) {
+            // Finish the running matches, start no more; the referee closes the stream after.
+            leaveSent = true;
+            send(PlayRequest.newBuilder().setLeave(Leave.getDefaultInstance()).build());
+        }
+    }
+
+    private void onDecision(DecisionRequest req) {
+        // A resent request (after a resume) may be one we already answered on the old
+        // stream: the answer was lost with it, so answer again.
+        pending.put(req.getMatchId(), req);
+        int index = Strategy.choose(req);
+        if (index < 0) {
+            log("match %s: request %d has no legal actions", req.getMatchId(), req.getRequestId());
+            return;
+        }
+        reply(req, index);
+        answered++;
+        if (opts.dropAfter() > 0 && !droppedOnce && answered >= opts.dropAfter()) {
+            droppedOnce = true; // test hook: drop the stream once, to exercise resuming
+            cancel("--drop-after " + opts.dropAfter());
+        }
+    }
+
+    private void onRejection(Rejection r) {
+        log("match %s: answer to request %d refused: %s %s", r.getMatchId(), r.getRequestId(),
+                r.getCode(), r.getMessage());
+        DecisionRequest req = pending.get(r.getMatchId());
+        // UNKNOWN_REQUEST (a stale answer) has retry_allowed false: nothing to redo.
+        if (!r.getRetryAllowed() || req == null || req.getRequestId() != r.getRequestId()) {
+            return;
+        }
+        int n = req.getLegalActionsCount();
+        if (n > 0) { // try the next index
+            reply(req, (lastAnswer.getOrDefault(r.getMatchId(), -1) + 1) % n);
+        }
+    }
+
+    private void onMatchEnd(MatchEnd e) {
+        if (!ended.add(e.getMatchId())) {
+            return;
+        }
+        started.add(e.getMatchId());
+        pending.remove(e.getMatchId());
+        lastAnswer.remove(e.getMatchId());
+        MatchResult r = e.getResult();
+        // One line on stdout per match, for scripts and tests.
+        System.out.printf("match %s ended: reason=%s draw=%s winner_side=%d forfeits=%d "
+                        + "deals=%d replay=%s%n", e.getMatchId(), r.getReason(), r.getDraw(),
+                r.getWinnerSide(), r.getForfeitsCount(), r.getDeals(), e.getReplayId());
+        System.out.flush();
+    }
+
+    private void reply(DecisionRequest req, int index) {
+        lastAnswer.put(req.getMatchId(), index);
+        send(PlayRequest.newBuilder().setAction(ActionReply.newBuilder()
+                .setMatchId(req.getMatchId())
+                .setRequestId(req.getRequestId())
+                .setLegalIndex(index)).build());
+    }
+
+    private void send(PlayRequest msg) {
+        if (!cancelledByUs) { // a cancelled call must not be written to
+            requests.onNext(msg);
+        }
+    }
+
+    private void cancel(String why) {
+        if (!cancelledByUs) {
+            log("cancelling the stream: %s", why);
+            cancelledByUs = true;
+            requests.cancel(why, null);
+        }
+    }
+
+    private static void log(String format, Object... args) {
+        System.err.printf("[java-bot] " + format + "%n", args);
+    }
+}
