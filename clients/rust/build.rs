@@ -1,0 +1,26 @@
+//! Generates the gRPC client and message types from the repository's own .proto files
+//! (`../../proto`, never copied) into OUT_DIR; `src/main.rs` pulls them in with
+//! `tonic::include_proto!("kozel.v1")`.
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let proto_root = PathBuf::from("../../proto");
+    // referee.proto imports game.proto, which imports google/protobuf/struct.proto.
+    let protos = [proto_root.join("kozel/v1/referee.proto")];
+    // The well-known types (struct.proto) ship with protoc-bin-vendored.
+    let includes = [proto_root, protoc_bin_vendored::include_path()?];
+
+    // protoc: $PROTOC when set, otherwise the binary bundled by protoc-bin-vendored, so a plain
+    // `cargo build` needs no protoc installed.
+    let mut config = tonic_prost_build::Config::new();
+    if std::env::var_os("PROTOC").is_none() {
+        config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
+    }
+    println!("cargo:rerun-if-env-changed=PROTOC");
+
+    tonic_prost_build::configure()
+        .build_server(false) // a bot only needs the client
+        .compile_with_config(config, &protos, &includes)?;
+    Ok(())
+}
