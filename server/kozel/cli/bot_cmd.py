@@ -13,6 +13,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--table", help="join this table")
     where.add_argument("--queue", metavar="PRESET", help="queue for matches of this preset")
+    where.add_argument("--ladder", help="play rated matches on this ladder (needs --token)")
     p.add_argument("--players", type=int, default=2, help="player count when queueing")
     p.add_argument("--name", help="display name (default: the kind)")
     p.add_argument("--token", default="", help="ladder credential")
@@ -32,7 +33,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     ends = run_bot(
         HOUSE_BOTS[args.kind], args.server, name=args.name or args.kind, token=args.token,
         join_table=args.table, join_queue=(args.queue, args.players) if args.queue else None,
-        matches=args.matches, max_matches=args.max_matches)
+        join_ladder=args.ladder, matches=args.matches, max_matches=args.max_matches)
     if not args.quiet:
         for end in ends:
             print(f"match {end.match_id}: replay {end.replay_id}")

@@ -26,6 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-streams", type=int, default=d.max_streams)
     p.add_argument("--max-message-bytes", type=int, default=d.max_receive_message_bytes,
                    help="largest message accepted from a bot")
+    p.add_argument("--ladders", type=Path, help="YAML file of ladders to serve")
+    p.add_argument("--data-dir", type=Path, default=d.data_dir, help="where the SQLite store is")
+    p.add_argument("--db", default="", help="database URL (PostgreSQL), instead of SQLite")
     p.add_argument("--log-level", default="INFO")
     p.set_defaults(func=cmd_serve)
 
@@ -33,13 +36,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     clock = Clock(move_ms=args.move_ms, bank_ms=args.bank_ms, max_strikes=args.max_strikes,
                   max_retries=args.max_retries, grace_ms=args.grace_ms)
+    ladders: tuple = ()
+    if args.ladders is not None:
+        from kozel.ladder.config import load_ladders
+
+        ladders = tuple(load_ladders(args.ladders))
     return ServerConfig(listen=args.listen, replay_dir=args.replay_dir, clock=clock,
                         hello_timeout_s=args.hello_timeout, max_streams=args.max_streams,
-                        max_receive_message_bytes=args.max_message_bytes)
+                        max_receive_message_bytes=args.max_message_bytes, ladders=ladders,
+                        data_dir=args.data_dir, database_url=args.db)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from kozel.ladder.config import ConfigError
+
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(serve(config_from_args(args)))
+    try:
+        config = config_from_args(args)
+    except ConfigError as exc:
+        print(f"error: {exc}")
+        return 2
+    asyncio.run(serve(config))
     return 0

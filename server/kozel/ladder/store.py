@@ -89,6 +89,11 @@ class Store:
         self.engine: Engine = create_engine(url, pool_pre_ping=True)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+            # SQLite transactions must really start at BEGIN (pysqlite would defer them to the
+            # first write): IMMEDIATE takes the write lock at once, so two result commits can
+            # never read the same rating and lose an update. PostgreSQL locks rows FOR UPDATE.
+            event.listen(self.engine, "begin",
+                         lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
@@ -149,6 +154,17 @@ class Store:
             row = s.scalar(select(BotRow).where(BotRow.name == name))
             return None if row is None else Bot(row.id, row.name, row.status)
 
+    def ensure_rating(self, ladder: str, bot_id: int) -> None:
+        """Give a bot its starting rating on a ladder if it has none (call from one place at a
+        time: result commits then only ever update existing rows)."""
+        with self._session.begin() as s:
+            exists = s.scalar(select(RatingRow.id).where(RatingRow.ladder == ladder,
+                                                         RatingRow.bot_id == bot_id))
+            if exists is None:
+                s.add(RatingRow(ladder=ladder, bot_id=bot_id, mu=Rating().mu,
+                                sigma=Rating().sigma, matches=0, wins=0, penalty_sum=0,
+                                timeouts=0, forfeits=0))
+
     def reset_rating(self, ladder: str, name: str) -> None:
         """Start a bot again from the default rating on a ladder (its record is kept)."""
         bot = self.bot(name)
@@ -182,10 +198,10 @@ class Store:
             match = s.get(MatchRow, match_id, with_for_update=True)
             if match is None or match.status != "running":
                 raise StoreError(f"match {match_id} is not running")
-            ratings = {r.bot_id: r for r in s.scalars(
+            ratings = {r.bot_id: r for r in s.scalars(  # locked in one order: no deadlock
                 select(RatingRow).where(RatingRow.ladder == match.ladder,
                                         RatingRow.bot_id.in_([x.bot_id for x in seats]))
-                .with_for_update())}
+                .order_by(RatingRow.bot_id).with_for_update())}
             for x in seats:
                 if x.bot_id not in ratings:
                     row = RatingRow(ladder=match.ladder, bot_id=x.bot_id, mu=Rating().mu,
@@ -227,7 +243,38 @@ class Store:
                 row.status, row.reason, row.ended_at = "aborted", reason, datetime.now(UTC)
             return [row.id for row in rows]
 
+    def abort_match(self, match_id: str, reason: str = "aborted") -> None:
+        """Mark one running match aborted (shutdown, or its replay could not be written)."""
+        with self._session.begin() as s:
+            row = s.get(MatchRow, match_id)
+            if row is not None and row.status == "running":
+                row.status, row.reason, row.ended_at = "aborted", reason, datetime.now(UTC)
+
     # -- queries -------------------------------------------------------------------------------
+
+    def check_consistency(self) -> list[str]:
+        """Problems that a crash must never leave behind (empty when all is well)."""
+        problems = []
+        with self._session() as s:
+            finished = dict(s.execute(
+                select(MatchSeatRow.bot_id, func.count()).join(MatchRow)
+                .where(MatchRow.status == "finished").group_by(MatchSeatRow.bot_id)).all())
+            rated = dict(s.execute(select(RatingRow.bot_id, func.sum(RatingRow.matches))
+                                   .group_by(RatingRow.bot_id)).all())
+            for bot in set(finished) | set(rated):
+                if finished.get(bot, 0) != (rated.get(bot) or 0):
+                    problems.append(f"bot {bot}: {finished.get(bot, 0)} finished match seats "
+                                    f"but {rated.get(bot) or 0} rated matches")
+            half = s.scalar(select(func.count()).select_from(MatchSeatRow).join(MatchRow)
+                            .where(MatchRow.status != "finished",
+                                   MatchSeatRow.mu_after.is_not(None)))
+            if half:
+                problems.append(f"{half} seats of unfinished matches carry a rating change")
+            missing = s.scalar(select(func.count()).select_from(MatchRow).where(
+                MatchRow.status == "finished", MatchRow.replay_path.is_(None)))
+            if missing:
+                problems.append(f"{missing} finished matches have no replay reference")
+        return problems
 
     def standings(self, ladder: str) -> list[Standing]:
         """Bots on a ladder by ordinal (mu - 3 sigma), best first."""
@@ -263,6 +310,7 @@ class Store:
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.isolation_level = None  # transactions are begun explicitly (see Store)
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=FULL")  # a committed match survives a power cut

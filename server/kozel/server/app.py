@@ -64,6 +64,17 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
 
         house_bots = HOUSE_BOTS
     lobby = Lobby(config, house_bots)
+    if config.ladders:
+        from kozel.ladder.store import Store, default_url
+
+        store = Store(config.database_url or default_url(config.data_dir))
+        store.migrate()
+        aborted = store.abort_running("referee restarted")
+        if aborted:
+            log.warning("%d matches were running when the referee stopped: marked aborted",
+                        len(aborted))
+        for spec in config.ladders:
+            lobby.add_ladder(spec, store)
     service = RefereeService(config, lobby)
     server = grpc.aio.server(options=server_options(config),
                              maximum_concurrent_rpcs=config.max_streams)

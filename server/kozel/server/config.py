@@ -49,3 +49,6 @@ class ServerConfig:
     max_tables: int = 1024  # open tables at once
     table_linger_s: float = 600.0  # a finished table stays for WaitTable this long
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed
+    ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
+    data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
+    database_url: str = ""

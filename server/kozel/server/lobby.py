@@ -8,6 +8,7 @@ import json
 import logging
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,9 @@ import grpc
 
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import new_seed
+from kozel.ladder.config import LadderSpec
+from kozel.ladder.runtime import LadderRuntime
+from kozel.ladder.store import Store
 from kozel.server.config import Clock, ServerConfig
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
@@ -56,6 +60,21 @@ class Lobby:
         self.queues: dict[str, deque[Session]] = {}
         self._queue_rules: dict[str, tuple[Ruleset, int]] = {}
         self.matches: dict[str, asyncio.Task[MatchOutcome]] = {}
+        self.ladders: dict[str, LadderRuntime] = {}
+
+    def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
+        """Serve a ladder from its definition; its results go to ``store``."""
+        ladder = LadderRuntime(spec, store, self._start)
+        self.ladders[spec.name] = ladder
+        return ladder
+
+    def join_ladder(self, name: str, session: Session) -> None:
+        ladder = self.ladders.get(name)
+        if ladder is None:
+            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no ladder {name!r}; ladders: "
+                             f"{', '.join(sorted(self.ladders)) or 'none'}")
+        session.ladder = name
+        ladder.join(session)
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -144,6 +163,9 @@ class Lobby:
 
     def requeue(self, session: Session) -> None:
         """Queue the free slots of a session that queued (after a match, or on resume)."""
+        if session.ladder is not None:
+            self.ladders[session.ladder].join(session)
+            return
         key = session.queue_key
         if key is None:
             return
@@ -153,6 +175,8 @@ class Lobby:
 
     def forget(self, session: Session) -> None:
         """Take a session that cannot play now out of every queue and unstarted table."""
+        if session.ladder is not None:
+            self.ladders[session.ladder].forget(session)
         for key, queue in list(self.queues.items()):
             while session in queue:
                 queue.remove(session)
@@ -183,7 +207,8 @@ class Lobby:
     # -- matches -------------------------------------------------------------------------------
 
     def _start(self, links: list[SeatLink], rules: Ruleset, players: int, clock: Clock,
-               seed: bytes, table_id: str) -> MatchRunner:
+               seed: bytes, table_id: str,
+               on_done: Callable[[MatchRunner], None] | None = None) -> MatchRunner:
         runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
                              replay_dir=Path(self.config.replay_dir), table_id=table_id)
         for link in links:
@@ -193,6 +218,8 @@ class Lobby:
         task = asyncio.get_running_loop().create_task(runner.run(), name=runner.match_id)
         self.matches[runner.match_id] = task
         task.add_done_callback(lambda t: self._match_done(runner.match_id, t))
+        if on_done is not None:
+            task.add_done_callback(lambda _: on_done(runner))
         log.info("match %s started: %s, %d players, table %r", runner.match_id, rules.name,
                  players, table_id)
         return runner
@@ -208,6 +235,8 @@ class Lobby:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        for ladder in self.ladders.values():
+            await ladder.flush()
 
 
 def _settle(table: Table) -> None:

@@ -28,10 +28,16 @@ _ID = re.compile(r"^[0-9a-f]{8,64}$")
 class HelloError(Exception):
     """A first message the referee refuses, with the status to close the stream with."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, delay: float = 0.0) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.delay = delay  # answer this much later (repeated bad tokens are slowed down)
+
+
+def _host(peer: str) -> str:
+    """The host part of a gRPC peer string (ipv4:1.2.3.4:5, ipv6:[::1]:5)."""
+    return peer.rsplit(":", 1)[0] if peer else ""
 
 
 class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
@@ -42,6 +48,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         self.lobby = lobby
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
+        self.auth_failures: dict[str, int] = {}  # by peer host
 
     # -- Play ----------------------------------------------------------------------------------
 
@@ -50,7 +57,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         loop = asyncio.get_running_loop()
         opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
         # One reader per stream; it is never cancelled (see shared/engineering.md).
-        reader = loop.create_task(self._read(request_iterator, opened))
+        reader = loop.create_task(self._read(request_iterator, opened, _host(context.peer())))
         self._readers.add(reader)
         reader.add_done_callback(self._readers.discard)
         try:
@@ -75,7 +82,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             await context.abort(*outbox.status)
 
     async def _read(self, requests: AsyncIterator[rpb.PlayRequest],
-                    opened: asyncio.Future) -> None:
+                    opened: asyncio.Future, peer: str) -> None:
         loop = asyncio.get_running_loop()
         session: Session | None = None
         outbox: Outbox | None = None
@@ -85,9 +92,12 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     if opened.done():  # refused or timed out: ignore the rest
                         continue
                     try:
-                        session, outbox = self._open(req)
+                        session, outbox = self._open(req, peer)
                     except HelloError as exc:
-                        opened.set_result(exc)
+                        if exc.delay:
+                            await asyncio.sleep(exc.delay)
+                        if not opened.done():
+                            opened.set_result(exc)
                         continue
                     opened.set_result((session, outbox))
                     continue
@@ -103,7 +113,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             elif not opened.done():
                 opened.set_result(HelloError(grpc.StatusCode.CANCELLED, "closed before Hello"))
 
-    def _open(self, req: rpb.PlayRequest) -> tuple[Session, Outbox]:
+    def _open(self, req: rpb.PlayRequest, peer: str = "") -> tuple[Session, Outbox]:
         if req.WhichOneof("message") != "hello":
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello")
         hello = req.hello
@@ -127,7 +137,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
                              "Hello must ask for join_table or join_queue")
         queue_rules = None
-        if want == "join_queue":
+        bot = None
+        if want == "join_ladder":
+            bot = self._authenticate(hello, peer)
+        elif want == "join_queue":
             try:
                 queue_rules = convert.ruleset_from_pb(hello.join_queue.ruleset)
                 queue_rules.check_players(hello.join_queue.players)
@@ -140,7 +153,11 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         self.sessions[session.resume_token] = session
         session.attach(outbox, resumed=False)
         try:
-            if queue_rules is not None:
+            if bot is not None:
+                session.bot = bot
+                session.name = bot.name
+                self.lobby.join_ladder(hello.join_ladder.ladder, session)
+            elif queue_rules is not None:
                 self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
             else:
                 self.lobby.join_table(hello.join_table.table_id, session)
@@ -149,6 +166,25 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             raise HelloError(exc.code, exc.message) from None
         log.info("session %s: %s joined via %s", session.id, session.name, want)
         return session, outbox
+
+    def _authenticate(self, hello: rpb.Hello, peer: str):
+        """The ladder bot a Hello's token names; bad tokens are refused, counted, slowed."""
+        ladder = self.lobby.ladders.get(hello.join_ladder.ladder)
+        if ladder is None:
+            raise HelloError(grpc.StatusCode.NOT_FOUND,
+                             f"no ladder {hello.join_ladder.ladder!r}; ladders: "
+                             f"{', '.join(sorted(self.lobby.ladders)) or 'none'}")
+        bot = ladder.store.authenticate(hello.token) if hello.token else None
+        if bot is None:
+            if len(self.auth_failures) > 10_000:
+                self.auth_failures.clear()
+            n = self.auth_failures[peer] = self.auth_failures.get(peer, 0) + 1
+            log.warning("bad ladder token from %s (%d so far)", peer, n)
+            raise HelloError(grpc.StatusCode.UNAUTHENTICATED,
+                             "Hello.token is not the token of an active registered bot",
+                             delay=min(0.05 * 2 ** (n - 1), 5.0))
+        self.auth_failures.pop(peer, None)
+        return bot
 
     def _dispatch(self, session: Session, outbox: Outbox, req: rpb.PlayRequest,
                   received_at: float) -> None:

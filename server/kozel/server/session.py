@@ -83,6 +83,9 @@ class Session:
         self.links: dict[str, RemoteLink] = {}
         self.leaving = False
         self.queue_key: str | None = None  # set by the lobby when the session queues
+        self.ladder: str | None = None  # set when it joined a ladder
+        self.bot = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
+        self.ladder_rated = False  # its rating row exists on its ladder
         self.missed: deque[rpb.PlayResponse] = deque(maxlen=MISSED_LIMIT)
         self._grace: list[asyncio.TimerHandle] = []
         self._on_idle = on_idle

@@ -77,9 +77,10 @@ class _Client:
                  join_table: str | None, join_queue: tuple[str | game_pb2.Ruleset, int] | None,
                  token: str, max_matches: int, matches: int | None, reconnect: bool,
                  grace_s: float, channel_options: Sequence[tuple[str, Any]] | None,
-                 drop_after_requests: int | None) -> None:
-        if (join_table is None) == (join_queue is None):
-            raise ValueError("give exactly one of join_table and join_queue")
+                 drop_after_requests: int | None, join_ladder: str | None = None) -> None:
+        if sum(x is not None for x in (join_table, join_queue, join_ladder)) != 1:
+            raise ValueError("give exactly one of join_table, join_queue and join_ladder")
+        self.join_ladder = join_ladder
         self.factory = factory
         self.address = address
         self.name = name
@@ -215,6 +216,8 @@ class _Client:
                                   max_matches=self.max_matches, client=CLIENT_NAME)
         if self.join_table is not None:
             hello.join_table.table_id = self.join_table
+        elif self.join_ladder is not None:
+            hello.join_ladder.ladder = self.join_ladder
         else:
             assert self.join_queue is not None
             ruleset, players = self.join_queue
@@ -506,7 +509,8 @@ async def play(factory: BotFactory, address: str, *, name: str,
                token: str = "", max_matches: int = 1, matches: int | None = None,
                reconnect: bool = True, grace_s: float = 10,
                channel_options: Sequence[tuple[str, Any]] | None = None,
-               drop_after_requests: int | None = None) -> list[referee_pb2.MatchEnd]:
+               drop_after_requests: int | None = None,
+               join_ladder: str | None = None) -> list[referee_pb2.MatchEnd]:
     """Connect to the referee at ``address`` and play until done; returns the MatchEnds.
 
     ``factory()`` makes one :class:`Bot` per match (a Bot subclass itself will do).
@@ -522,7 +526,7 @@ async def play(factory: BotFactory, address: str, *, name: str,
     client = _Client(factory, address, name=name, join_table=join_table, join_queue=join_queue,
                      token=token, max_matches=max_matches, matches=matches,
                      reconnect=reconnect, grace_s=grace_s, channel_options=channel_options,
-                     drop_after_requests=drop_after_requests)
+                     drop_after_requests=drop_after_requests, join_ladder=join_ladder)
     return await client.run()
 
 
@@ -532,10 +536,11 @@ def run_bot(factory: BotFactory, address: str, *, name: str,
             token: str = "", max_matches: int = 1, matches: int | None = None,
             reconnect: bool = True, grace_s: float = 10,
             channel_options: Sequence[tuple[str, Any]] | None = None,
-            drop_after_requests: int | None = None) -> list[referee_pb2.MatchEnd]:
+            drop_after_requests: int | None = None,
+            join_ladder: str | None = None) -> list[referee_pb2.MatchEnd]:
     """:func:`play` for scripts: the same arguments, run in its own event loop."""
     return asyncio.run(play(
         factory, address, name=name, join_table=join_table, join_queue=join_queue,
         token=token, max_matches=max_matches, matches=matches, reconnect=reconnect,
         grace_s=grace_s, channel_options=channel_options,
-        drop_after_requests=drop_after_requests))
+        drop_after_requests=drop_after_requests, join_ladder=join_ladder))

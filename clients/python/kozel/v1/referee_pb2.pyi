@@ -32,13 +32,14 @@ class PlayRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., leave: _Optional[_Union[Leave, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "bot_name", "token", "resume_token", "join_table", "join_queue", "max_matches", "client")
+    __slots__ = ("protocol_version", "bot_name", "token", "resume_token", "join_table", "join_queue", "join_ladder", "max_matches", "client")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     JOIN_TABLE_FIELD_NUMBER: _ClassVar[int]
     JOIN_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    JOIN_LADDER_FIELD_NUMBER: _ClassVar[int]
     MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
@@ -47,15 +48,22 @@ class Hello(_message.Message):
     resume_token: str
     join_table: JoinTable
     join_queue: JoinQueue
+    join_ladder: JoinLadder
     max_matches: int
     client: str
-    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., resume_token: _Optional[str] = ..., join_table: _Optional[_Union[JoinTable, _Mapping]] = ..., join_queue: _Optional[_Union[JoinQueue, _Mapping]] = ..., max_matches: _Optional[int] = ..., client: _Optional[str] = ...) -> None: ...
+    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., resume_token: _Optional[str] = ..., join_table: _Optional[_Union[JoinTable, _Mapping]] = ..., join_queue: _Optional[_Union[JoinQueue, _Mapping]] = ..., join_ladder: _Optional[_Union[JoinLadder, _Mapping]] = ..., max_matches: _Optional[int] = ..., client: _Optional[str] = ...) -> None: ...
 
 class JoinTable(_message.Message):
     __slots__ = ("table_id",)
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     def __init__(self, table_id: _Optional[str] = ...) -> None: ...
+
+class JoinLadder(_message.Message):
+    __slots__ = ("ladder",)
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    ladder: str
+    def __init__(self, ladder: _Optional[str] = ...) -> None: ...
 
 class JoinQueue(_message.Message):
     __slots__ = ("ruleset", "players")

@@ -219,6 +219,7 @@ type Hello struct {
 	//
 	//	*Hello_JoinTable
 	//	*Hello_JoinQueue
+	//	*Hello_JoinLadder
 	Want isHello_Want `protobuf_oneof:"want"`
 	// How many matches this stream plays at once (0 means 1).
 	MaxMatches uint32 `protobuf:"varint,7,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
@@ -311,6 +312,15 @@ func (x *Hello) GetJoinQueue() *JoinQueue {
 	return nil
 }
 
+func (x *Hello) GetJoinLadder() *JoinLadder {
+	if x != nil {
+		if x, ok := x.Want.(*Hello_JoinLadder); ok {
+			return x.JoinLadder
+		}
+	}
+	return nil
+}
+
 func (x *Hello) GetMaxMatches() uint32 {
 	if x != nil {
 		return x.MaxMatches
@@ -339,9 +349,16 @@ type Hello_JoinQueue struct {
 	JoinQueue *JoinQueue `protobuf:"bytes,6,opt,name=join_queue,json=joinQueue,proto3,oneof"`
 }
 
+type Hello_JoinLadder struct {
+	// Play rated matches on a ladder (needs a registered bot's token).
+	JoinLadder *JoinLadder `protobuf:"bytes,9,opt,name=join_ladder,json=joinLadder,proto3,oneof"`
+}
+
 func (*Hello_JoinTable) isHello_Want() {}
 
 func (*Hello_JoinQueue) isHello_Want() {}
+
+func (*Hello_JoinLadder) isHello_Want() {}
 
 // Sit at a named table.
 type JoinTable struct {
@@ -389,6 +406,53 @@ func (x *JoinTable) GetTableId() string {
 	return ""
 }
 
+// Play rated matches on a ladder: the referee pairs the bot with opponents near in rating,
+// as many at once as Hello.max_matches allows, until it leaves.
+type JoinLadder struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ladder's name, as in the referee's ladder file.
+	Ladder        string `protobuf:"bytes,1,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinLadder) Reset() {
+	*x = JoinLadder{}
+	mi := &file_kozel_v1_referee_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinLadder) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinLadder) ProtoMessage() {}
+
+func (x *JoinLadder) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_referee_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinLadder.ProtoReflect.Descriptor instead.
+func (*JoinLadder) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *JoinLadder) GetLadder() string {
+	if x != nil {
+		return x.Ladder
+	}
+	return ""
+}
+
 // Queue for a match: it starts when enough bots wait for the same ruleset and player count.
 type JoinQueue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -402,7 +466,7 @@ type JoinQueue struct {
 
 func (x *JoinQueue) Reset() {
 	*x = JoinQueue{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[3]
+	mi := &file_kozel_v1_referee_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +478,7 @@ func (x *JoinQueue) String() string {
 func (*JoinQueue) ProtoMessage() {}
 
 func (x *JoinQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[3]
+	mi := &file_kozel_v1_referee_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +491,7 @@ func (x *JoinQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinQueue.ProtoReflect.Descriptor instead.
 func (*JoinQueue) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{3}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *JoinQueue) GetRuleset() *Ruleset {
@@ -464,7 +528,7 @@ type ActionReply struct {
 
 func (x *ActionReply) Reset() {
 	*x = ActionReply{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[4]
+	mi := &file_kozel_v1_referee_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +540,7 @@ func (x *ActionReply) String() string {
 func (*ActionReply) ProtoMessage() {}
 
 func (x *ActionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[4]
+	mi := &file_kozel_v1_referee_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +553,7 @@ func (x *ActionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionReply.ProtoReflect.Descriptor instead.
 func (*ActionReply) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{4}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ActionReply) GetMatchId() string {
@@ -558,7 +622,7 @@ type Leave struct {
 
 func (x *Leave) Reset() {
 	*x = Leave{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[5]
+	mi := &file_kozel_v1_referee_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -570,7 +634,7 @@ func (x *Leave) String() string {
 func (*Leave) ProtoMessage() {}
 
 func (x *Leave) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[5]
+	mi := &file_kozel_v1_referee_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -583,7 +647,7 @@ func (x *Leave) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Leave.ProtoReflect.Descriptor instead.
 func (*Leave) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{5}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{6}
 }
 
 // A message from the referee.
@@ -609,7 +673,7 @@ type PlayResponse struct {
 
 func (x *PlayResponse) Reset() {
 	*x = PlayResponse{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[6]
+	mi := &file_kozel_v1_referee_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -621,7 +685,7 @@ func (x *PlayResponse) String() string {
 func (*PlayResponse) ProtoMessage() {}
 
 func (x *PlayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[6]
+	mi := &file_kozel_v1_referee_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -634,7 +698,7 @@ func (x *PlayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayResponse.ProtoReflect.Descriptor instead.
 func (*PlayResponse) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{6}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlayResponse) GetMessage() isPlayResponse_Message {
@@ -816,7 +880,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[7]
+	mi := &file_kozel_v1_referee_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +892,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[7]
+	mi := &file_kozel_v1_referee_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +905,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{7}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Welcome) GetSessionId() string {
@@ -908,7 +972,7 @@ type Player struct {
 
 func (x *Player) Reset() {
 	*x = Player{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[8]
+	mi := &file_kozel_v1_referee_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +984,7 @@ func (x *Player) String() string {
 func (*Player) ProtoMessage() {}
 
 func (x *Player) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[8]
+	mi := &file_kozel_v1_referee_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +997,7 @@ func (x *Player) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Player.ProtoReflect.Descriptor instead.
 func (*Player) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{8}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Player) GetSeat() uint32 {
@@ -982,7 +1046,7 @@ type MatchStart struct {
 
 func (x *MatchStart) Reset() {
 	*x = MatchStart{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[9]
+	mi := &file_kozel_v1_referee_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1058,7 @@ func (x *MatchStart) String() string {
 func (*MatchStart) ProtoMessage() {}
 
 func (x *MatchStart) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[9]
+	mi := &file_kozel_v1_referee_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1071,7 @@ func (x *MatchStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchStart.ProtoReflect.Descriptor instead.
 func (*MatchStart) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{9}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *MatchStart) GetMatchId() string {
@@ -1093,7 +1157,7 @@ type DealStart struct {
 
 func (x *DealStart) Reset() {
 	*x = DealStart{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[10]
+	mi := &file_kozel_v1_referee_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1169,7 @@ func (x *DealStart) String() string {
 func (*DealStart) ProtoMessage() {}
 
 func (x *DealStart) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[10]
+	mi := &file_kozel_v1_referee_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1182,7 @@ func (x *DealStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DealStart.ProtoReflect.Descriptor instead.
 func (*DealStart) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{10}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DealStart) GetMatchId() string {
@@ -1211,7 +1275,7 @@ type DecisionRequest struct {
 
 func (x *DecisionRequest) Reset() {
 	*x = DecisionRequest{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[11]
+	mi := &file_kozel_v1_referee_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1287,7 @@ func (x *DecisionRequest) String() string {
 func (*DecisionRequest) ProtoMessage() {}
 
 func (x *DecisionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[11]
+	mi := &file_kozel_v1_referee_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1300,7 @@ func (x *DecisionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionRequest.ProtoReflect.Descriptor instead.
 func (*DecisionRequest) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{11}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DecisionRequest) GetMatchId() string {
@@ -1325,7 +1389,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[12]
+	mi := &file_kozel_v1_referee_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1401,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[12]
+	mi := &file_kozel_v1_referee_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1414,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{12}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Event) GetMatchId() string {
@@ -1469,7 +1533,7 @@ type TrickTaken struct {
 
 func (x *TrickTaken) Reset() {
 	*x = TrickTaken{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[13]
+	mi := &file_kozel_v1_referee_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1545,7 @@ func (x *TrickTaken) String() string {
 func (*TrickTaken) ProtoMessage() {}
 
 func (x *TrickTaken) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[13]
+	mi := &file_kozel_v1_referee_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1558,7 @@ func (x *TrickTaken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrickTaken.ProtoReflect.Descriptor instead.
 func (*TrickTaken) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{13}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TrickTaken) GetTrick() *Trick {
@@ -1519,7 +1583,7 @@ type Drawn struct {
 
 func (x *Drawn) Reset() {
 	*x = Drawn{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[14]
+	mi := &file_kozel_v1_referee_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1595,7 @@ func (x *Drawn) String() string {
 func (*Drawn) ProtoMessage() {}
 
 func (x *Drawn) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[14]
+	mi := &file_kozel_v1_referee_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1608,7 @@ func (x *Drawn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drawn.ProtoReflect.Descriptor instead.
 func (*Drawn) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{14}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Drawn) GetCards() []string {
@@ -1583,7 +1647,7 @@ type Declared struct {
 
 func (x *Declared) Reset() {
 	*x = Declared{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[15]
+	mi := &file_kozel_v1_referee_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1659,7 @@ func (x *Declared) String() string {
 func (*Declared) ProtoMessage() {}
 
 func (x *Declared) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[15]
+	mi := &file_kozel_v1_referee_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1672,7 @@ func (x *Declared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Declared.ProtoReflect.Descriptor instead.
 func (*Declared) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{15}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Declared) GetSeat() uint32 {
@@ -1649,7 +1713,7 @@ type SeatNotice struct {
 
 func (x *SeatNotice) Reset() {
 	*x = SeatNotice{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[16]
+	mi := &file_kozel_v1_referee_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1725,7 @@ func (x *SeatNotice) String() string {
 func (*SeatNotice) ProtoMessage() {}
 
 func (x *SeatNotice) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[16]
+	mi := &file_kozel_v1_referee_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1738,7 @@ func (x *SeatNotice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatNotice.ProtoReflect.Descriptor instead.
 func (*SeatNotice) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{16}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SeatNotice) GetSeat() uint32 {
@@ -1726,7 +1790,7 @@ type Rejection struct {
 
 func (x *Rejection) Reset() {
 	*x = Rejection{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[17]
+	mi := &file_kozel_v1_referee_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1802,7 @@ func (x *Rejection) String() string {
 func (*Rejection) ProtoMessage() {}
 
 func (x *Rejection) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[17]
+	mi := &file_kozel_v1_referee_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1815,7 @@ func (x *Rejection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejection.ProtoReflect.Descriptor instead.
 func (*Rejection) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{17}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Rejection) GetMatchId() string {
@@ -1817,7 +1881,7 @@ type SideScore struct {
 
 func (x *SideScore) Reset() {
 	*x = SideScore{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[18]
+	mi := &file_kozel_v1_referee_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1893,7 @@ func (x *SideScore) String() string {
 func (*SideScore) ProtoMessage() {}
 
 func (x *SideScore) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[18]
+	mi := &file_kozel_v1_referee_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1906,7 @@ func (x *SideScore) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SideScore.ProtoReflect.Descriptor instead.
 func (*SideScore) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{18}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SideScore) GetSide() uint32 {
@@ -1912,7 +1976,7 @@ type DealEnd struct {
 
 func (x *DealEnd) Reset() {
 	*x = DealEnd{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[19]
+	mi := &file_kozel_v1_referee_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +1988,7 @@ func (x *DealEnd) String() string {
 func (*DealEnd) ProtoMessage() {}
 
 func (x *DealEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[19]
+	mi := &file_kozel_v1_referee_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2001,7 @@ func (x *DealEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DealEnd.ProtoReflect.Descriptor instead.
 func (*DealEnd) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{19}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DealEnd) GetMatchId() string {
@@ -2013,7 +2077,7 @@ type MatchEnd struct {
 
 func (x *MatchEnd) Reset() {
 	*x = MatchEnd{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[20]
+	mi := &file_kozel_v1_referee_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2089,7 @@ func (x *MatchEnd) String() string {
 func (*MatchEnd) ProtoMessage() {}
 
 func (x *MatchEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[20]
+	mi := &file_kozel_v1_referee_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2102,7 @@ func (x *MatchEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchEnd.ProtoReflect.Descriptor instead.
 func (*MatchEnd) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{20}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MatchEnd) GetMatchId() string {
@@ -2084,7 +2148,7 @@ type Redirect struct {
 
 func (x *Redirect) Reset() {
 	*x = Redirect{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[21]
+	mi := &file_kozel_v1_referee_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2096,7 +2160,7 @@ func (x *Redirect) String() string {
 func (*Redirect) ProtoMessage() {}
 
 func (x *Redirect) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[21]
+	mi := &file_kozel_v1_referee_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2109,7 +2173,7 @@ func (x *Redirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Redirect.ProtoReflect.Descriptor instead.
 func (*Redirect) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{21}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Redirect) GetAddress() string {
@@ -2148,7 +2212,7 @@ type CreateTableRequest struct {
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[22]
+	mi := &file_kozel_v1_referee_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2224,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[22]
+	mi := &file_kozel_v1_referee_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2237,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{22}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateTableRequest) GetTableId() string {
@@ -2229,7 +2293,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[23]
+	mi := &file_kozel_v1_referee_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2305,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[23]
+	mi := &file_kozel_v1_referee_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2318,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{23}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CreateTableResponse) GetTableId() string {
@@ -2275,7 +2339,7 @@ type WaitTableRequest struct {
 
 func (x *WaitTableRequest) Reset() {
 	*x = WaitTableRequest{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[24]
+	mi := &file_kozel_v1_referee_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2287,7 +2351,7 @@ func (x *WaitTableRequest) String() string {
 func (*WaitTableRequest) ProtoMessage() {}
 
 func (x *WaitTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[24]
+	mi := &file_kozel_v1_referee_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2300,7 +2364,7 @@ func (x *WaitTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTableRequest.ProtoReflect.Descriptor instead.
 func (*WaitTableRequest) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{24}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WaitTableRequest) GetTableId() string {
@@ -2329,7 +2393,7 @@ type WaitTableResponse struct {
 
 func (x *WaitTableResponse) Reset() {
 	*x = WaitTableResponse{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[25]
+	mi := &file_kozel_v1_referee_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2405,7 @@ func (x *WaitTableResponse) String() string {
 func (*WaitTableResponse) ProtoMessage() {}
 
 func (x *WaitTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[25]
+	mi := &file_kozel_v1_referee_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2418,7 @@ func (x *WaitTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTableResponse.ProtoReflect.Descriptor instead.
 func (*WaitTableResponse) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{25}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WaitTableResponse) GetMatchId() string {
@@ -2403,7 +2467,7 @@ type GetReplayRequest struct {
 
 func (x *GetReplayRequest) Reset() {
 	*x = GetReplayRequest{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[26]
+	mi := &file_kozel_v1_referee_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2479,7 @@ func (x *GetReplayRequest) String() string {
 func (*GetReplayRequest) ProtoMessage() {}
 
 func (x *GetReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[26]
+	mi := &file_kozel_v1_referee_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2492,7 @@ func (x *GetReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReplayRequest.ProtoReflect.Descriptor instead.
 func (*GetReplayRequest) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{26}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetReplayRequest) GetReplayId() string {
@@ -2449,7 +2513,7 @@ type GetReplayResponse struct {
 
 func (x *GetReplayResponse) Reset() {
 	*x = GetReplayResponse{}
-	mi := &file_kozel_v1_referee_proto_msgTypes[27]
+	mi := &file_kozel_v1_referee_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2461,7 +2525,7 @@ func (x *GetReplayResponse) String() string {
 func (*GetReplayResponse) ProtoMessage() {}
 
 func (x *GetReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_referee_proto_msgTypes[27]
+	mi := &file_kozel_v1_referee_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2474,7 +2538,7 @@ func (x *GetReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReplayResponse.ProtoReflect.Descriptor instead.
 func (*GetReplayResponse) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{27}
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetReplayResponse) GetReplayGz() []byte {
@@ -2493,7 +2557,7 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\x05hello\x18\x01 \x01(\v2\x0f.kozel.v1.HelloH\x00R\x05hello\x12/\n" +
 	"\x06action\x18\x02 \x01(\v2\x15.kozel.v1.ActionReplyH\x00R\x06action\x12'\n" +
 	"\x05leave\x18\x03 \x01(\v2\x0f.kozel.v1.LeaveH\x00R\x05leaveB\t\n" +
-	"\amessage\"\xb3\x02\n" +
+	"\amessage\"\xec\x02\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x19\n" +
 	"\bbot_name\x18\x02 \x01(\tR\abotName\x12\x14\n" +
@@ -2502,13 +2566,18 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\n" +
 	"join_table\x18\x05 \x01(\v2\x13.kozel.v1.JoinTableH\x00R\tjoinTable\x124\n" +
 	"\n" +
-	"join_queue\x18\x06 \x01(\v2\x13.kozel.v1.JoinQueueH\x00R\tjoinQueue\x12\x1f\n" +
+	"join_queue\x18\x06 \x01(\v2\x13.kozel.v1.JoinQueueH\x00R\tjoinQueue\x127\n" +
+	"\vjoin_ladder\x18\t \x01(\v2\x14.kozel.v1.JoinLadderH\x00R\n" +
+	"joinLadder\x12\x1f\n" +
 	"\vmax_matches\x18\a \x01(\rR\n" +
 	"maxMatches\x12\x16\n" +
 	"\x06client\x18\b \x01(\tR\x06clientB\x06\n" +
 	"\x04want\"&\n" +
 	"\tJoinTable\x12\x19\n" +
-	"\btable_id\x18\x01 \x01(\tR\atableId\"R\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"$\n" +
+	"\n" +
+	"JoinLadder\x12\x16\n" +
+	"\x06ladder\x18\x01 \x01(\tR\x06ladder\"R\n" +
 	"\tJoinQueue\x12+\n" +
 	"\aruleset\x18\x01 \x01(\v2\x11.kozel.v1.RulesetR\aruleset\x12\x18\n" +
 	"\aplayers\x18\x02 \x01(\rR\aplayers\"\xa0\x01\n" +
@@ -2694,102 +2763,104 @@ func file_kozel_v1_referee_proto_rawDescGZIP() []byte {
 }
 
 var file_kozel_v1_referee_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kozel_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_kozel_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_kozel_v1_referee_proto_goTypes = []any{
 	(NoticeKind)(0),             // 0: kozel.v1.NoticeKind
 	(*PlayRequest)(nil),         // 1: kozel.v1.PlayRequest
 	(*Hello)(nil),               // 2: kozel.v1.Hello
 	(*JoinTable)(nil),           // 3: kozel.v1.JoinTable
-	(*JoinQueue)(nil),           // 4: kozel.v1.JoinQueue
-	(*ActionReply)(nil),         // 5: kozel.v1.ActionReply
-	(*Leave)(nil),               // 6: kozel.v1.Leave
-	(*PlayResponse)(nil),        // 7: kozel.v1.PlayResponse
-	(*Welcome)(nil),             // 8: kozel.v1.Welcome
-	(*Player)(nil),              // 9: kozel.v1.Player
-	(*MatchStart)(nil),          // 10: kozel.v1.MatchStart
-	(*DealStart)(nil),           // 11: kozel.v1.DealStart
-	(*DecisionRequest)(nil),     // 12: kozel.v1.DecisionRequest
-	(*Event)(nil),               // 13: kozel.v1.Event
-	(*TrickTaken)(nil),          // 14: kozel.v1.TrickTaken
-	(*Drawn)(nil),               // 15: kozel.v1.Drawn
-	(*Declared)(nil),            // 16: kozel.v1.Declared
-	(*SeatNotice)(nil),          // 17: kozel.v1.SeatNotice
-	(*Rejection)(nil),           // 18: kozel.v1.Rejection
-	(*SideScore)(nil),           // 19: kozel.v1.SideScore
-	(*DealEnd)(nil),             // 20: kozel.v1.DealEnd
-	(*MatchEnd)(nil),            // 21: kozel.v1.MatchEnd
-	(*Redirect)(nil),            // 22: kozel.v1.Redirect
-	(*CreateTableRequest)(nil),  // 23: kozel.v1.CreateTableRequest
-	(*CreateTableResponse)(nil), // 24: kozel.v1.CreateTableResponse
-	(*WaitTableRequest)(nil),    // 25: kozel.v1.WaitTableRequest
-	(*WaitTableResponse)(nil),   // 26: kozel.v1.WaitTableResponse
-	(*GetReplayRequest)(nil),    // 27: kozel.v1.GetReplayRequest
-	(*GetReplayResponse)(nil),   // 28: kozel.v1.GetReplayResponse
-	(*Ruleset)(nil),             // 29: kozel.v1.Ruleset
-	(*Action)(nil),              // 30: kozel.v1.Action
-	(*TimeControl)(nil),         // 31: kozel.v1.TimeControl
-	(DecisionKind)(0),           // 32: kozel.v1.DecisionKind
-	(*Observation)(nil),         // 33: kozel.v1.Observation
-	(*Play)(nil),                // 34: kozel.v1.Play
-	(*Trick)(nil),               // 35: kozel.v1.Trick
-	(Combo)(0),                  // 36: kozel.v1.Combo
-	(ForfeitReason)(0),          // 37: kozel.v1.ForfeitReason
-	(ErrorCode)(0),              // 38: kozel.v1.ErrorCode
-	(*MatchResult)(nil),         // 39: kozel.v1.MatchResult
+	(*JoinLadder)(nil),          // 4: kozel.v1.JoinLadder
+	(*JoinQueue)(nil),           // 5: kozel.v1.JoinQueue
+	(*ActionReply)(nil),         // 6: kozel.v1.ActionReply
+	(*Leave)(nil),               // 7: kozel.v1.Leave
+	(*PlayResponse)(nil),        // 8: kozel.v1.PlayResponse
+	(*Welcome)(nil),             // 9: kozel.v1.Welcome
+	(*Player)(nil),              // 10: kozel.v1.Player
+	(*MatchStart)(nil),          // 11: kozel.v1.MatchStart
+	(*DealStart)(nil),           // 12: kozel.v1.DealStart
+	(*DecisionRequest)(nil),     // 13: kozel.v1.DecisionRequest
+	(*Event)(nil),               // 14: kozel.v1.Event
+	(*TrickTaken)(nil),          // 15: kozel.v1.TrickTaken
+	(*Drawn)(nil),               // 16: kozel.v1.Drawn
+	(*Declared)(nil),            // 17: kozel.v1.Declared
+	(*SeatNotice)(nil),          // 18: kozel.v1.SeatNotice
+	(*Rejection)(nil),           // 19: kozel.v1.Rejection
+	(*SideScore)(nil),           // 20: kozel.v1.SideScore
+	(*DealEnd)(nil),             // 21: kozel.v1.DealEnd
+	(*MatchEnd)(nil),            // 22: kozel.v1.MatchEnd
+	(*Redirect)(nil),            // 23: kozel.v1.Redirect
+	(*CreateTableRequest)(nil),  // 24: kozel.v1.CreateTableRequest
+	(*CreateTableResponse)(nil), // 25: kozel.v1.CreateTableResponse
+	(*WaitTableRequest)(nil),    // 26: kozel.v1.WaitTableRequest
+	(*WaitTableResponse)(nil),   // 27: kozel.v1.WaitTableResponse
+	(*GetReplayRequest)(nil),    // 28: kozel.v1.GetReplayRequest
+	(*GetReplayResponse)(nil),   // 29: kozel.v1.GetReplayResponse
+	(*Ruleset)(nil),             // 30: kozel.v1.Ruleset
+	(*Action)(nil),              // 31: kozel.v1.Action
+	(*TimeControl)(nil),         // 32: kozel.v1.TimeControl
+	(DecisionKind)(0),           // 33: kozel.v1.DecisionKind
+	(*Observation)(nil),         // 34: kozel.v1.Observation
+	(*Play)(nil),                // 35: kozel.v1.Play
+	(*Trick)(nil),               // 36: kozel.v1.Trick
+	(Combo)(0),                  // 37: kozel.v1.Combo
+	(ForfeitReason)(0),          // 38: kozel.v1.ForfeitReason
+	(ErrorCode)(0),              // 39: kozel.v1.ErrorCode
+	(*MatchResult)(nil),         // 40: kozel.v1.MatchResult
 }
 var file_kozel_v1_referee_proto_depIdxs = []int32{
 	2,  // 0: kozel.v1.PlayRequest.hello:type_name -> kozel.v1.Hello
-	5,  // 1: kozel.v1.PlayRequest.action:type_name -> kozel.v1.ActionReply
-	6,  // 2: kozel.v1.PlayRequest.leave:type_name -> kozel.v1.Leave
+	6,  // 1: kozel.v1.PlayRequest.action:type_name -> kozel.v1.ActionReply
+	7,  // 2: kozel.v1.PlayRequest.leave:type_name -> kozel.v1.Leave
 	3,  // 3: kozel.v1.Hello.join_table:type_name -> kozel.v1.JoinTable
-	4,  // 4: kozel.v1.Hello.join_queue:type_name -> kozel.v1.JoinQueue
-	29, // 5: kozel.v1.JoinQueue.ruleset:type_name -> kozel.v1.Ruleset
-	30, // 6: kozel.v1.ActionReply.action:type_name -> kozel.v1.Action
-	8,  // 7: kozel.v1.PlayResponse.welcome:type_name -> kozel.v1.Welcome
-	10, // 8: kozel.v1.PlayResponse.match_start:type_name -> kozel.v1.MatchStart
-	11, // 9: kozel.v1.PlayResponse.deal_start:type_name -> kozel.v1.DealStart
-	12, // 10: kozel.v1.PlayResponse.decision:type_name -> kozel.v1.DecisionRequest
-	13, // 11: kozel.v1.PlayResponse.event:type_name -> kozel.v1.Event
-	18, // 12: kozel.v1.PlayResponse.rejection:type_name -> kozel.v1.Rejection
-	20, // 13: kozel.v1.PlayResponse.deal_end:type_name -> kozel.v1.DealEnd
-	21, // 14: kozel.v1.PlayResponse.match_end:type_name -> kozel.v1.MatchEnd
-	22, // 15: kozel.v1.PlayResponse.redirect:type_name -> kozel.v1.Redirect
-	29, // 16: kozel.v1.MatchStart.ruleset:type_name -> kozel.v1.Ruleset
-	31, // 17: kozel.v1.MatchStart.time_control:type_name -> kozel.v1.TimeControl
-	9,  // 18: kozel.v1.MatchStart.seating:type_name -> kozel.v1.Player
-	32, // 19: kozel.v1.DecisionRequest.kind:type_name -> kozel.v1.DecisionKind
-	33, // 20: kozel.v1.DecisionRequest.observation:type_name -> kozel.v1.Observation
-	30, // 21: kozel.v1.DecisionRequest.legal_actions:type_name -> kozel.v1.Action
-	34, // 22: kozel.v1.Event.played:type_name -> kozel.v1.Play
-	14, // 23: kozel.v1.Event.trick_taken:type_name -> kozel.v1.TrickTaken
-	15, // 24: kozel.v1.Event.drawn:type_name -> kozel.v1.Drawn
-	16, // 25: kozel.v1.Event.declared:type_name -> kozel.v1.Declared
-	17, // 26: kozel.v1.Event.notice:type_name -> kozel.v1.SeatNotice
-	35, // 27: kozel.v1.TrickTaken.trick:type_name -> kozel.v1.Trick
-	36, // 28: kozel.v1.Declared.combo:type_name -> kozel.v1.Combo
-	0,  // 29: kozel.v1.SeatNotice.kind:type_name -> kozel.v1.NoticeKind
-	37, // 30: kozel.v1.SeatNotice.forfeit_reason:type_name -> kozel.v1.ForfeitReason
-	38, // 31: kozel.v1.Rejection.code:type_name -> kozel.v1.ErrorCode
-	35, // 32: kozel.v1.DealEnd.tricks:type_name -> kozel.v1.Trick
-	19, // 33: kozel.v1.DealEnd.scores:type_name -> kozel.v1.SideScore
-	39, // 34: kozel.v1.MatchEnd.result:type_name -> kozel.v1.MatchResult
-	29, // 35: kozel.v1.CreateTableRequest.ruleset:type_name -> kozel.v1.Ruleset
-	31, // 36: kozel.v1.CreateTableRequest.time_control:type_name -> kozel.v1.TimeControl
-	39, // 37: kozel.v1.WaitTableResponse.result:type_name -> kozel.v1.MatchResult
-	9,  // 38: kozel.v1.WaitTableResponse.seating:type_name -> kozel.v1.Player
-	1,  // 39: kozel.v1.RefereeService.Play:input_type -> kozel.v1.PlayRequest
-	23, // 40: kozel.v1.RefereeService.CreateTable:input_type -> kozel.v1.CreateTableRequest
-	25, // 41: kozel.v1.RefereeService.WaitTable:input_type -> kozel.v1.WaitTableRequest
-	27, // 42: kozel.v1.RefereeService.GetReplay:input_type -> kozel.v1.GetReplayRequest
-	7,  // 43: kozel.v1.RefereeService.Play:output_type -> kozel.v1.PlayResponse
-	24, // 44: kozel.v1.RefereeService.CreateTable:output_type -> kozel.v1.CreateTableResponse
-	26, // 45: kozel.v1.RefereeService.WaitTable:output_type -> kozel.v1.WaitTableResponse
-	28, // 46: kozel.v1.RefereeService.GetReplay:output_type -> kozel.v1.GetReplayResponse
-	43, // [43:47] is the sub-list for method output_type
-	39, // [39:43] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	5,  // 4: kozel.v1.Hello.join_queue:type_name -> kozel.v1.JoinQueue
+	4,  // 5: kozel.v1.Hello.join_ladder:type_name -> kozel.v1.JoinLadder
+	30, // 6: kozel.v1.JoinQueue.ruleset:type_name -> kozel.v1.Ruleset
+	31, // 7: kozel.v1.ActionReply.action:type_name -> kozel.v1.Action
+	9,  // 8: kozel.v1.PlayResponse.welcome:type_name -> kozel.v1.Welcome
+	11, // 9: kozel.v1.PlayResponse.match_start:type_name -> kozel.v1.MatchStart
+	12, // 10: kozel.v1.PlayResponse.deal_start:type_name -> kozel.v1.DealStart
+	13, // 11: kozel.v1.PlayResponse.decision:type_name -> kozel.v1.DecisionRequest
+	14, // 12: kozel.v1.PlayResponse.event:type_name -> kozel.v1.Event
+	19, // 13: kozel.v1.PlayResponse.rejection:type_name -> kozel.v1.Rejection
+	21, // 14: kozel.v1.PlayResponse.deal_end:type_name -> kozel.v1.DealEnd
+	22, // 15: kozel.v1.PlayResponse.match_end:type_name -> kozel.v1.MatchEnd
+	23, // 16: kozel.v1.PlayResponse.redirect:type_name -> kozel.v1.Redirect
+	30, // 17: kozel.v1.MatchStart.ruleset:type_name -> kozel.v1.Ruleset
+	32, // 18: kozel.v1.MatchStart.time_control:type_name -> kozel.v1.TimeControl
+	10, // 19: kozel.v1.MatchStart.seating:type_name -> kozel.v1.Player
+	33, // 20: kozel.v1.DecisionRequest.kind:type_name -> kozel.v1.DecisionKind
+	34, // 21: kozel.v1.DecisionRequest.observation:type_name -> kozel.v1.Observation
+	31, // 22: kozel.v1.DecisionRequest.legal_actions:type_name -> kozel.v1.Action
+	35, // 23: kozel.v1.Event.played:type_name -> kozel.v1.Play
+	15, // 24: kozel.v1.Event.trick_taken:type_name -> kozel.v1.TrickTaken
+	16, // 25: kozel.v1.Event.drawn:type_name -> kozel.v1.Drawn
+	17, // 26: kozel.v1.Event.declared:type_name -> kozel.v1.Declared
+	18, // 27: kozel.v1.Event.notice:type_name -> kozel.v1.SeatNotice
+	36, // 28: kozel.v1.TrickTaken.trick:type_name -> kozel.v1.Trick
+	37, // 29: kozel.v1.Declared.combo:type_name -> kozel.v1.Combo
+	0,  // 30: kozel.v1.SeatNotice.kind:type_name -> kozel.v1.NoticeKind
+	38, // 31: kozel.v1.SeatNotice.forfeit_reason:type_name -> kozel.v1.ForfeitReason
+	39, // 32: kozel.v1.Rejection.code:type_name -> kozel.v1.ErrorCode
+	36, // 33: kozel.v1.DealEnd.tricks:type_name -> kozel.v1.Trick
+	20, // 34: kozel.v1.DealEnd.scores:type_name -> kozel.v1.SideScore
+	40, // 35: kozel.v1.MatchEnd.result:type_name -> kozel.v1.MatchResult
+	30, // 36: kozel.v1.CreateTableRequest.ruleset:type_name -> kozel.v1.Ruleset
+	32, // 37: kozel.v1.CreateTableRequest.time_control:type_name -> kozel.v1.TimeControl
+	40, // 38: kozel.v1.WaitTableResponse.result:type_name -> kozel.v1.MatchResult
+	10, // 39: kozel.v1.WaitTableResponse.seating:type_name -> kozel.v1.Player
+	1,  // 40: kozel.v1.RefereeService.Play:input_type -> kozel.v1.PlayRequest
+	24, // 41: kozel.v1.RefereeService.CreateTable:input_type -> kozel.v1.CreateTableRequest
+	26, // 42: kozel.v1.RefereeService.WaitTable:input_type -> kozel.v1.WaitTableRequest
+	28, // 43: kozel.v1.RefereeService.GetReplay:input_type -> kozel.v1.GetReplayRequest
+	8,  // 44: kozel.v1.RefereeService.Play:output_type -> kozel.v1.PlayResponse
+	25, // 45: kozel.v1.RefereeService.CreateTable:output_type -> kozel.v1.CreateTableResponse
+	27, // 46: kozel.v1.RefereeService.WaitTable:output_type -> kozel.v1.WaitTableResponse
+	29, // 47: kozel.v1.RefereeService.GetReplay:output_type -> kozel.v1.GetReplayResponse
+	44, // [44:48] is the sub-list for method output_type
+	40, // [40:44] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_kozel_v1_referee_proto_init() }
@@ -2806,12 +2877,13 @@ func file_kozel_v1_referee_proto_init() {
 	file_kozel_v1_referee_proto_msgTypes[1].OneofWrappers = []any{
 		(*Hello_JoinTable)(nil),
 		(*Hello_JoinQueue)(nil),
+		(*Hello_JoinLadder)(nil),
 	}
-	file_kozel_v1_referee_proto_msgTypes[4].OneofWrappers = []any{
+	file_kozel_v1_referee_proto_msgTypes[5].OneofWrappers = []any{
 		(*ActionReply_LegalIndex)(nil),
 		(*ActionReply_Action)(nil),
 	}
-	file_kozel_v1_referee_proto_msgTypes[6].OneofWrappers = []any{
+	file_kozel_v1_referee_proto_msgTypes[7].OneofWrappers = []any{
 		(*PlayResponse_Welcome)(nil),
 		(*PlayResponse_MatchStart)(nil),
 		(*PlayResponse_DealStart)(nil),
@@ -2822,7 +2894,7 @@ func file_kozel_v1_referee_proto_init() {
 		(*PlayResponse_MatchEnd)(nil),
 		(*PlayResponse_Redirect)(nil),
 	}
-	file_kozel_v1_referee_proto_msgTypes[12].OneofWrappers = []any{
+	file_kozel_v1_referee_proto_msgTypes[13].OneofWrappers = []any{
 		(*Event_Played)(nil),
 		(*Event_TrickTaken)(nil),
 		(*Event_Drawn)(nil),
@@ -2835,7 +2907,7 @@ func file_kozel_v1_referee_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kozel_v1_referee_proto_rawDesc), len(file_kozel_v1_referee_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,103 @@
+"""Ladder definitions from a YAML file, validated with clear messages that name the bad key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kozel.engine.rules import Ruleset, RulesError
+from kozel.server.config import Clock
+
+
+class ConfigError(ValueError):
+    """A ladder file that cannot be used; the message names the key and what is wrong."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RulesetSpec(_Strict):
+    preset: str = "classic"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClockSpec(_Strict):
+    move_ms: int = Field(2000, ge=10, le=600_000)
+    bank_ms: int = Field(10_000, ge=0, le=3_600_000)
+    max_strikes: int = Field(3, ge=0, le=1000)
+    max_retries: int = Field(2, ge=0, le=100)
+    grace_ms: int = Field(10_000, ge=0, le=600_000)
+
+
+class LadderSpec(_Strict):
+    """One ladder: what is played, how fast, and how pairings are made."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    ruleset: RulesetSpec = Field(default_factory=RulesetSpec)
+    players: int = Field(2, ge=2, le=5)
+    time_control: ClockSpec = Field(default_factory=ClockSpec)
+    max_concurrent_matches: int = Field(16, ge=1, le=10_000)
+    repeat_window: int = Field(4, ge=0, le=1000,
+                               description="a group that met in the last N matches of a bot "
+                                           "is avoided while other opponents wait")
+    rating_scale: float = Field(5.0, gt=0, description="how quickly opponents far in rating "
+                                                       "become unlikely")
+
+    @field_validator("ruleset")
+    @classmethod
+    def _ruleset_exists(cls, spec: RulesetSpec) -> RulesetSpec:
+        try:
+            Ruleset.preset(spec.preset, spec.options)
+        except RulesError as exc:
+            raise ValueError(str(exc)) from None
+        return spec
+
+    def rules(self) -> Ruleset:
+        return Ruleset.preset(self.ruleset.preset, self.ruleset.options)
+
+    def clock(self) -> Clock:
+        t = self.time_control
+        return Clock(move_ms=t.move_ms, bank_ms=t.bank_ms, max_strikes=t.max_strikes,
+                     max_retries=t.max_retries, grace_ms=t.grace_ms)
+
+
+class LadderFile(_Strict):
+    ladders: list[LadderSpec] = Field(min_length=1)
+
+    @field_validator("ladders")
+    @classmethod
+    def _unique(cls, ladders: list[LadderSpec]) -> list[LadderSpec]:
+        names = [lad.name for lad in ladders]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"ladder names must be unique: {', '.join(dup)}")
+        for lad in ladders:
+            try:
+                lad.rules().check_players(lad.players)
+            except RulesError as exc:
+                raise ValueError(f"ladder {lad.name!r}: {exc}") from None
+        return ladders
+
+
+def load_ladders(path: Path) -> list[LadderSpec]:
+    """Read and validate a ladder file."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse_ladders(data, str(path))
+
+
+def parse_ladders(data: Any, source: str = "ladders") -> list[LadderSpec]:
+    try:
+        return LadderFile.model_validate(data).ladders
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(top)"
+            lines.append(f"{source}: {where}: {err['msg']}")
+        raise ConfigError("\n".join(lines)) from None
