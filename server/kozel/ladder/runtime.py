@@ -8,12 +8,15 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.scheduler import Entrant, History, pick
 from kozel.ladder.store import SeatResult, Store
+from kozel.server.convert import ruleset_from_pb
+from kozel.server.replay import read_replay, verify_replay
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import SeatLink
 from kozel.v1 import game_pb2 as pb
@@ -108,32 +111,60 @@ class LadderRuntime:
 
     async def _commit(self, runner: MatchRunner, bots: list[int]) -> None:
         outcome: MatchOutcome = runner.outcome  # type: ignore[assignment]
-        result = outcome.result
-        if result.reason == pb.MATCH_END_REASON_ABORTED or not outcome.replay_id:
+        if outcome.result.reason == pb.MATCH_END_REASON_ABORTED or not outcome.replay_id:
             await asyncio.to_thread(self.store.abort_match, runner.match_id)
             return
-        sides = runner.match.side_of
-        forfeited_sides = sorted({sides[f.seat] for f in result.forfeits})
-        if self.rules.is_money:
-            ranks = standing_ranks(chips=list(result.chips), forfeited=forfeited_sides)
-        else:
-            ranks = standing_ranks(penalties=list(result.penalty_totals),
-                                   forfeited=forfeited_sides)
-        forfeit_seats = {f.seat for f in result.forfeits}
-        seats = [SeatResult(
-            seat=seat, side=sides[seat], bot_id=bot, rank=ranks[sides[seat]],
-            penalty=result.penalty_totals[sides[seat]] if result.penalty_totals else 0,
-            won=not result.draw and result.winner_side == sides[seat],
-            timeouts=result.timeouts[seat] if result.timeouts else 0,
-            forfeited=seat in forfeit_seats) for seat, bot in enumerate(bots)]
-        await asyncio.to_thread(
-            self.store.finish_match, runner.match_id,
-            reason=pb.MatchEndReason.Name(result.reason), replay_path=str(outcome.replay_path),
-            result={"penalty_totals": list(result.penalty_totals), "chips": list(result.chips),
-                    "winner_side": result.winner_side, "draw": result.draw},
-            seats=seats)
+        await asyncio.to_thread(commit_result, self.store, runner.match_id, outcome.result,
+                                str(outcome.replay_path), runner.match.side_of, bots,
+                                self.rules.is_money)
 
     async def flush(self) -> None:
         """Wait for pending result commits (at shutdown)."""
         if self._commits:
             await asyncio.gather(*self._commits, return_exceptions=True)
+
+
+def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_path: str,
+                  side_of: tuple[int, ...], bots: list[int], money: bool) -> None:
+    """Commit a finished match's result and rating update (its replay is on disk)."""
+    forfeited_sides = sorted({side_of[f.seat] for f in result.forfeits})
+    if money:
+        ranks = standing_ranks(chips=list(result.chips), forfeited=forfeited_sides)
+    else:
+        ranks = standing_ranks(penalties=list(result.penalty_totals), forfeited=forfeited_sides)
+    forfeit_seats = {f.seat for f in result.forfeits}
+    seats = [SeatResult(
+        seat=seat, side=side_of[seat], bot_id=bot, rank=ranks[side_of[seat]],
+        penalty=result.penalty_totals[side_of[seat]] if result.penalty_totals else 0,
+        won=not result.draw and result.winner_side == side_of[seat],
+        timeouts=result.timeouts[seat] if result.timeouts else 0,
+        forfeited=seat in forfeit_seats) for seat, bot in enumerate(bots)]
+    store.finish_match(
+        match_id, reason=pb.MatchEndReason.Name(result.reason), replay_path=replay_path,
+        result={"penalty_totals": list(result.penalty_totals), "chips": list(result.chips),
+                "winner_side": result.winner_side, "draw": result.draw},
+        seats=seats)
+
+
+def recover(store: Store, replay_dir: Path) -> tuple[list[str], list[str]]:
+    """After a crash: a match still marked running whose finished replay is on disk and
+    verifies is committed now; the others are marked aborted. Returns (committed, aborted)."""
+    committed, aborted = [], []
+    for match_id, bots in store.running_matches().items():
+        path = Path(replay_dir) / f"{match_id}.kzr"
+        replay = None
+        if path.exists():
+            try:
+                replay = read_replay(path)
+            except (OSError, ValueError):
+                replay = None
+        if (replay is not None and replay.result.reason != pb.MATCH_END_REASON_ABORTED
+                and verify_replay(replay) == []):
+            rules = ruleset_from_pb(replay.ruleset)
+            commit_result(store, match_id, replay.result, str(path),
+                          rules.side_of(replay.players), bots, rules.is_money)
+            committed.append(match_id)
+        else:
+            store.abort_match(match_id, "referee restarted")
+            aborted.append(match_id)
+    return committed, aborted

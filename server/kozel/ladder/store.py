@@ -235,6 +235,17 @@ class Store:
             match.ended_at = datetime.now(UTC)
         return out
 
+    def running_matches(self) -> dict[str, list[int]]:
+        """Matches marked running, with their bot ids by seat."""
+        with self._session() as s:
+            rows = s.execute(select(MatchSeatRow.match_id, MatchSeatRow.seat, MatchSeatRow.bot_id)
+                             .join(MatchRow).where(MatchRow.status == "running")
+                             .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)).all()
+        out: dict[str, list[int]] = {}
+        for match_id, _seat, bot_id in rows:
+            out.setdefault(match_id, []).append(bot_id)
+        return out
+
     def abort_running(self, reason: str = "aborted") -> list[str]:
         """Mark every running match aborted (after a crash or restart); no rating changes."""
         with self._session.begin() as s:

@@ -65,14 +65,16 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
         house_bots = HOUSE_BOTS
     lobby = Lobby(config, house_bots)
     if config.ladders:
+        from kozel.ladder.runtime import recover
         from kozel.ladder.store import Store, default_url
 
         store = Store(config.database_url or default_url(config.data_dir))
         store.migrate()
-        aborted = store.abort_running("referee restarted")
-        if aborted:
-            log.warning("%d matches were running when the referee stopped: marked aborted",
-                        len(aborted))
+        committed, aborted = recover(store, config.replay_dir)
+        if committed or aborted:
+            log.warning("recovered after a stop: %d finished matches committed from their "
+                        "replays, %d unfinished matches marked aborted",
+                        len(committed), len(aborted))
         for spec in config.ladders:
             lobby.add_ladder(spec, store)
     service = RefereeService(config, lobby)
