@@ -1,0 +1,48 @@
+"""Ladder files: the shipped example loads; mistakes are reported with the key that is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kozel.ladder.config import ConfigError, load_ladders, parse_ladders
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_example_ladder_file_loads() -> None:
+    ladders = load_ladders(ROOT / "deploy" / "ladders.example.yaml")
+    assert [lad.name for lad in ladders] == ["classic-2p", "classic-3p", "teams", "balkan-2p"]
+    assert ladders[0].clock().move_ms == 2000 and ladders[3].rules().eggs == "double_next"
+
+
+@pytest.mark.parametrize("data,words", [
+    ({"ladders": [{"name": "a", "ruleset": {"preset": "classic", "options": {"limt": 3}}}]},
+     ["ladders.0.ruleset", "unknown knob 'limt'"]),
+    ({"ladders": [{"name": "a", "players": 9}]}, ["ladders.0.players"]),
+    ({"ladders": [{"name": "a", "time_control": {"move_ms": 1}}]},
+     ["ladders.0.time_control.move_ms"]),
+    ({"ladders": [{"name": "a", "colour": "red"}]}, ["ladders.0.colour", "Extra inputs"]),
+    ({"ladders": [{"name": "a"}, {"name": "a"}]}, ["unique"]),
+    ({"ladders": [{"name": "c35", "players": 2, "ruleset": {"preset": "classic-35"}}]},
+     ["classic-35 is played by 3 players, not 2"]),
+    ({"ladders": []}, ["ladders"]),
+])
+def test_bad_ladder_files_name_the_key(data: dict, words: list[str]) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_ladders(data, "ladders.yaml")
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_serve_refuses_a_bad_ladder_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bad = tmp_path / "l.yaml"
+    bad.write_text("ladders:\n  - name: x\n    players: 9\n")
+    res = subprocess.run([sys.executable, "-m", "kozel.cli.main", "serve", "--ladders",
+                          str(bad), "--listen", "127.0.0.1:0"], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2 and "ladders.0.players" in res.stdout
