@@ -34,9 +34,11 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
 )
-# Statuses after which the session may still be resumed: the network dropped, or the referee
-# cut a stream that read too slowly.
-_RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+# Statuses after which the session may still be resumed: the network dropped (UNAVAILABLE, or
+# INTERNAL/UNKNOWN when a send races with the stream dying), or the referee cut a stream that
+# read too slowly. If the session is gone, the resume itself is refused with NOT_FOUND.
+_RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
+              grpc.StatusCode.RESOURCE_EXHAUSTED)
 _BACKOFF_START_S = 0.05
 _BACKOFF_MAX_S = 2.0
 _CLOSE_TIMEOUT_S = 5.0  # how long to wait for the referee to close the stream after Leave
