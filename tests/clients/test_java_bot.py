@@ -10,7 +10,6 @@ mvn the tests fail under CI (CI set) and are skipped elsewhere.
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import hashlib
 import os
@@ -18,22 +17,19 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kozel.server.replay import read_replay, verify_replay
-from kozel.v1 import game_pb2, referee_pb2
-from tests.server.conftest import RefereeProcess, start_referee_process, stop_referee_process
-from tests.server.rawbot import create_table, wait_table
+from tests.clients.botkit import MATCH_TIMEOUT_S, Played, assert_clean, play_table
+from tests.clients.botkit import toolchain_missing
+from tests.server.conftest import RefereeProcess
 
 REPO = Path(__file__).resolve().parents[2]
 BOT_DIR = REPO / "clients" / "java"
 JAR_NAME = "kozel-java-bot.jar"
 JAVA_MAJOR = 17
 BUILD_TIMEOUT_S = 900
-MATCH_TIMEOUT_S = 120
 KEEP_BUILDS_DAYS = 14  # unused cached builds older than this are removed
 
 # The first build may take minutes; pytest-timeout's default (300 s) would count it.
@@ -43,12 +39,8 @@ _MATCH_LINE = re.compile(r"^match (\S+) ended: reason=(\S+) .*forfeits=(\d+)")
 
 
 def _unavailable(why: str) -> None:
-    msg = f"the Java bot cannot be tested: {why}"
-    if os.environ.get("CI"):
-        pytest.fail(f"{msg} (CI is set, so this is an error: install JDK {JAVA_MAJOR}+ and "
-                    "Maven on the CI machine, e.g. apt-get install openjdk-17-jdk-headless maven)",
-                    pytrace=False)
-    pytest.skip(msg)
+    toolchain_missing(f"the Java bot cannot be tested: {why} (install JDK {JAVA_MAJOR}+ and "
+                      "Maven, e.g. apt-get install openjdk-17-jdk-headless maven)")
 
 
 def _toolchain() -> tuple[str, str, str]:
@@ -116,81 +108,36 @@ def java_bot() -> list[str]:
     return [java, "-jar", str(jar)]
 
 
-@pytest.fixture(scope="module")
-def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
-    """A referee with its default clock (2 s a move, 10 s bank, 10 s grace)."""
-    ref = start_referee_process(tmp_path_factory.mktemp("java-replays"))
-    yield ref
-    stop_referee_process(ref)
-
-
-def _finish(bot: subprocess.Popen[str]) -> tuple[list[tuple[str, str, int]], str]:
-    """Wait for a bot process; returns its MatchEnd lines (id, reason, forfeits) and its log."""
-    try:
-        out, err = bot.communicate(timeout=MATCH_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        bot.kill()
-        out, err = bot.communicate()
-        pytest.fail(f"the bot did not finish within {MATCH_TIMEOUT_S} s:\n{out}\n{err}")
-    assert bot.returncode == 0, f"the bot exited with {bot.returncode}:\n{out}\n{err}"
-    ends = [(m.group(1), m.group(2), int(m.group(3)))
-            for m in map(_MATCH_LINE.match, out.splitlines()) if m]
-    return ends, err
-
-
-def _play(bot_cmd: list[str], ref: RefereeProcess, players: int, house: list[str],
-          names: list[str], *flags: str,
-          ) -> tuple[referee_pb2.WaitTableResponse, list[tuple[list[tuple[str, str, int]], str]]]:
-    """One classic match: house bots in the first seats, one Java bot per name after them."""
-    table_id = asyncio.run(create_table(ref.address, "classic", players, house=house))
-    bots = [subprocess.Popen([*bot_cmd, "--server", ref.address, "--table", table_id,
-                              "--name", name, *flags],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for name in names]
-    try:
-        result = asyncio.run(wait_table(ref.address, table_id, timeout=MATCH_TIMEOUT_S))
-        return result, [_finish(bot) for bot in bots]
-    finally:
-        for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-                bot.communicate()
-
-
-def _check_clean(result: referee_pb2.WaitTableResponse, names: list[str],
-                 outputs: list[tuple[list[tuple[str, str, int]], str]]) -> None:
-    """No forfeits, no refused answers and no timeouts for the Java bots, a valid replay, and
-    every bot reported the match's end."""
-    r = result.result
-    assert list(r.forfeits) == [], r
-    assert r.reason == game_pb2.MATCH_END_REASON_LIMIT, r
-    seats = {p.name: p.seat for p in result.seating}
-    for name in names:
-        assert r.rejections[seats[name]] == 0, r
-        assert r.timeouts[seats[name]] == 0, r
-    replay = read_replay(Path(result.replay_path))
-    assert verify_replay(replay) == []
-    for ends, log in outputs:
-        assert ends == [(result.match_id, "MATCH_END_REASON_LIMIT", 0)], log
+def _check(played: Played, names: list[str]) -> None:
+    """A clean match, and every Java bot printed its end: (match id, reason, forfeits)."""
+    assert_clean(played, names)
+    for out, log in played.outputs:
+        ends = [m.groups() for line in out.splitlines() if (m := _MATCH_LINE.match(line))]
+        assert ends == [(played.result.match_id, "MATCH_END_REASON_LIMIT", "0")], log
         assert "refused" not in log, log
 
 
+def _play(cmd: list[str], ref: RefereeProcess, players: int, house: list[str],
+          names: list[str], *flags: str) -> Played:
+    return play_table(cmd, ref.address, players, house,
+                      [["--name", name, *flags] for name in names])
+
+
 def test_two_players_against_greedy(java_bot: list[str], referee: RefereeProcess) -> None:
-    result, outputs = _play(java_bot, referee, 2, ["greedy"], ["java-bot"])
-    _check_clean(result, ["java-bot"], outputs)
+    _check(_play(java_bot, referee, 2, ["greedy"], ["java-bot"]), ["java-bot"])
 
 
 def test_four_players_two_java_bots_with_house_bots(java_bot: list[str],
                                                     referee: RefereeProcess) -> None:
     names = ["java-a", "java-b"]
-    result, outputs = _play(java_bot, referee, 4, ["greedy", "random"], names)
-    _check_clean(result, names, outputs)
-    assert {p.name for p in result.seating} == {"greedy-0", "random-1", *names}
+    played = _play(java_bot, referee, 4, ["greedy", "random"], names)
+    _check(played, names)
+    assert {p.name for p in played.result.seating} == {"greedy-0", "random-1", *names}
 
 
 def test_resumes_after_a_dropped_stream(java_bot: list[str], referee: RefereeProcess) -> None:
-    result, outputs = _play(java_bot, referee, 2, ["greedy"], ["java-drop"], "--drop-after", "3")
-    _check_clean(result, ["java-drop"], outputs)
-    log = outputs[0][1]
+    played = _play(java_bot, referee, 2, ["greedy"], ["java-drop"], "--drop-after", "3")
+    _check(played, ["java-drop"])
+    log = played.outputs[0][1]
     assert "cancelling the stream: --drop-after 3" in log, log
     assert "(resumed)" in log, log

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,17 +18,10 @@ from tests.clients.test_java_bot import java_bot  # noqa: F401
 from tests.clients.test_node_bot import BOT_DIR as NODE_DIR
 from tests.clients.test_node_bot import node_bot  # noqa: F401
 from tests.clients.test_rust_bot import rust_bot  # noqa: F401
-from tests.server.conftest import RefereeProcess, start_referee_process, stop_referee_process
+from tests.server.conftest import RefereeProcess
 from tests.server.rawbot import create_table, wait_table
 
 pytestmark = pytest.mark.timeout(1800)  # first builds of four toolchains
-
-
-@pytest.fixture(scope="module")
-def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
-    ref = start_referee_process(tmp_path_factory.mktemp("mixed-replays"))
-    yield ref
-    stop_referee_process(ref)
 
 
 @pytest.fixture(scope="module")

@@ -105,15 +105,15 @@ def test_sleeping_bot_times_out_gets_strikes_and_forfeits(referee: RefereeProces
         return result, bots, await other
 
     result, bots, (other_result, _) = asyncio.run(scenario())
-    sleepy, awake = bots[0].seat, bots[1].seat
+    sleeper, awake = bots[0].seat, bots[1].seat
     assert result.result.reason == pb.MATCH_END_REASON_FORFEIT
     assert [(f.seat, f.reason) for f in result.result.forfeits] == [
-        (sleepy, pb.FORFEIT_REASON_STRIKES)]
+        (sleeper, pb.FORFEIT_REASON_STRIKES)]
     assert result.result.winner_side == awake and not result.result.draw
-    assert list(result.result.timeouts)[sleepy] == 3
+    assert list(result.result.timeouts)[sleeper] == 3
     notices = [e.notice for e in bots[1].of("event") if e.WhichOneof("kind") == "notice"]
     assert [n.kind for n in notices].count(rpb.NOTICE_KIND_TIMEOUT) == 3
-    assert notices[-1].kind == rpb.NOTICE_KIND_FORFEIT and notices[-1].seat == sleepy
+    assert notices[-1].kind == rpb.NOTICE_KIND_FORFEIT and notices[-1].seat == sleeper
     replay = read_replay(result.replay_path)
     assert verify_replay(replay) == []
     assert sum(s.timeout for d in replay.deals for s in d.steps) == 2  # the third forfeits
