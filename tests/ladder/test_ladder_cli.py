@@ -33,3 +33,8 @@ def test_register_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> N
     assert kozel(tmp_path, "retire", "nobody").returncode == 1
     listing = kozel(tmp_path, "standings", "classic-2p")
     assert listing.returncode == 0 and "Standings" in listing.stdout
+    store.start_match("m1", "classic-2p", 2, [(0, 0, bot.id), (1, 1, bot.id)])
+    matches = kozel(tmp_path, "matches", "--bot", "greedy-v1")
+    assert matches.returncode == 0 and "m1" in matches.stdout and "running" in matches.stdout
+    assert kozel(tmp_path, "reset-rating", "classic-2p", "greedy-v1").returncode == 0
+    assert kozel(tmp_path, "reset-rating", "classic-2p", "nobody").returncode == 1

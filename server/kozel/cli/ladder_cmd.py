@@ -28,6 +28,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     st = lsub.add_parser("standings", help="a ladder's standings")
     st.add_argument("ladder")
     st.set_defaults(func=cmd_standings)
+    rr = lsub.add_parser("reset-rating", help="start a bot again from the default rating")
+    rr.add_argument("ladder")
+    rr.add_argument("name")
+    rr.set_defaults(func=cmd_reset)
+    m = lsub.add_parser("matches", help="matches, newest first")
+    m.add_argument("--ladder")
+    m.add_argument("--bot")
+    m.add_argument("--limit", type=int, default=20)
+    m.set_defaults(func=cmd_matches)
 
 
 def _store(args: argparse.Namespace):
@@ -74,5 +83,29 @@ def cmd_standings(args: argparse.Namespace) -> int:
         table.add_row(str(i), r.name, f"{r.ordinal:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
                       str(r.matches), str(r.wins), f"{r.avg_penalty:.1f}", str(r.timeouts),
                       str(r.forfeits))
+    Console().print(table)
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from kozel.ladder.store import StoreError
+
+    try:
+        _store(args).reset_rating(args.ladder, args.name)
+    except StoreError as exc:
+        print(f"error: {exc}")
+        return 1
+    print(f"bot {args.name!r} starts again from the default rating on {args.ladder!r}")
+    return 0
+
+
+def cmd_matches(args: argparse.Namespace) -> int:
+    rows = _store(args).matches(ladder=args.ladder, bot=args.bot, limit=args.limit)
+    table = Table(title="Matches")
+    for col in ("match", "ladder", "status", "started", "reason", "replay"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.id, r.ladder, r.status, r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+                      r.reason or "", r.replay_path or "")
     Console().print(table)
     return 0
