@@ -43,6 +43,7 @@ def test_six_bots_play_a_rated_ladder(store_url: str, tmp_path: Path) -> None:
             assert time.monotonic() < deadline, store.match_counts()
             assert ref.proc.poll() is None, "the referee died"
             time.sleep(1)
+        _check_ladder_service(ref.address, store)
     finally:
         for bot in bots:
             bot.terminate()
@@ -95,3 +96,30 @@ def test_a_bad_token_is_refused_and_counted(store_url: str, tmp_path: Path) -> N
     assert results[-1][1] > results[0][1] + 0.3  # repeated failures are slowed down
     assert missing.status.name == "UNAUTHENTICATED"
     assert nowhere.status.name == "NOT_FOUND" and "classic-2p" in nowhere.details
+
+
+def _check_ladder_service(address: str, store: Store) -> None:
+    """The LadderService RPCs agree with the store, and a replay streams back whole."""
+    import grpc
+
+    from kozel.server.replay import decode_replay
+    from kozel.v1 import ladder_pb2 as lpb
+    from kozel.v1 import ladder_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        standings = stub.GetStandings(lpb.GetStandingsRequest(ladder="classic-2p"))
+        assert {s.bot for s in standings.standings} == {name for _, name in BOTS}
+        ords = [s.ordinal for s in standings.standings]
+        assert ords == sorted(ords, reverse=True)
+        listed = stub.ListMatches(lpb.ListMatchesRequest(bot="greedy-a", limit=5))
+        assert 0 < len(listed.matches) <= 5
+        done = next(m for m in stub.ListMatches(lpb.ListMatchesRequest(
+            ladder="classic-2p", limit=50)).matches if m.status == "finished")
+        data = b"".join(c.chunk for c in stub.DownloadReplay(
+            lpb.DownloadReplayRequest(replay_id=done.match_id)))
+        replay = decode_replay(data)
+        assert replay.match_id == done.match_id and verify_replay(replay) == []
+        with pytest.raises(grpc.RpcError) as missing:
+            stub.GetStandings(lpb.GetStandingsRequest(ladder="nope"))
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND

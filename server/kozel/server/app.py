@@ -13,12 +13,14 @@ from grpc_reflection.v1alpha import reflection
 
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
+from kozel.server.ladder_service import LadderService
 from kozel.server.service import RefereeService
-from kozel.v1 import referee_pb2, referee_pb2_grpc
+from kozel.v1 import ladder_pb2, ladder_pb2_grpc, referee_pb2, referee_pb2_grpc
 
 log = logging.getLogger("kozel.app")
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
+LADDER_SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
 
 
 @dataclass(slots=True)
@@ -81,10 +83,13 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     server = grpc.aio.server(options=server_options(config),
                              maximum_concurrent_rpcs=config.max_streams)
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
+    ladder_pb2_grpc.add_LadderServiceServicer_to_server(
+        LadderService(lobby, config.replay_dir), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        (SERVICE_NAME, LADDER_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server)
     port = server.add_insecure_port(config.listen)
     if port == 0:
         raise OSError(f"cannot listen on {config.listen}")

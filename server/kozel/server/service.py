@@ -22,7 +22,7 @@ from kozel.v1 import referee_pb2_grpc
 log = logging.getLogger("kozel.service")
 
 PROTOCOL_VERSION = 1
-_ID = re.compile(r"^[0-9a-f]{8,64}$")
+REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
 
 
 class HelloError(Exception):
@@ -244,7 +244,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     async def GetReplay(self, request: rpb.GetReplayRequest,
                         context: grpc.aio.ServicerContext) -> rpb.GetReplayResponse:
-        if not _ID.match(request.replay_id):
+        if not REPLAY_ID.match(request.replay_id):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "a replay id is 8 to 64 lowercase hex digits")
         path = Path(self.config.replay_dir) / f"{request.replay_id}.kzr"

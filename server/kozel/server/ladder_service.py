@@ -1,0 +1,73 @@
+"""``kozel.v1.LadderService``: read-only standings, match lists and streamed replays."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+
+from kozel.ladder.store import Store
+from kozel.server.lobby import Lobby
+from kozel.server.service import REPLAY_ID
+from kozel.v1 import ladder_pb2 as lpb
+from kozel.v1 import ladder_pb2_grpc
+
+CHUNK_BYTES = 64 * 1024
+MAX_LIST = 500
+
+
+class LadderService(ladder_pb2_grpc.LadderServiceServicer):
+    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
+        self.lobby = lobby
+        self.replay_dir = Path(replay_dir)
+
+    def _store(self) -> Store | None:
+        return next((lad.store for lad in self.lobby.ladders.values()), None)
+
+    async def GetStandings(self, request: lpb.GetStandingsRequest,
+                           context: grpc.aio.ServicerContext) -> lpb.GetStandingsResponse:
+        ladder = self.lobby.ladders.get(request.ladder)
+        if ladder is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no ladder {request.ladder!r}; "
+                                f"ladders: {', '.join(sorted(self.lobby.ladders)) or 'none'}")
+        rows = await asyncio.to_thread(ladder.store.standings, request.ladder)
+        return lpb.GetStandingsResponse(ladder=request.ladder, standings=[
+            lpb.Standing(bot=r.name, ordinal=r.ordinal, mu=r.mu, sigma=r.sigma,
+                         matches=r.matches, wins=r.wins, avg_penalty=r.avg_penalty,
+                         timeouts=r.timeouts, forfeits=r.forfeits) for r in rows])
+
+    async def ListMatches(self, request: lpb.ListMatchesRequest,
+                          context: grpc.aio.ServicerContext) -> lpb.ListMatchesResponse:
+        store = self._store()
+        if store is None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                "this referee serves no ladders")
+        since = request.since.ToDatetime(tzinfo=None) if request.HasField("since") else None
+        limit = min(request.limit or 50, MAX_LIST)
+        rows = await asyncio.to_thread(
+            store.matches, ladder=request.ladder or None, bot=request.bot or None,
+            since=since, limit=limit)
+        out = lpb.ListMatchesResponse()
+        for r in rows:
+            m = out.matches.add(match_id=r.id, ladder=r.ladder, status=r.status,
+                                reason=r.reason or "")
+            m.started_at.FromDatetime(r.started_at)
+            if r.ended_at is not None:
+                m.ended_at.FromDatetime(r.ended_at)
+        return out
+
+    async def DownloadReplay(self, request: lpb.DownloadReplayRequest,
+                             context: grpc.aio.ServicerContext
+                             ) -> AsyncIterator[lpb.DownloadReplayResponse]:
+        if not REPLAY_ID.match(request.replay_id):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "a replay id is 8 to 64 lowercase hex digits")
+        path = self.replay_dir / f"{request.replay_id}.kzr"
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except FileNotFoundError:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no replay {request.replay_id}")
+        for start in range(0, len(data), CHUNK_BYTES):
+            yield lpb.DownloadReplayResponse(chunk=data[start:start + CHUNK_BYTES])
