@@ -61,16 +61,22 @@ def cmd_register(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_status(args: argparse.Namespace) -> int:
+def _act(args: argparse.Namespace, action, done: str) -> int:
+    """Run one store action; print ``done`` or the store's refusal."""
     from kozel.ladder.store import StoreError
 
     try:
-        _store(args).set_status(args.name, args.status)
+        action(_store(args))
     except StoreError as exc:
         print(f"error: {exc}")
         return 1
-    print(f"bot {args.name!r} is {args.status}")
+    print(done)
     return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    return _act(args, lambda store: store.set_status(args.name, args.status),
+                f"bot {args.name!r} is {args.status}")
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
@@ -88,15 +94,8 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from kozel.ladder.store import StoreError
-
-    try:
-        _store(args).reset_rating(args.ladder, args.name)
-    except StoreError as exc:
-        print(f"error: {exc}")
-        return 1
-    print(f"bot {args.name!r} starts again from the default rating on {args.ladder!r}")
-    return 0
+    return _act(args, lambda store: store.reset_rating(args.ladder, args.name),
+                f"bot {args.name!r} starts again from the default rating on {args.ladder!r}")
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
