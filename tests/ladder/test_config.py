@@ -13,8 +13,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_example_ladder_file_loads() -> None:
     ladders = load_ladders(ROOT / "deploy" / "ladders.example.yaml")
-    assert [lad.name for lad in ladders] == ["classic-2p", "classic-3p", "teams", "balkan-2p"]
-    assert ladders[0].clock().move_ms == 2000 and ladders[3].rules().eggs == "double_next"
+    assert [lad.name for lad in ladders] == ["classic-2p", "classic-3p", "teams",
+                                             "classic-2p-duplicate", "balkan-2p"]
+    assert ladders[0].clock().move_ms == 2000 and ladders[4].rules().eggs == "double_next"
+    assert ladders[0].repeat_cap == 20 and ladders[3].duplicate
 
 
 @pytest.mark.parametrize("data,words", [

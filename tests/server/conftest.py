@@ -24,7 +24,8 @@ class RefereeProcess:
 def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
     """Start ``kozel serve`` on a free port and wait until it listens."""
     cmd = [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
-           "--replay-dir", str(replay_dir), "--log-level", "WARNING", *args]
+           "--replay-dir", str(replay_dir), "--log-level", "WARNING",
+           "--drain-timeout", "5", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 30

@@ -1,8 +1,9 @@
 """What one seat may know: the only place where hidden information is filtered.
 
-:func:`observe` builds a seat's :class:`Observation` from a deal; :func:`full_view` shows
-everything (for replays, spectators after the delay, and the end of a deal). Nothing else in
-the project decides what a seat may see.
+:func:`observe` builds a seat's :class:`Observation` from a deal; :func:`public_view` builds
+what a spectator may see (:data:`Spectator.PUBLIC`); :func:`full_view` shows everything (for
+replays, spectators after the delay, and the end of a deal). Nothing else in the project
+decides what a seat or a spectator may see.
 
 A seat sees: its own hand; the trump suit and indicator card; every face-up card played;
 the number of face-down cards (and its own face-down cards); hand sizes; the talon size;
@@ -11,17 +12,34 @@ cards returned by a mid-trick interruption); and the card points it can account 
 Declaration windows are sealed: a seat learns only its own request and, afterwards, the
 combination that was led; to the others the table looks as if it awaits the next play.
 When the deal ends every card is shown.
+
+A spectator sees what anyone watching the table sees: no hand, no face-down card (unless
+``discard_visibility`` is ``open``), the publicly known cards in hands, the combinations led;
+a sealed window looks to it as it does to a seat that is not asked.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 from kozel.engine.actions import Decision
 from kozel.engine.cards import SUITS, codes, points
-from kozel.engine.deal import Deal, Declared, Drawn, Play, Trick
+from kozel.engine.deal import Deal, Declared, Drawn, Play, Returned, Trick
 from kozel.engine.rules import DiscardVisibility
+
+
+class Spectator(enum.Enum):
+    """An observer without a seat: ``PUBLIC`` sees what anyone watching the table could see,
+    ``FULL`` sees everything (replays, spectators after the delay)."""
+
+    PUBLIC = "public"
+    FULL = "full"
+
+
+Observer = int | Spectator  # a seat number, or a spectator
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,41 +101,56 @@ class Observation:
         return asdict(self)
 
 
-def _play_view(p: Play, observer: int | None, open_discards: bool) -> PlayView:
-    visible = p.face_up or open_discards or observer is None or observer == p.seat
+def _sees(p: Play, observer: Observer, open_discards: bool) -> bool:
+    return p.face_up or open_discards or observer is Spectator.FULL or observer == p.seat
+
+
+def _play_view(p: Play, observer: Observer, open_discards: bool) -> PlayView:
+    visible = _sees(p, observer, open_discards)
     return PlayView(p.seat, str(p.kind), p.cards.bit_count(),
                     tuple(codes(p.cards)) if visible else (), p.forced)
 
 
-def _visible_mask(plays: tuple[Play, ...] | list[Play], observer: int | None,
+def _visible_mask(plays: tuple[Play, ...] | list[Play], observer: Observer,
                   open_discards: bool) -> int:
     m = 0
     for p in plays:
-        if p.face_up or open_discards or observer is None or observer == p.seat:
+        if _sees(p, observer, open_discards):
             m |= p.cards
     return m
 
 
+# Completed tricks never change, and a deal's observation lists all of them at every decision:
+# their views are memoised (a view depends only on the trick, the observer and open_discards).
+@lru_cache(maxsize=8192)
+def _trick_view(t: Trick, observer: Observer, open_discards: bool) -> TrickView:
+    return TrickView(t.leader, t.winner,
+                     tuple(_play_view(p, observer, open_discards) for p in t.plays), t.combo,
+                     points(_visible_mask(t.plays, observer, open_discards)))
+
+
 def observe(deal: Deal, seat: int) -> Observation:
     """The observation of ``seat`` (a seat at the table, in play or eliminated)."""
-    if not 0 <= seat < deal.players:
+    if isinstance(seat, Spectator) or not 0 <= seat < deal.players:
         raise ValueError(f"seat {seat} is not at this table of {deal.players}")
     return _build(deal, seat)
 
 
 def full_view(deal: Deal) -> Observation:
     """Everything, with every hand listed in ``seats[i].known_cards`` (for replays)."""
-    return _build(deal, None)
+    return _build(deal, Spectator.FULL)
 
 
-def _build(deal: Deal, observer: int | None) -> Observation:
+def public_view(deal: Deal) -> Observation:
+    """What a spectator may see (``seat`` is -1, ``hand`` empty, ``decision`` none)."""
+    return _build(deal, Spectator.PUBLIC)
+
+
+def _build(deal: Deal, observer: Observer) -> Observation:
     open_d = deal.over or deal.rules.discard_visibility == DiscardVisibility.OPEN
-    reveal_all = observer is None or deal.over  # every card is shown when the deal ends
-    tricks = tuple(
-        TrickView(t.leader, t.winner, tuple(_play_view(p, observer, open_d) for p in t.plays),
-                  t.combo, points(_visible_mask(t.plays, observer, open_d)))
-        for t in deal.tricks
-    )
+    seat = observer if isinstance(observer, int) else None
+    reveal_all = observer is Spectator.FULL or deal.over  # every card is shown at the end
+    tricks = tuple(_trick_view(t, observer, open_d) for t in deal.tricks)
     seen_points = [0] * deal.players
     for t in tricks:
         seen_points[t.winner] += t.known_points
@@ -139,15 +172,16 @@ def _build(deal: Deal, observer: int | None) -> Observation:
         for s in range(deal.players)
     )
     to_act = deal.to_act
-    asked = observer is not None and observer in to_act
-    if deal.phase is Decision.DECLARE and observer is not None and not asked:
+    asked = seat is not None and seat in to_act
+    sealed = deal.phase is Decision.DECLARE and observer is not Spectator.FULL
+    if sealed and not asked:
         to_act = _outwardly_awaited(deal)  # a sealed window looks like the play it delays
-    elif deal.phase is Decision.DECLARE and observer is not None:
-        to_act = (observer,)
+    elif sealed:
+        to_act = (seat,)
     indicator_drawn = deal.talon.index(deal.indicator) < deal.talon_pos
-    hand = deal.hands[observer] if observer is not None else 0
+    hand = deal.hands[seat] if seat is not None else 0
     return Observation(
-        seat=-1 if observer is None else observer,
+        seat=-1 if seat is None else seat,
         players=deal.players,
         dealer=deal.dealer,
         trump=SUITS[deal.trump],
@@ -160,7 +194,7 @@ def _build(deal: Deal, observer: int | None) -> Observation:
         trick=trick,
         decision=str(deal.phase) if asked else str(Decision.NONE),
         to_act=tuple(to_act),
-        lead_cap=deal.lead_cap(observer) if asked and deal.phase is Decision.LEAD else None,
+        lead_cap=deal.lead_cap(seat) if asked and deal.phase is Decision.LEAD else None,
         deal_over=deal.over,
     )
 
@@ -186,9 +220,10 @@ class DeclaredView:
 EventView = PlayView | TrickView | DrawnView | DeclaredView
 
 
-def event_views(deal: Deal, start: int, observer: int) -> list[EventView]:
-    """What ``observer`` may see of ``deal.log[start:]``, in order (returned tricks show no
-    event of their own: the declaration that follows explains them)."""
+def event_views(deal: Deal, start: int, observer: Observer) -> list[EventView]:
+    """What ``observer`` (a seat or a spectator) may see of ``deal.log[start:]``, in order
+    (returned tricks show no event of their own: the declaration that follows explains them).
+    A spectator draws no cards: its ``DrawnView.cards`` is empty."""
     open_d = deal.rules.discard_visibility == DiscardVisibility.OPEN
     out: list[EventView] = []
     talon = deal.talon_left
@@ -196,15 +231,33 @@ def event_views(deal: Deal, start: int, observer: int) -> list[EventView]:
         if isinstance(entry, Play):
             out.append(_play_view(entry, observer, open_d))
         elif isinstance(entry, Trick):
-            out.append(TrickView(
-                entry.leader, entry.winner,
-                tuple(_play_view(p, observer, open_d) for p in entry.plays), entry.combo,
-                points(_visible_mask(entry.plays, observer, open_d))))
+            out.append(_trick_view(entry, observer, open_d))
         elif isinstance(entry, Drawn):
-            out.append(DrawnView(tuple(codes(entry.cards[observer])),
+            own = entry.cards[observer] if isinstance(observer, int) else 0
+            out.append(DrawnView(tuple(codes(own)),
                                  tuple(m.bit_count() for m in entry.cards), talon))
         elif isinstance(entry, Declared):
             out.append(DeclaredView(entry.seat, str(entry.combo), tuple(codes(entry.cards))))
+    return out
+
+
+def hands_after(deal: Deal, start: int) -> list[tuple[tuple[str, ...], ...]]:
+    """Every seat's hand right after each event of ``event_views(deal, start, ...)`` (one entry
+    per view, same order): the full view's hands, rebuilt backwards from the hands now."""
+    hands = list(deal.hands)
+    out: list[tuple[tuple[str, ...], ...]] = []
+    for entry in reversed(deal.log[start:]):
+        if isinstance(entry, Returned):  # no view of its own; the cards went back to hands
+            for p in entry.plays:
+                hands[p.seat] &= ~p.cards
+            continue
+        out.append(tuple(tuple(codes(h)) for h in hands))
+        if isinstance(entry, Play):
+            hands[entry.seat] |= entry.cards
+        elif isinstance(entry, Drawn):
+            for s, m in enumerate(entry.cards):
+                hands[s] &= ~m
+    out.reverse()
     return out
 
 

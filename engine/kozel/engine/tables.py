@@ -76,29 +76,40 @@ def subsets(hand: int, size: int) -> list[int]:
     return [sum(combo) for combo in combinations(bits, size)]
 
 
+class _LeadRows(dict):
+    """``rows[pattern][cap]`` for one suit: the leads made of the suit's 9-bit ``pattern`` of
+    cards (and the wild shokha when ``with_shokha``), of allowed sizes up to ``cap``, by size
+    then cards. A row is built the first time it is looked up: building all 512 at once takes
+    long enough (a good fraction of a second per table) to stall a server's first match."""
+
+    __slots__ = ("base", "lead_sizes", "with_shokha")
+
+    def __init__(self, suit: int, lead_sizes: tuple[int, ...], with_shokha: bool) -> None:
+        super().__init__()
+        self.base = 9 * suit
+        self.lead_sizes = lead_sizes
+        self.with_shokha = with_shokha
+
+    def __missing__(self, pattern: int) -> list[tuple[Action, ...]]:
+        cards = [self.base + i for i in range(9) if pattern >> i & 1]
+        options: list[int] = []
+        for size in range(1, 5):
+            if self.with_shokha and size > 1:  # shokha (card 0) first: lexicographically smallest
+                options.extend(1 | sum(1 << c for c in combo)
+                               for combo in combinations(cards, size - 1))
+            options.extend(sum(1 << c for c in combo) for combo in combinations(cards, size))
+        row = self[pattern] = [
+            tuple(action_of(ActionKind.LEAD, m) for m in options
+                  if m.bit_count() in self.lead_sizes and m.bit_count() <= cap)
+            for cap in range(5)
+        ]
+        return row
+
+
 @lru_cache(maxsize=32)
-def _lead_table(lead_sizes: tuple[int, ...], with_shokha: bool) -> list[list[list[tuple[Action, ...]]]]:
-    """``table[suit][pattern][cap]``: the leads made of a suit's 9-bit ``pattern`` of cards (and
-    the wild shokha when ``with_shokha``), of allowed sizes up to ``cap``, by size then cards."""
-    table = []
-    for suit in range(4):
-        base = 9 * suit
-        rows = []
-        for pattern in range(512):
-            cards = [base + i for i in range(9) if pattern >> i & 1]
-            options: list[int] = []
-            for size in range(1, 5):
-                if with_shokha and size > 1:  # shokha (card 0) first: lexicographically smallest
-                    options.extend(1 | sum(1 << c for c in combo)
-                                   for combo in combinations(cards, size - 1))
-                options.extend(sum(1 << c for c in combo) for combo in combinations(cards, size))
-            rows.append([
-                tuple(action_of(ActionKind.LEAD, m) for m in options
-                      if m.bit_count() in lead_sizes and m.bit_count() <= cap)
-                for cap in range(5)
-            ])
-        table.append(rows)
-    return table
+def _lead_table(lead_sizes: tuple[int, ...], with_shokha: bool) -> list[_LeadRows]:
+    """``table[suit][pattern][cap]``: see :class:`_LeadRows`."""
+    return [_LeadRows(suit, lead_sizes, with_shokha) for suit in range(4)]
 
 
 class Tables:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from kozel.tools.conformance import TABLE, check_command, run_checks
+# The checker (and the referee it stages) loads only when the command runs: every `kozel`
+# command builds this parser, and `kozel health` must start fast.
+TABLE = "conformance"  # the table a hand-started bot must join (kozel.tools.conformance.TABLE)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,10 +25,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_conformance(args: argparse.Namespace) -> int:
     output = ""
     if args.bot_cmd:
+        from kozel.tools.conformance import check_command
+
         checks, output = check_command(args.bot_cmd, move_ms=args.move_ms)
     else:
+        from kozel.tools.conformance import run_checks
+
         def ready(address: str) -> None:
             print(f"waiting for a bot on {address} (table {TABLE!r}) ...", flush=True)
+
         checks = asyncio.run(run_checks(ready, move_ms=args.move_ms, connect_timeout=600))
     for check in checks:
         print(check.line())

@@ -1,4 +1,6 @@
-"""``kozel ladder``: bot accounts and standings, straight on the store (operator-local)."""
+"""``kozel ladder``: bot accounts, ladder control and standings. Account actions go through a
+referee's AdminService with ``--server`` and the admin token, or straight to the store (an
+operator with database access) without it."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kozel.cli import match_details_cmd
+
 DEFAULT_DB = os.environ.get("KOZEL_DATABASE_URL", "")
 
 
@@ -17,6 +21,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", default=DEFAULT_DB,
                    help="database URL (default: $KOZEL_DATABASE_URL or SQLite in --data-dir)")
     p.add_argument("--data-dir", type=Path, default=Path("data"))
+    p.add_argument("--server", help="a referee's AdminService (its operator port) instead of "
+                                    "the database")
+    p.add_argument("--admin-token", default=os.environ.get("KOZEL_ADMIN_TOKEN", ""),
+                   help="admin token for --server (default: $KOZEL_ADMIN_TOKEN)")
+    p.add_argument("--tls-ca", type=Path, help="CA certificate when --server uses TLS")
     lsub = p.add_subparsers(dest="ladder_cmd", required=True)
     r = lsub.add_parser("register", help="create a bot and print its token once")
     r.add_argument("name")
@@ -32,11 +41,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rr.add_argument("ladder")
     rr.add_argument("name")
     rr.set_defaults(func=cmd_reset)
+    for verb in ("start", "stop"):
+        c = lsub.add_parser(verb, help=f"{verb} scheduling matches on a ladder (needs --server)")
+        c.add_argument("ladder")
+        c.set_defaults(func=cmd_ladder_control, verb=verb)
+    ls = lsub.add_parser("ladders", help="the ladders a referee serves (needs --server)")
+    ls.set_defaults(func=cmd_ladders)
     m = lsub.add_parser("matches", help="matches, newest first")
     m.add_argument("--ladder")
     m.add_argument("--bot")
     m.add_argument("--limit", type=int, default=20)
     m.set_defaults(func=cmd_matches)
+    match_details_cmd.add_parser(lsub)
 
 
 def _store(args: argparse.Namespace):
@@ -47,13 +63,38 @@ def _store(args: argparse.Namespace):
     return store
 
 
+def _admin(args: argparse.Namespace, method: str, request):
+    """Call one AdminService method on ``--server``; raises ``AdminError`` with its message."""
+    import grpc
+
+    from kozel.v1 import admin_pb2_grpc
+
+    creds = (grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None)
+    with (grpc.secure_channel(args.server, creds) if creds else
+          grpc.insecure_channel(args.server)) as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        try:
+            return getattr(stub, method)(
+                request, timeout=10,
+                metadata=[("authorization", f"Bearer {args.admin_token}")])
+        except grpc.RpcError as exc:
+            raise AdminError(f"{exc.code().name}: {exc.details()}") from None
+
+
+class AdminError(Exception):
+    """An AdminService call the referee refused."""
+
+
 def cmd_register(args: argparse.Namespace) -> int:
     from kozel.ladder.store import StoreError
+    from kozel.v1 import admin_pb2 as apb
 
-    store = _store(args)
     try:
-        token = store.register_bot(args.name)
-    except StoreError as exc:
+        if args.server:
+            token = _admin(args, "RegisterBot", apb.RegisterBotRequest(name=args.name)).token
+        else:
+            token = _store(args).register_bot(args.name)
+    except (StoreError, AdminError) as exc:
         print(f"error: {exc}")
         return 1
     print(f"bot {args.name!r} registered; its token (shown only now, stored as a hash):")
@@ -61,13 +102,16 @@ def cmd_register(args: argparse.Namespace) -> int:
     return 0
 
 
-def _act(args: argparse.Namespace, action, done: str) -> int:
-    """Run one store action; print ``done`` or the store's refusal."""
+def _act(args: argparse.Namespace, action, done: str, remote=None) -> int:
+    """Run one action, on ``--server`` (``remote()``) or the store; print ``done`` or why not."""
     from kozel.ladder.store import StoreError
 
     try:
-        action(_store(args))
-    except StoreError as exc:
+        if args.server and remote is not None:
+            remote()
+        else:
+            action(_store(args))
+    except (StoreError, AdminError) as exc:
         print(f"error: {exc}")
         return 1
     print(done)
@@ -75,8 +119,53 @@ def _act(args: argparse.Namespace, action, done: str) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from kozel.v1 import admin_pb2 as apb
+
+    status = apb.BotStatus.Value(f"BOT_STATUS_{args.status.upper()}")
     return _act(args, lambda store: store.set_status(args.name, args.status),
-                f"bot {args.name!r} is {args.status}")
+                f"bot {args.name!r} is {args.status}",
+                lambda: _admin(args, "SetBotStatus",
+                               apb.SetBotStatusRequest(name=args.name, status=status)))
+
+
+def cmd_ladder_control(args: argparse.Namespace) -> int:
+    from kozel.v1 import admin_pb2 as apb
+
+    if not args.server:
+        print("error: starting and stopping a ladder needs --server (the referee runs it)")
+        return 2
+    method, req = (("StartLadder", apb.StartLadderRequest(ladder=args.ladder))
+                   if args.verb == "start" else
+                   ("StopLadder", apb.StopLadderRequest(ladder=args.ladder)))
+    try:
+        state = _admin(args, method, req).ladder
+    except AdminError as exc:
+        print(f"error: {exc}")
+        return 1
+    print(f"ladder {state.name!r} {'schedules matches' if state.running else 'is stopped'}; "
+          f"{state.running_matches} running")
+    return 0
+
+
+def cmd_ladders(args: argparse.Namespace) -> int:
+    from kozel.v1 import admin_pb2 as apb
+
+    if not args.server:
+        print("error: listing the ladders a referee runs needs --server")
+        return 2
+    try:
+        ladders = _admin(args, "ListLadders", apb.ListLaddersRequest()).ladders
+    except AdminError as exc:
+        print(f"error: {exc}")
+        return 1
+    table = Table(title="Ladders")
+    for col in ("ladder", "ruleset", "players", "scheduling", "waiting", "running"):
+        table.add_column(col)
+    for lad in ladders:
+        table.add_row(lad.name, lad.ruleset, str(lad.players), "yes" if lad.running else "no",
+                      str(lad.waiting), str(lad.running_matches))
+    Console().print(table)
+    return 0
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
@@ -94,8 +183,12 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
+    from kozel.v1 import admin_pb2 as apb
+
     return _act(args, lambda store: store.reset_rating(args.ladder, args.name),
-                f"bot {args.name!r} starts again from the default rating on {args.ladder!r}")
+                f"bot {args.name!r} starts again from the default rating on {args.ladder!r}",
+                lambda: _admin(args, "ResetRating",
+                               apb.ResetRatingRequest(ladder=args.ladder, bot=args.name)))
 
 
 def cmd_matches(args: argparse.Namespace) -> int:

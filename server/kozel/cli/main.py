@@ -10,11 +10,13 @@ from kozel.cli import (
     bot_cmd,
     conformance_cmd,
     demo_cmd,
+    health_cmd,
     ladder_cmd,
     match_cmd,
     replay_cmd,
     serve_cmd,
     vectors_cmd,
+    watch_cmd,
 )
 
 
@@ -25,11 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench_cmd.add_parser(sub)
     demo_cmd.add_parser(sub)
     serve_cmd.add_parser(sub)
+    health_cmd.add_parser(sub)
     bot_cmd.add_parser(sub)
     match_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
     conformance_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
+    watch_cmd.add_parser(sub)
     return parser
 
 

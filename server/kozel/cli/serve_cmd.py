@@ -1,61 +1,95 @@
-"""``kozel serve``: run a referee."""
+"""``kozel serve``: run a referee from a config file, ``KOZEL_*`` variables and flags."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 from pathlib import Path
+from typing import Any
 
-from kozel.server.app import serve
-from kozel.server.config import Clock, ServerConfig
+# Flag -> key path in the config file (flags override the file and the environment).
+FLAGS: dict[str, tuple[str, ...]] = {
+    "listen": ("listen",),
+    "operator_listen": ("operator", "listen"),
+    "metrics_listen": ("metrics", "listen"),
+    "replay_dir": ("storage", "replay_dir"),
+    "data_dir": ("storage", "data_dir"),
+    "db": ("storage", "database_url"),
+    "ladders": ("ladders_file",),
+    "log_level": ("logging", "level"),
+    "log_format": ("logging", "format"),
+    "drain_timeout": ("drain_timeout_s",),
+    "move_ms": ("clock", "move_ms"),
+    "bank_ms": ("clock", "bank_ms"),
+    "max_strikes": ("clock", "max_strikes"),
+    "max_retries": ("clock", "max_retries"),
+    "grace_ms": ("clock", "grace_ms"),
+    "hello_timeout": ("limits", "hello_timeout_s"),
+    "max_streams": ("limits", "max_streams"),
+    "max_message_bytes": ("limits", "max_receive_message_bytes"),
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run a referee")
-    d, c = ServerConfig(), Clock()
-    p.add_argument("--listen", default=d.listen, help="host:port (port 0 picks a free one)")
-    p.add_argument("--replay-dir", type=Path, default=d.replay_dir)
-    p.add_argument("--move-ms", type=int, default=c.move_ms, help="default per-move allowance")
-    p.add_argument("--bank-ms", type=int, default=c.bank_ms, help="default time bank per match")
-    p.add_argument("--max-strikes", type=int, default=c.max_strikes)
-    p.add_argument("--max-retries", type=int, default=c.max_retries)
-    p.add_argument("--grace-ms", type=int, default=c.grace_ms, help="reconnect grace period")
-    p.add_argument("--hello-timeout", type=float, default=d.hello_timeout_s,
-                   help="seconds a new stream has to send Hello")
-    p.add_argument("--max-streams", type=int, default=d.max_streams)
-    p.add_argument("--max-message-bytes", type=int, default=d.max_receive_message_bytes,
-                   help="largest message accepted from a bot")
+    p = sub.add_parser("serve", help="run a referee",
+                       description="Run a referee. Settings come from --config (YAML), then "
+                                   "KOZEL_* environment variables (KOZEL_SECTION__KEY for "
+                                   "nested keys), then these flags.")
+    p.add_argument("--config", type=Path, help="YAML configuration file")
+    p.add_argument("--check-config", action="store_true",
+                   help="validate the configuration and exit (0 ok, 2 errors)")
+    p.add_argument("--listen", help="bot port host:port (port 0 picks a free one)")
+    p.add_argument("--operator-listen", help="operator port host:port (AdminService, health)")
+    p.add_argument("--metrics-listen", help="Prometheus /metrics host:port")
+    p.add_argument("--replay-dir", type=Path)
+    p.add_argument("--data-dir", type=Path, help="where the SQLite store is")
+    p.add_argument("--db", help="database URL (PostgreSQL), instead of SQLite")
     p.add_argument("--ladders", type=Path, help="YAML file of ladders to serve")
-    p.add_argument("--data-dir", type=Path, default=d.data_dir, help="where the SQLite store is")
-    p.add_argument("--db", default="", help="database URL (PostgreSQL), instead of SQLite")
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    p.add_argument("--log-format", choices=("json", "console"))
+    p.add_argument("--drain-timeout", type=float, help="seconds matches get to finish on SIGTERM")
+    p.add_argument("--move-ms", type=int, help="default per-move allowance")
+    p.add_argument("--bank-ms", type=int, help="default time bank per match")
+    p.add_argument("--max-strikes", type=int)
+    p.add_argument("--max-retries", type=int)
+    p.add_argument("--grace-ms", type=int, help="reconnect grace period")
+    p.add_argument("--hello-timeout", type=float, help="seconds a new stream has to send Hello")
+    p.add_argument("--max-streams", type=int)
+    p.add_argument("--max-message-bytes", type=int, help="largest message accepted from a bot")
     p.set_defaults(func=cmd_serve)
 
 
-def config_from_args(args: argparse.Namespace) -> ServerConfig:
-    clock = Clock(move_ms=args.move_ms, bank_ms=args.bank_ms, max_strikes=args.max_strikes,
-                  max_retries=args.max_retries, grace_ms=args.grace_ms)
-    ladders: tuple = ()
-    if args.ladders is not None:
-        from kozel.ladder.config import load_ladders
-
-        ladders = tuple(load_ladders(args.ladders))
-    return ServerConfig(listen=args.listen, replay_dir=args.replay_dir, clock=clock,
-                        hello_timeout_s=args.hello_timeout, max_streams=args.max_streams,
-                        max_receive_message_bytes=args.max_message_bytes, ladders=ladders,
-                        data_dir=args.data_dir, database_url=args.db)
+def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags that were given, as nested config keys."""
+    out: dict[str, Any] = {}
+    for flag, path in FLAGS.items():
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return out
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from kozel.ladder.config import ConfigError
+    from kozel.server.logs import configure_logging
+    from kozel.server.settings import load_settings
 
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
-        config = config_from_args(args)
+        settings = load_settings(args.config, overrides_from_args(args))
+        config = settings.server_config()
     except ConfigError as exc:
         print(f"error: {exc}")
         return 2
-    asyncio.run(serve(config))
-    return 0
+    if args.check_config:
+        ladders = ", ".join(spec.name for spec in config.ladders) or "none"
+        print(f"configuration ok: bot port {config.listen}"
+              f"{' (TLS)' if config.tls else ''}, ladders: {ladders}")
+        return 0
+    configure_logging(settings.logging.level, settings.logging.format)
+    from kozel.server.app import serve
+
+    return asyncio.run(serve(config))

@@ -44,6 +44,12 @@ class LadderSpec(_Strict):
     repeat_window: int = Field(4, ge=0, le=1000,
                                description="a group that met in the last N matches of a bot "
                                            "is avoided while other opponents wait")
+    repeat_cap: int = Field(0, ge=0, le=1_000_000,
+                            description="hard cap: a group meets at most this often within "
+                                        "repeat_cap_window_s (0 = no cap)")
+    repeat_cap_window_s: float = Field(3600.0, gt=0, le=30 * 86_400)
+    duplicate: bool = Field(False, description="two-sided games only: every match is followed "
+                                              "by its twin, the same seed with seats rotated")
     rating_scale: float = Field(5.0, gt=0, description="how quickly opponents far in rating "
                                                        "become unlikely")
 
@@ -80,6 +86,9 @@ class LadderFile(_Strict):
                 lad.rules().check_players(lad.players)
             except RulesError as exc:
                 raise ValueError(f"ladder {lad.name!r}: {exc}") from None
+            if lad.duplicate and len(set(lad.rules().side_of(lad.players))) != 2:
+                raise ValueError(f"ladder {lad.name!r}: duplicate needs a two-sided game "
+                                 "(2 players, or 4 in teams)")
         return ladders
 
 

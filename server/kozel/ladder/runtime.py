@@ -4,34 +4,53 @@ their matches, and finished results are committed to the store after the replay 
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+import structlog
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.ratings import standing_ranks
-from kozel.ladder.scheduler import Entrant, History, pick
+from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
 from kozel.ladder.store import SeatResult, Store
+from kozel.server import metrics
 from kozel.server.convert import ruleset_from_pb
 from kozel.server.replay import read_replay, verify_replay
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import SeatLink
 from kozel.v1 import game_pb2 as pb
 
-log = logging.getLogger("kozel.ladder")
+log = structlog.get_logger("kozel.ladder")
 
 StartMatch = Callable[..., MatchRunner]
 PATIENCE_S = 1.0  # how long a repeat pairing waits for other opponents to free up
+TWIN_PATIENCE_S = 60.0  # how long a duplicate twin waits for its bots before it is dropped
+
+
+@dataclass
+class Twin:
+    """The second half of a duplicate pair: the first half's seed, its seats rotated by one
+    (so every bot gets the cards a bot of the other side had)."""
+
+    first: str  # the first half's match id (sealed until the twin ends)
+    sessions: list  # by seat
+    seed: bytes
+    ready_since: float | None = None  # when the first half ended
+
+    @property
+    def bot_ids(self) -> set[int]:
+        return {s.bot.id for s in self.sessions}
 
 
 class LadderRuntime:
     """One ladder inside a referee."""
 
     def __init__(self, spec: LadderSpec, store: Store, start: StartMatch,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, sealed: set[str] | None = None) -> None:
         self.spec = spec
         self.rules = spec.rules()
         self.clock = spec.clock()
@@ -39,6 +58,14 @@ class LadderRuntime:
         self._start = start
         self.rng = rng or random.Random()
         self.history = History(spec.repeat_window)
+        self.cap = MeetingCap(spec.repeat_cap, spec.repeat_cap_window_s)
+        self.scheduling = True  # False after StopLadder (or while the referee drains)
+        self.excluded: set[int] = set()  # bots paused or retired while connected
+        self.twins: dict[str, Twin] = {}  # duplicate twins by their first half's match id
+        self._twin_of: dict[str, str] = {}  # running twin match id -> first half's id
+        # Match ids whose seed and replay stay secret until their twin is played (shared with
+        # the lobby, which refuses their replays meanwhile).
+        self.sealed = sealed if sealed is not None else set()
         self.waiting: list = []  # sessions (one entry per free slot)
         self.running: dict[str, list[int]] = {}  # match id -> bot ids by seat
         self._since: dict[int, float] = {}
@@ -55,30 +82,88 @@ class LadderRuntime:
         self._since.setdefault(id(session), time.monotonic())
         self.drain()
 
+    def start(self) -> None:
+        """Schedule matches again."""
+        self.scheduling = True
+        self.drain()
+
+    def stop(self) -> None:
+        """Schedule no new matches; running ones finish."""
+        self.scheduling = False
+
+    def exclude(self, bot_id: int, excluded: bool = True) -> None:
+        """Keep a connected bot out of new matches (paused, retired), or let it back in."""
+        if excluded:
+            self.excluded.add(bot_id)
+        else:
+            self.excluded.discard(bot_id)
+            self.drain()
+
+    def running_for(self, bot_id: int) -> int:
+        return sum(bot_id in bots for bots in self.running.values())
+
+    def _drop_twin(self, first: str) -> None:
+        if self.twins.pop(first, None) is not None:
+            self.sealed.discard(first)
+
     def forget(self, session) -> None:
+        for first, twin in list(self.twins.items()):
+            if session in twin.sessions:
+                self._drop_twin(first)
         self.waiting = [s for s in self.waiting if s is not session]
         self._since.pop(id(session), None)
 
     def drain(self) -> None:
         """Start every match the waiting bots allow. A group that met within the repeat window
         is held back for up to ``PATIENCE_S`` in case other opponents free up."""
-        while len(self.running) < self.spec.max_concurrent_matches:
+        reserved = self._start_twins()
+        while self.scheduling and len(self.running) < self.spec.max_concurrent_matches:
+            entrants = [Entrant(s, s.bot.id, 0.0, self._since.get(id(s), 0.0))
+                        for s in self.waiting if s.free_slots > 0
+                        and s.bot.id not in self.excluded and s.bot.id not in reserved]
+            if len({e.bot_id for e in entrants}) < self.spec.players:
+                return
             ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
-            entrants = [Entrant(s, s.bot.id, ratings.get(s.bot.name, 0.0),
-                                self._since.get(id(s), 0.0))
-                        for s in self.waiting if s.free_slots > 0]
-            oldest = min((e.since for e in entrants), default=time.monotonic())
-            patient = time.monotonic() - oldest < PATIENCE_S
+            for e in entrants:
+                e.ordinal = ratings.get(e.key.bot.name, 0.0)
+            now = time.monotonic()
+            patient = now - min(e.since for e in entrants) < PATIENCE_S
             group = pick(entrants, self.spec.players, self.history, self.spec.rating_scale,
-                         self.rng, allow_repeat=not patient)
-            if group is None:
-                if patient and len({e.bot_id for e in entrants}) >= self.spec.players:
-                    self._retry_later()
+                         self.rng, allow_repeat=not patient,
+                         blocked=lambda ids: self.cap.blocked(ids, now))
+            if group is None:  # held back (repeat window) or capped: look again soon
+                self._retry_later()
                 return
             for e in group:
                 self.waiting.remove(e.key)
                 self._since[id(e.key)] = time.monotonic()
             self._launch([e.key for e in group])
+
+    def _start_twins(self) -> set[int]:
+        """Start every duplicate twin whose bots are all waiting; returns the bots reserved for
+        pending twins (a pair is played back to back: they are not paired with anyone else
+        meanwhile)."""
+        now, reserved = time.monotonic(), set()
+        for first, twin in list(self.twins.items()):
+            if twin.ready_since is None:  # the first half is still being played
+                reserved |= twin.bot_ids
+                continue
+            if now - twin.ready_since > TWIN_PATIENCE_S or twin.bot_ids & self.excluded:
+                self._drop_twin(first)
+                continue
+            free = all(s in self.waiting and s.free_slots > 0 for s in twin.sessions)
+            if (free and self.scheduling
+                    and len(self.running) < self.spec.max_concurrent_matches):
+                del self.twins[first]
+                for s in twin.sessions:
+                    self.waiting.remove(s)
+                    self._since[id(s)] = now
+                self._launch(twin.sessions, twin.seed, twin_of=first)
+            else:
+                reserved |= twin.bot_ids
+                if self.scheduling:
+                    self._retry_later()
+        return reserved
 
     def _retry_later(self) -> None:
         if self._retry is None or self._retry.cancelled():
@@ -87,15 +172,26 @@ class LadderRuntime:
                 self.drain()
             self._retry = asyncio.get_running_loop().call_later(PATIENCE_S / 4, again)
 
-    def _launch(self, sessions: list) -> None:
+    def _launch(self, sessions: list, seed: bytes | None = None, twin_of: str = "") -> None:
         links: list[SeatLink] = [s.new_link() for s in sessions]
         for link, s in zip(links, sessions):
             link.name = s.bot.name
-        runner = self._start(links, self.rules, self.spec.players, self.clock, new_seed(), "",
-                             on_done=self._done)
+        first_half = self.spec.duplicate and not twin_of
+        seed = seed or new_seed()
+        runner = self._start(links, self.rules, self.spec.players, self.clock, seed, "",
+                             on_done=self._done, ladder=self.spec.name,
+                             reveal_seed=not first_half)
+        if first_half:
+            self.sealed.add(runner.match_id)
+            self.twins[runner.match_id] = Twin(runner.match_id, sessions[-1:] + sessions[:-1],
+                                               seed)
+        elif twin_of:
+            self._twin_of[runner.match_id] = twin_of
+            runner.log.info("duplicate_twin_started", first_half=twin_of)
         bots = [s.bot.id for s in sessions]
         self.running[runner.match_id] = bots
         self.history.record(bots)
+        self.cap.record(bots, time.monotonic())
         sides = runner.match.side_of
         self.store.start_match(runner.match_id, self.spec.name, self.spec.players,
                                [(seat, sides[seat], bot) for seat, bot in enumerate(bots)])
@@ -103,6 +199,16 @@ class LadderRuntime:
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""
         bots = self.running.pop(runner.match_id, None)
+        aborted = (runner.outcome is None
+                   or runner.outcome.result.reason == pb.MATCH_END_REASON_ABORTED)
+        twin = self.twins.get(runner.match_id)
+        if twin is not None and aborted:
+            self._drop_twin(runner.match_id)
+        elif twin is not None:
+            twin.ready_since = time.monotonic()
+        first = self._twin_of.pop(runner.match_id, None)
+        if first is not None:  # both halves played: the first's seed and replay are public
+            self.sealed.discard(first)
         if bots is not None and runner.outcome is not None:
             task = asyncio.get_running_loop().create_task(self._commit(runner, bots))
             self._commits.add(task)
@@ -117,6 +223,7 @@ class LadderRuntime:
         await asyncio.to_thread(commit_result, self.store, runner.match_id, outcome.result,
                                 str(outcome.replay_path), runner.match.side_of, bots,
                                 self.rules.is_money)
+        metrics.RATING_UPDATES.labels(self.spec.name).inc()
 
     async def flush(self) -> None:
         """Wait for pending result commits (at shutdown)."""

@@ -71,6 +71,36 @@ class SeatResult:
     forfeited: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SeatDetail:
+    """One seat of a stored match; rank, penalty and rating fields are set once it is rated."""
+
+    seat: int
+    side: int
+    bot: str
+    rank: int | None
+    penalty: int | None
+    mu_before: float | None
+    mu_after: float | None
+    sigma_after: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchDetail:
+    """A stored ladder match with its seats."""
+
+    id: str
+    ladder: str
+    status: str
+    players: int
+    started_at: datetime
+    ended_at: datetime | None
+    reason: str | None
+    replay_path: str | None
+    result: dict[str, Any] | None
+    seats: tuple[SeatDetail, ...]
+
+
 def hash_token(token: str) -> str:
     """Tokens are 256-bit random strings, so a plain SHA-256 is a safe, fast lookup key."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -319,6 +349,21 @@ class Store:
                     select(MatchSeatRow.match_id).join(BotRow).where(BotRow.name == bot)))
             return list(s.scalars(q))
 
+    def match_detail(self, match_id: str) -> MatchDetail | None:
+        """One match with its seats (bot names, ranks, rating changes), or None."""
+        with self._session() as s:
+            row = s.get(MatchRow, match_id)
+            if row is None:
+                return None
+            seats = s.execute(select(MatchSeatRow, BotRow.name).join(BotRow)
+                              .where(MatchSeatRow.match_id == match_id)
+                              .order_by(MatchSeatRow.seat)).all()
+            return MatchDetail(
+                row.id, row.ladder, row.status, row.players, row.started_at, row.ended_at,
+                row.reason, row.replay_path, row.result,
+                tuple(SeatDetail(x.seat, x.side, name, x.rank, x.penalty, x.mu_before,
+                                 x.mu_after, x.sigma_after) for x, name in seats))
+
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     dbapi_conn.isolation_level = None  # transactions are begun explicitly (see Store)
@@ -329,4 +374,5 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-__all__ = ["Bot", "SeatResult", "Standing", "Store", "StoreError", "default_url", "hash_token"]
+__all__ = ["Bot", "MatchDetail", "SeatDetail", "SeatResult", "Standing", "Store", "StoreError",
+           "default_url", "hash_token"]

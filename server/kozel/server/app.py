@@ -1,48 +1,92 @@
-"""The composition root of the referee: builds the grpc.aio server from a config."""
+"""The composition root of the referee: builds the grpc.aio servers (bot port, operator port)
+and the metrics endpoint from a config, and drains them on SIGTERM."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
+import gc
 import signal
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
+from wsgiref.simple_server import WSGIServer
 
 import grpc
+import prometheus_client
+import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from kozel.server.config import ServerConfig
-from kozel.server.lobby import Lobby
+from kozel.server import metrics
+from kozel.server.admin_service import AdminService
+from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.ladder_service import LadderService
+from kozel.server.lobby import Lobby
+from kozel.server.match_service import MatchService
 from kozel.server.service import RefereeService
-from kozel.v1 import ladder_pb2, ladder_pb2_grpc, referee_pb2, referee_pb2_grpc
+from kozel.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2, ladder_pb2_grpc
+from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2, referee_pb2_grpc
 
-log = logging.getLogger("kozel.app")
+log = structlog.get_logger("kozel.app")
 
 SERVICE_NAME = referee_pb2.DESCRIPTOR.services_by_name["RefereeService"].full_name
 LADDER_SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
+MATCH_SERVICE_NAME = match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+ADMIN_SERVICE_NAME = admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name
+# A health name for liveness probes: SERVING from start to stop, also while draining (the
+# overall "" and the RefereeService names turn NOT_SERVING as soon as a drain starts).
+LIVENESS_NAME = "kozel.liveness"
 
 
 @dataclass(slots=True)
 class Referee:
-    """A running referee: the server, its port and its parts."""
+    """A running referee: its servers, ports and parts."""
 
     server: grpc.aio.Server
     port: int
     lobby: Lobby
     service: RefereeService
     health: health.aio.HealthServicer
+    operator: grpc.aio.Server | None = None
+    operator_port: int = 0
+    metrics_http: tuple[WSGIServer, threading.Thread] | None = None
+    metrics_port: int = 0
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    async def _set_health(self, status: int) -> None:
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, status)
+
+    async def drain(self, timeout: float) -> int:
+        """Health NOT_SERVING, no new matches, wait up to ``timeout`` s for running matches to
+        finish. Returns how many were still running (``stop`` aborts them)."""
+        metrics.DRAINING.set(1)
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        self.lobby.start_drain()
+        log.info("drain_started", running_matches=len(self.lobby.matches), timeout_s=timeout)
+        left = await self.lobby.wait_idle(timeout)
+        log.info("drain_finished", still_running=left)
+        return left
+
     async def stop(self, grace: float = 1.0) -> None:
-        """Stop serving: health NOT_SERVING, abort running matches (replays are written), close."""
-        await self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
-        await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+        """Stop serving: health NOT_SERVING, abort running matches (replays are written, ladder
+        matches recorded as aborted), close the servers."""
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        self.lobby.start_drain()
         await self.lobby.shutdown()
-        await self.server.stop(grace)
+        for task in self.tasks:
+            task.cancel()
+        servers = [self.server] + ([self.operator] if self.operator is not None else [])
+        await asyncio.gather(*(s.stop(grace) for s in servers))
+        await self.health.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
+        if self.metrics_http is not None:
+            self.metrics_http[0].shutdown()
+            self.metrics_http[0].server_close()
+        metrics.DRAINING.set(0)
 
 
 def server_options(config: ServerConfig) -> list[tuple[str, int]]:
@@ -51,6 +95,9 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
         ("grpc.so_reuseport", 0),  # a second server must not silently share the port
         ("grpc.max_receive_message_length", config.max_receive_message_bytes),
         ("grpc.max_send_message_length", config.max_send_message_bytes),
+        # A silent connection (no TLS or HTTP/2 handshake) is closed like a stream without Hello;
+        # gRPC's own default waits 120 s, which lets idle sockets pile up.
+        ("grpc.server_handshake_timeout_ms", max(1, int(config.hello_timeout_s * 1000))),
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
@@ -59,8 +106,29 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
     ]
 
 
+def server_credentials(tls: TlsFiles) -> grpc.ServerCredentials:
+    """TLS credentials; with a client CA, clients must present a certificate it signed."""
+    ca = tls.client_ca.read_bytes() if tls.client_ca is not None else None
+    return grpc.ssl_server_credentials([(tls.key.read_bytes(), tls.cert.read_bytes())],
+                                       root_certificates=ca, require_client_auth=ca is not None)
+
+
+def _bind(server: grpc.aio.Server, address: str, tls: TlsFiles | None) -> int:
+    port = (server.add_secure_port(address, server_credentials(tls)) if tls is not None
+            else server.add_insecure_port(address))
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    return port
+
+
+def _start_metrics(address: str) -> tuple[tuple[WSGIServer, threading.Thread], int]:
+    host, _, port = address.rpartition(":")
+    http, thread = prometheus_client.start_http_server(int(port), addr=host)
+    return (http, thread), http.server_port
+
+
 async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None = None) -> Referee:
-    """Build, bind and start a referee. ``config.listen`` may use port 0 for any free port."""
+    """Build, bind and start a referee. Ports may be 0 for any free port."""
     if house_bots is None:
         from kozel.sdk.house import HOUSE_BOTS
 
@@ -74,42 +142,89 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
         store.migrate()
         committed, aborted = recover(store, config.replay_dir)
         if committed or aborted:
-            log.warning("recovered after a stop: %d finished matches committed from their "
-                        "replays, %d unfinished matches marked aborted",
-                        len(committed), len(aborted))
+            log.warning("recovered", committed_from_replays=len(committed),
+                        marked_aborted=len(aborted))
         for spec in config.ladders:
             lobby.add_ladder(spec, store)
+            metrics.init_ladder(spec.name)
     service = RefereeService(config, lobby)
+    health_servicer = health.aio.HealthServicer()
+    admin = AdminService(lobby, config.admin_token)
+
     server = grpc.aio.server(options=server_options(config),
                              maximum_concurrent_rpcs=config.max_streams)
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(
         LadderService(lobby, config.replay_dir), server)
-    health_servicer = health.aio.HealthServicer()
+    match_pb2_grpc.add_MatchServiceServicer_to_server(
+        MatchService(lobby, config.replay_dir), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, LADDER_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
-        server)
-    port = server.add_insecure_port(config.listen)
-    if port == 0:
-        raise OSError(f"cannot listen on {config.listen}")
+    names = [SERVICE_NAME, LADDER_SERVICE_NAME, MATCH_SERVICE_NAME, health.SERVICE_NAME,
+             reflection.SERVICE_NAME]
+    operator = None
+    if config.operator_listen:
+        operator = grpc.aio.server(options=server_options(config), maximum_concurrent_rpcs=64)
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
+        reflection.enable_server_reflection(
+            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), operator)
+    else:
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
+        names.insert(2, ADMIN_SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+
+    port = _bind(server, config.listen, config.tls)
+    operator_port = _bind(operator, config.operator_listen, config.operator_tls) if operator else 0
+    metrics_http, metrics_port = (_start_metrics(config.metrics_listen) if config.metrics_listen
+                                  else (None, 0))
     await server.start()
-    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
-    log.info("referee listening on port %d, replays in %s", port, config.replay_dir)
-    return Referee(server, port, lobby, service, health_servicer)
+    if operator is not None:
+        await operator.start()
+    referee = Referee(server, port, lobby, service, health_servicer, operator, operator_port,
+                      metrics_http, metrics_port)
+    referee.tasks.append(asyncio.get_running_loop().create_task(metrics.watch_loop_lag()))
+    await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
+    log.info("referee_started", port=port, tls=config.tls is not None,
+             operator_port=operator_port, metrics_port=metrics_port,
+             replay_dir=str(config.replay_dir), ladders=[s.name for s in config.ladders])
+    return referee
 
 
-async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> None:
-    """Run a referee until SIGINT or SIGTERM."""
+async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> int:
+    """Run a referee until SIGINT or SIGTERM, then drain (a second signal stops at once)."""
     referee = await start_referee(config)
-    print(f"kozel referee listening on {config.listen.rsplit(':', 1)[0]}:{referee.port}",
-          flush=True)
-    stop = asyncio.Event()
+    # What startup built (modules, descriptors, settings) lives as long as the process: keep it
+    # out of garbage collection, or every full collection walks it all (100+ ms pauses).
+    gc.freeze()
+    host = config.listen.rsplit(":", 1)[0]
+    print(f"kozel referee listening on {host}:{referee.port}", flush=True)
+    if referee.operator is not None:
+        op_host = config.operator_listen.rsplit(":", 1)[0]
+        print(f"operator port listening on {op_host}:{referee.operator_port}", flush=True)
+    if referee.metrics_http is not None:
+        m_host = config.metrics_listen.rsplit(":", 1)[0]
+        print(f"metrics on http://{m_host}:{referee.metrics_port}/metrics", flush=True)
+    stop, force = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        (force if stop.is_set() else stop).set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     if ready is not None:
         ready.set()
     await stop.wait()
+    drain = loop.create_task(referee.drain(config.drain_timeout_s))
+    forced = loop.create_task(force.wait())
+    await asyncio.wait([drain, forced], return_when=asyncio.FIRST_COMPLETED)
+    forced.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        if not drain.done():
+            drain.cancel()
+            log.warning("drain_interrupted")
+        await drain
     await referee.stop()
+    log.info("referee_stopped")
+    return 0

@@ -33,10 +33,25 @@ class Clock:
 
 
 @dataclass(frozen=True, slots=True)
+class TlsFiles:
+    """PEM files for a TLS port; with ``client_ca`` clients must present a certificate."""
+
+    cert: Path
+    key: Path
+    client_ca: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ServerConfig:
     """Everything ``kozel serve`` can be told."""
 
     listen: str = "127.0.0.1:50051"
+    tls: TlsFiles | None = None  # TLS (and mutual TLS) on the bot port
+    operator_listen: str = ""  # AdminService + health on their own port; "" = the bot port
+    operator_tls: TlsFiles | None = None
+    admin_token: str = ""  # bearer token for AdminService; "" = admin RPCs refused
+    metrics_listen: str = ""  # Prometheus /metrics over HTTP; "" = off
+    drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)
     hello_timeout_s: float = 10.0  # a stream must send Hello within this
@@ -45,10 +60,12 @@ class ServerConfig:
     max_streams: int = 4096  # concurrent Play streams (gRPC maximum_concurrent_rpcs)
     max_matches_per_stream: int = 16  # Hello.max_matches is capped at this
     outbox_limit: int = 2048  # queued messages to one stream before it is closed as too slow
-    inbox_limit: int = 64  # unread messages from one stream before reading pauses
+    max_refused_answers: int = 256  # stale or forged answers in a row before the stream is cut
     max_tables: int = 1024  # open tables at once
     table_linger_s: float = 600.0  # a finished table stays for WaitTable this long
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed
+    max_spectators_per_match: int = 64  # WatchMatch subscribers per match
+    spectator_delay_s: float = 0.0  # full-information spectating after this delay; 0 = off
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
     database_url: str = ""

@@ -3,7 +3,8 @@ what a seat may see is decided by :mod:`kozel.engine.observation`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from google.protobuf import json_format
@@ -13,9 +14,17 @@ from kozel.engine.actions import Action, ActionKind, Combo, Decision
 from kozel.engine.cards import CARD_OF, codes
 from kozel.engine.errors import ErrorCode, IllegalAction
 from kozel.engine.match import EndReason
-from kozel.engine.observation import Observation, PlayView, TrickView
+from kozel.engine.observation import (
+    DeclaredView,
+    DrawnView,
+    EventView,
+    Observation,
+    PlayView,
+    TrickView,
+)
 from kozel.engine.rules import Ruleset
 from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
 
 DECISION_TO_PB = {
     Decision.LEAD: pb.DECISION_KIND_LEAD,
@@ -46,6 +55,18 @@ def action_to_pb(action: Action) -> pb.Action:
     """An engine action as a protocol ``Action``."""
     return pb.Action(kind=KIND_TO_PB[action.kind], cards=codes(action.cards),
                      combo=COMBO_TO_PB[action.combo])
+
+
+@lru_cache(maxsize=1 << 16)
+def _shared_action_pb(action: Action) -> pb.Action:
+    return action_to_pb(action)
+
+
+def legal_actions_to_pb(legal: Sequence[Action]) -> list[pb.Action]:
+    """The protocol form of a legal-action list, for a message constructor to copy from.
+
+    The messages are memoised and shared (actions are interned values): never modify them."""
+    return [_shared_action_pb(a) for a in legal]
 
 
 def action_from_pb(msg: pb.Action) -> tuple[ActionKind, list[int], Combo | None]:
@@ -107,6 +128,13 @@ def trick_to_pb(t: TrickView) -> pb.Trick:
                     known_points=t.known_points)
 
 
+# An observation lists every completed trick of the deal at each decision; their messages are
+# memoised by view and copied into each observation (never modified).
+@lru_cache(maxsize=8192)
+def _shared_trick_pb(t: TrickView) -> pb.Trick:
+    return trick_to_pb(t)
+
+
 def observation_to_pb(obs: Observation) -> pb.Observation:
     """A seat's observation as a protocol message."""
     msg = pb.Observation(
@@ -116,10 +144,24 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
         seats=[pb.SeatView(seat=s.seat, side=s.side, active=s.active, hand_size=s.hand_size,
                            known_cards=s.known_cards, tricks_won=s.tricks_won,
                            known_points=s.known_points) for s in obs.seats],
-        tricks=[trick_to_pb(t) for t in obs.tricks],
+        tricks=[_shared_trick_pb(t) for t in obs.tricks],
         to_act=obs.to_act, lead_cap=obs.lead_cap or 0, deal_over=obs.deal_over,
     )
     if obs.trick is not None:
         msg.trick.CopyFrom(trick_to_pb(obs.trick))
     return msg
 
+
+def event_to_pb(match_id: str, deal_index: int, view: EventView) -> rpb.Event:
+    """An event view (already filtered for its observer) as a protocol ``Event``."""
+    event = rpb.Event(match_id=match_id, deal_index=deal_index)
+    if isinstance(view, PlayView):
+        event.played.CopyFrom(play_to_pb(view))
+    elif isinstance(view, DrawnView):
+        event.drawn.CopyFrom(rpb.Drawn(cards=view.cards, counts=view.counts, talon=view.talon))
+    elif isinstance(view, DeclaredView):
+        event.declared.CopyFrom(rpb.Declared(
+            seat=view.seat, combo=COMBO_TO_PB[Combo(view.combo)], cards=view.cards))
+    else:
+        event.trick_taken.CopyFrom(rpb.TrickTaken(trick=trick_to_pb(view)))
+    return event

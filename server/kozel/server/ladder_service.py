@@ -9,8 +9,7 @@ from pathlib import Path
 import grpc
 
 from kozel.ladder.store import Store
-from kozel.server.lobby import Lobby
-from kozel.server.service import REPLAY_ID
+from kozel.server.lobby import Lobby, LobbyError
 from kozel.v1 import ladder_pb2 as lpb
 from kozel.v1 import ladder_pb2_grpc
 
@@ -61,13 +60,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def DownloadReplay(self, request: lpb.DownloadReplayRequest,
                              context: grpc.aio.ServicerContext
                              ) -> AsyncIterator[lpb.DownloadReplayResponse]:
-        if not REPLAY_ID.match(request.replay_id):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "a replay id is 8 to 64 lowercase hex digits")
-        path = self.replay_dir / f"{request.replay_id}.kzr"
         try:
-            data = await asyncio.to_thread(path.read_bytes)
-        except FileNotFoundError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no replay {request.replay_id}")
+            data = await self.lobby.replay_bytes(request.replay_id)
+        except LobbyError as exc:
+            await context.abort(exc.code, exc.message)
         for start in range(0, len(data), CHUNK_BYTES):
             yield lpb.DownloadReplayResponse(chunk=data[start:start + CHUNK_BYTES])

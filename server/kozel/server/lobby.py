@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
+import re
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import structlog
 
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import new_seed
@@ -23,8 +24,11 @@ from kozel.server.config import Clock, ServerConfig
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
+from kozel.server.spectators import SpectatorHub
 
-log = logging.getLogger("kozel.lobby")
+log = structlog.get_logger("kozel.lobby")
+
+REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
 
 
 class LobbyError(Exception):
@@ -60,11 +64,14 @@ class Lobby:
         self.queues: dict[str, deque[Session]] = {}
         self._queue_rules: dict[str, tuple[Ruleset, int]] = {}
         self.matches: dict[str, asyncio.Task[MatchOutcome]] = {}
+        self.runners: dict[str, MatchRunner] = {}  # running matches (details, spectators)
         self.ladders: dict[str, LadderRuntime] = {}
+        self.draining = False
+        self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
 
     def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
         """Serve a ladder from its definition; its results go to ``store``."""
-        ladder = LadderRuntime(spec, store, self._start)
+        ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed)
         self.ladders[spec.name] = ladder
         return ladder
 
@@ -81,6 +88,9 @@ class Lobby:
     def create_table(self, table_id: str, rules: Ruleset, players: int, clock: Clock,
                      seed: bytes | None = None, house: list[str] | None = None) -> Table:
         rules.check_players(players)
+        if self.draining:
+            raise LobbyError(grpc.StatusCode.UNAVAILABLE,
+                             "the referee is draining before it stops: it opens no tables")
         open_tables = sum(1 for t in self.tables.values() if t.done is None or not t.done.done())
         if open_tables >= self.config.max_tables:
             raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -190,7 +200,7 @@ class Lobby:
     def _drain_queue(self, key: str) -> None:
         rules, players = self._queue_rules[key]
         queue = self.queues[key]
-        while True:
+        while not self.draining:
             picked: list[Session] = []
             for s in list(queue):
                 if s not in picked and s.free_slots > 0:
@@ -208,9 +218,14 @@ class Lobby:
 
     def _start(self, links: list[SeatLink], rules: Ruleset, players: int, clock: Clock,
                seed: bytes, table_id: str,
-               on_done: Callable[[MatchRunner], None] | None = None) -> MatchRunner:
+               on_done: Callable[[MatchRunner], None] | None = None,
+               ladder: str = "", reveal_seed: bool = True) -> MatchRunner:
         runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
-                             replay_dir=Path(self.config.replay_dir), table_id=table_id)
+                             replay_dir=Path(self.config.replay_dir), table_id=table_id,
+                             ladder=ladder, reveal_seed=reveal_seed)
+        runner.spectators = SpectatorHub(runner, delay_s=self.config.spectator_delay_s,
+                                         max_spectators=self.config.max_spectators_per_match)
+        self.runners[runner.match_id] = runner
         for link in links:
             session = getattr(link, "session", None)
             if session is not None:
@@ -220,14 +235,44 @@ class Lobby:
         task.add_done_callback(lambda t: self._match_done(runner.match_id, t))
         if on_done is not None:
             task.add_done_callback(lambda _: on_done(runner))
-        log.info("match %s started: %s, %d players, table %r", runner.match_id, rules.name,
-                 players, table_id)
+        runner.log.info("match_started", rules=rules.name, players=players, table=table_id,
+                        seats=[link.name for link in links])
         return runner
 
     def _match_done(self, match_id: str, task: asyncio.Task[MatchOutcome]) -> None:
         self.matches.pop(match_id, None)
+        self.runners.pop(match_id, None)
         if not task.cancelled() and task.exception() is not None:
-            log.error("match %s crashed", match_id, exc_info=task.exception())
+            log.error("match_crashed", match_id=match_id, exc_info=task.exception())
+
+    async def replay_bytes(self, replay_id: str) -> bytes:
+        """A finished match's replay file, unless it is unknown or sealed (a duplicate first
+        half whose twin is still to be played: the file holds the seed of the twin's decks)."""
+        if not REPLAY_ID.match(replay_id):
+            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
+                             "a replay id is 8 to 64 lowercase hex digits")
+        if replay_id in self.sealed:
+            raise LobbyError(grpc.StatusCode.FAILED_PRECONDITION,
+                             f"replay {replay_id} is sealed until its duplicate twin match "
+                             "has been played")
+        path = Path(self.config.replay_dir) / f"{replay_id}.kzr"
+        try:
+            return await asyncio.to_thread(path.read_bytes)
+        except FileNotFoundError:
+            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no replay {replay_id}") from None
+
+    def start_drain(self) -> None:
+        """Start no new matches (tables, queues, ladders); running ones go on."""
+        self.draining = True
+        for ladder in self.ladders.values():
+            ladder.stop()
+
+    async def wait_idle(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for running matches to end; returns how many still run."""
+        tasks = list(self.matches.values())
+        if tasks and timeout > 0:
+            await asyncio.wait(tasks, timeout=timeout)
+        return len(self.matches)
 
     async def shutdown(self) -> None:
         """Abort every running match (each writes an aborted replay) and wait for them."""

@@ -5,30 +5,24 @@ writes the replay before announcing the result."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import structlog
 
 from kozel.engine.actions import Action, Decision
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction
 from kozel.engine.match import Match
-from kozel.engine.observation import (
-    DeclaredView,
-    DrawnView,
-    EventView,
-    PlayView,
-    event_views,
-    full_view,
-    observe,
-)
+from kozel.engine.observation import EventView, event_views, full_view, observe
 from kozel.engine.players import default_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
-from kozel.server import convert
+from kozel.server import convert, metrics
 from kozel.server.config import Clock
 from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
 from kozel.server.seats import SeatLink, Wake
@@ -36,7 +30,10 @@ from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import replay_pb2
 
-log = logging.getLogger("kozel.runner")
+if TYPE_CHECKING:
+    from kozel.server.spectators import SpectatorHub
+
+log = structlog.get_logger("kozel.runner")
 
 
 @dataclass(slots=True)
@@ -55,8 +52,16 @@ class MatchRunner:
 
     def __init__(self, *, rules: Ruleset, players: int, seed: bytes, clock: Clock,
                  links: list[SeatLink], replay_dir: Path, table_id: str = "",
-                 match_id: str | None = None) -> None:
+                 match_id: str | None = None, ladder: str = "",
+                 reveal_seed: bool = True) -> None:
         self.match_id = match_id or uuid.uuid4().hex
+        self.ladder = ladder
+        # False for a duplicate first half: MatchEnd withholds the seed and DealEnd the deck
+        # order, which would give away the decks of the twin still to be played.
+        self.reveal_seed = reveal_seed
+        self.log = log.bind(match_id=self.match_id, ladder=ladder)
+        self.metrics = metrics.for_ladder(ladder)
+        self._ready_at = 0.0  # when the runner last got what it waited for (overhead clock)
         self.rules = rules
         self.players = players
         self.clock = clock
@@ -74,6 +79,7 @@ class MatchRunner:
         self._deal_announced = -1
         self.started_at = datetime.now(UTC)
         self.outcome: MatchOutcome | None = None
+        self.spectators: SpectatorHub | None = None  # set by the lobby; fed, never awaited
         self.seating = [rpb.Player(seat=s, name=link.name, side=self.match.side_of[s])
                         for s, link in enumerate(links)]
         for seat, link in enumerate(links):
@@ -89,11 +95,14 @@ class MatchRunner:
         """Play the match to its end; on cancellation record it as aborted, then re-raise."""
         for seat, link in enumerate(self.links):
             link.send(self._match_start(seat))
+        self.metrics.started.inc()
+        self.metrics.active.inc()
         aborted = True
         try:
             await self._play()
             aborted = False
         finally:
+            self.metrics.active.dec()
             self.outcome = await asyncio.shield(self._finish(aborted))
         return self.outcome
 
@@ -127,6 +136,8 @@ class MatchRunner:
             self.steps.append([])
         for seat, link in enumerate(self.links):
             link.send(self._deal_start(seat))
+        if self.spectators is not None:
+            self.spectators.deal_started(index, self.match.deal)
 
     # -- one decision --------------------------------------------------------------------------
 
@@ -135,6 +146,8 @@ class MatchRunner:
         loop = asyncio.get_running_loop()
         match, clock, link = self.match, self.clock, self.links[seat]
         deal = match.deal
+        if not self._ready_at:
+            self._ready_at = loop.time()
         legal = deal.legal_actions(seat)
         self._next_request[seat] += 1
         rid = self._next_request[seat]
@@ -142,10 +155,11 @@ class MatchRunner:
             match_id=self.match_id, request_id=rid, kind=convert.DECISION_TO_PB[deal.decision],
             move_ms=clock.move_ms, time_bank_ms=max(self.banks[seat], 0),
             observation=convert.observation_to_pb(observe(deal, seat)),
-            legal_actions=[convert.action_to_pb(a) for a in legal],
+            legal_actions=convert.legal_actions_to_pb(legal),
             retries_left=clock.max_retries,
         )
-        sent = loop.time()
+        sent = loop.time()  # before: a local seat may answer inside begin_request
+        self.metrics.overhead.observe(sent - self._ready_at)
         link.begin_request(rid, rpb.PlayResponse(decision=request))
         deadline = sent + (clock.move_ms + max(self.banks[seat], 0)) / 1000
         retries = clock.max_retries
@@ -153,16 +167,19 @@ class MatchRunner:
         steps = self.steps[len(match.records)]
         try:
             while True:
-                try:
-                    item = await asyncio.wait_for(link.replies.get(), max(deadline - loop.time(), 0))
+                try:  # a timeout scope, not wait_for: no extra task per decision
+                    async with asyncio.timeout_at(deadline):
+                        item = await link.replies.get()
                 except TimeoutError:
                     return self._timeout(seat, rid, sent, rejected, steps)
                 if item is Wake.FORFEIT:
                     return link.forfeit_reason
+                self._ready_at = item.received_at
                 try:
                     self._apply_reply(seat, item.message, legal)
                 except IllegalAction as exc:
                     self.rejections[seat] += 1
+                    metrics.REJECTED.labels(exc.code.name).inc()
                     rejected.append(replay_pb2.ReplayRejection(
                         code=convert.ERROR_TO_PB[exc.code], message=exc.message,
                         attempted=_attempted(item.message, legal)))
@@ -175,6 +192,8 @@ class MatchRunner:
                     retries -= 1
                     continue
                 think_ms = (item.received_at - sent) * 1000
+                self.metrics.decisions.inc()
+                self.metrics.think.observe(think_ms / 1000)
                 self.banks[seat] -= max(0, int(think_ms) - clock.move_ms)
                 steps.append(StepMeta(rid, int(think_ms), False, rejected))
                 return 0
@@ -198,6 +217,10 @@ class MatchRunner:
     def _timeout(self, seat: int, rid: int, sent: float, rejected: list,
                  steps: list[StepMeta]) -> int:
         self.timeouts[seat] += 1
+        self.metrics.timeouts.inc()
+        self.metrics.strikes.inc()
+        self._ready_at = asyncio.get_running_loop().time()
+        self.log.info("timeout", seat=seat, strikes=self.timeouts[seat])
         # In a sealed window only the seat itself may learn that it was asked.
         self._notice(seat, rpb.NOTICE_KIND_TIMEOUT,
                      only=seat if self.match.deal.decision is Decision.DECLARE else None)
@@ -227,8 +250,8 @@ class MatchRunner:
         index = len(match.records)
         for seat, reason in todo:
             self.forfeits.append(pb.Forfeit(seat=seat, deal_index=index, reason=reason))
-            log.info("match %s: seat %d forfeits (%s)", self.match_id, seat,
-                     pb.ForfeitReason.Name(reason))
+            self.metrics.forfeits.inc()
+            self.log.info("forfeit", seat=seat, reason=pb.ForfeitReason.Name(reason))
         match.forfeit(*(seat for seat, _ in todo))
         for seat, reason in todo:
             self._notice(seat, rpb.NOTICE_KIND_FORFEIT, reason, deal_index=index)
@@ -246,6 +269,8 @@ class MatchRunner:
         for s, link in enumerate(self.links):
             if only is None or s == only:
                 link.send(msg)
+        if only is None and self.spectators is not None:
+            self.spectators.notice(msg.event)
 
     def _broadcast(self, make) -> None:
         for seat, link in enumerate(self.links):
@@ -256,9 +281,16 @@ class MatchRunner:
         if start >= len(deal.log):
             return
         index = self._deal_announced
+        made: dict[EventView, rpb.PlayResponse] = {}  # seats that see alike share one message
         for seat, link in enumerate(self.links):
             for view in event_views(deal, start, seat):
-                link.send(rpb.PlayResponse(event=_event_pb(self.match_id, index, view)))
+                msg = made.get(view)
+                if msg is None:
+                    msg = made[view] = rpb.PlayResponse(
+                        event=convert.event_to_pb(self.match_id, index, view))
+                link.send(msg)
+        if self.spectators is not None:
+            self.spectators.events(deal)
         self._log_pos = len(deal.log)
 
     def _match_start(self, seat: int) -> rpb.PlayResponse:
@@ -296,8 +328,11 @@ class MatchRunner:
         msg = rpb.PlayResponse(deal_end=rpb.DealEnd(
             match_id=self.match_id, deal_index=record.index, tricks=tricks, scores=scores,
             pot_winners=record.pot_winners, chips=match.chips if self.rules.is_money else [],
-            voided=voided, deck=[codes(1 << c)[0] for c in record.deck]))
+            voided=voided,
+            deck=[codes(1 << c)[0] for c in record.deck] if self.reveal_seed else []))
         self._broadcast(lambda _: msg)
+        if self.spectators is not None:
+            self.spectators.deal_ended(msg.deal_end)
 
     def _resync_messages(self, seat: int):
         def resync() -> list[rpb.PlayResponse]:
@@ -325,19 +360,23 @@ class MatchRunner:
             started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id)
         path = self.replay_dir / f"{self.match_id}.kzr"
         replay_id = self.match_id
-        try:
-            await asyncio.to_thread(write_replay, path, replay)  # on disk before anyone is told
+        try:  # on disk before anyone is told
+            metrics.REPLAY_BYTES.inc(await asyncio.to_thread(write_replay, path, replay))
         except OSError:
-            log.exception("match %s: the replay could not be written to %s", self.match_id, path)
+            self.log.exception("replay_write_failed", path=str(path))
             replay_id = ""
         finally:  # whatever happened to the file, the seats learn the result and are freed
             end = rpb.PlayResponse(match_end=rpb.MatchEnd(
                 match_id=self.match_id, result=result, replay_id=replay_id,
-                seed=self.match.seed))
+                seed=self.match.seed if self.reveal_seed else b""))
             for link in self.links:
                 link.send(end)
                 link.match_over()
-        log.info("match %s ended: %s", self.match_id, pb.MatchEndReason.Name(result.reason))
+            if self.spectators is not None:
+                self.spectators.match_ended(end.match_end)
+        reason = pb.MatchEndReason.Name(result.reason)
+        metrics.MATCHES_FINISHED.labels(self.ladder, reason).inc()
+        self.log.info("match_ended", reason=reason, replay_id=replay_id)
         return MatchOutcome(self.match_id, result, replay_id, path, self.seating)
 
 
@@ -347,18 +386,3 @@ def _attempted(reply: rpb.ActionReply, legal: tuple[Action, ...]) -> pb.Action:
     if reply.WhichOneof("choice") == "legal_index" and reply.legal_index < len(legal):
         return convert.action_to_pb(legal[reply.legal_index])
     return pb.Action()
-
-
-def _event_pb(match_id: str, deal_index: int, view: EventView) -> rpb.Event:
-    event = rpb.Event(match_id=match_id, deal_index=deal_index)
-    if isinstance(view, PlayView):
-        event.played.CopyFrom(convert.play_to_pb(view))
-    elif isinstance(view, DrawnView):
-        event.drawn.CopyFrom(rpb.Drawn(cards=view.cards, counts=view.counts, talon=view.talon))
-    elif isinstance(view, DeclaredView):
-        event.declared.CopyFrom(rpb.Declared(
-            seat=view.seat, combo=convert.COMBO_TO_PB[convert.Combo(view.combo)],
-            cards=view.cards))
-    else:
-        event.trick_taken.CopyFrom(rpb.TrickTaken(trick=convert.trick_to_pb(view)))
-    return event

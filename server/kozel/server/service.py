@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-import re
+import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
+import structlog
+from google.protobuf.message import DecodeError
 
 from kozel.engine.rules import RulesError
-from kozel.server import convert
+from kozel.server import convert, metrics
 from kozel.server.config import ServerConfig
-from kozel.server.lobby import Lobby, LobbyError
+from kozel.server.lobby import REPLAY_ID, Lobby, LobbyError  # noqa: F401 (re-exported)
 from kozel.server.session import CLOSE, Outbox, Session
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 
-log = logging.getLogger("kozel.service")
+log = structlog.get_logger("kozel.service")
 
 PROTOCOL_VERSION = 1
-REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
+AUTH_FAILURE_MEMORY_S = 600.0  # bad tokens from a host are forgotten after this quiet spell
+MAX_DELAYED_PER_HOST = 4  # refused ladder Hellos from one host waiting out their delay
 
 
 class HelloError(Exception):
@@ -48,7 +49,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         self.lobby = lobby
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
-        self.auth_failures: dict[str, int] = {}  # by peer host
+        # By peer host: (bad tokens, time of the last one). A good token from the same host
+        # does not clear it (many bots may share one address); a quiet spell does.
+        self.auth_failures: dict[str, tuple[int, float]] = {}
+        self._delayed: dict[str, int] = {}  # by peer host: refused Hellos waiting out a delay
 
     # -- Play ----------------------------------------------------------------------------------
 
@@ -70,6 +74,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if isinstance(got, HelloError):
             await context.abort(got.code, got.message)
         session, outbox = got
+        metrics.ACTIVE_STREAMS.inc()
         try:
             while True:
                 msg = await outbox.get()
@@ -77,6 +82,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     break
                 yield msg
         finally:
+            metrics.ACTIVE_STREAMS.dec()
             session.detach(outbox)
         if outbox.status is not None and outbox.status[0] is not None:
             await context.abort(*outbox.status)
@@ -86,6 +92,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         loop = asyncio.get_running_loop()
         session: Session | None = None
         outbox: Outbox | None = None
+        refused = 0  # answers in a row that named no pending request
         try:
             async for req in requests:
                 if session is None:
@@ -95,16 +102,32 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                         session, outbox = self._open(req, peer)
                     except HelloError as exc:
                         if exc.delay:
-                            await asyncio.sleep(exc.delay)
+                            self._delayed[peer] = self._delayed.get(peer, 0) + 1
+                            try:
+                                await asyncio.sleep(exc.delay)
+                            finally:
+                                if (left := self._delayed.pop(peer) - 1) > 0:
+                                    self._delayed[peer] = left
                         if not opened.done():
                             opened.set_result(exc)
                         continue
                     opened.set_result((session, outbox))
                     continue
                 assert outbox is not None
-                self._dispatch(session, outbox, req, loop.time())
+                refused = refused + 1 if self._dispatch(session, outbox, req, loop.time()) else 0
+                if refused > self.config.max_refused_answers:
+                    outbox.close(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                 f"{refused} answers in a row named no pending request")
+                if outbox.closed:  # stop reading: a flood backs up in the bot's own transport
+                    break
+        except DecodeError:
+            why = "a message is not a valid kozel.v1.PlayRequest"
+            if outbox is not None:
+                outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {why}")
+            elif not opened.done():
+                opened.set_result(HelloError(grpc.StatusCode.INVALID_ARGUMENT, why))
         except Exception as exc:  # the stream broke: the bot is away
-            log.debug("stream read ended: %r", exc)
+            log.debug("stream_read_ended", error=repr(exc))
         finally:
             if outbox is not None:
                 outbox.close()
@@ -129,6 +152,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             session.attach(outbox, resumed=True)
             self.lobby.requeue(session)
             return session, outbox
+        if self.lobby.draining:
+            raise HelloError(grpc.StatusCode.UNAVAILABLE,
+                             "the referee is draining before it stops; connect to another "
+                             "referee or retry later")
         if not 1 <= len(hello.bot_name) <= 64:
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
                              "bot_name must be 1 to 64 characters")
@@ -164,7 +191,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         except LobbyError as exc:
             self.sessions.pop(session.resume_token, None)
             raise HelloError(exc.code, exc.message) from None
-        log.info("session %s: %s joined via %s", session.id, session.name, want)
+        log.info("session_opened", session=session.id, bot=session.name, want=want, peer=peer)
         return session, outbox
 
     def _authenticate(self, hello: rpb.Hello, peer: str):
@@ -178,16 +205,25 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if bot is None:
             if len(self.auth_failures) > 10_000:
                 self.auth_failures.clear()
-            n = self.auth_failures[peer] = self.auth_failures.get(peer, 0) + 1
-            log.warning("bad ladder token from %s (%d so far)", peer, n)
+            now = time.monotonic()
+            n, last = self.auth_failures.get(peer, (0, now))
+            n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
+            self.auth_failures[peer] = (n, now)
+            metrics.AUTH_FAILURES.inc()
+            log.warning("bad_ladder_token", peer=peer, failures=n)
+            if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
+                # Each delayed refusal holds a stream slot: a crowd of them is cut short.
+                raise HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                 f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                                 "address are still pending; wait for them, then retry")
             raise HelloError(grpc.StatusCode.UNAUTHENTICATED,
                              "Hello.token is not the token of an active registered bot",
                              delay=min(0.05 * 2 ** (n - 1), 5.0))
-        self.auth_failures.pop(peer, None)
         return bot
 
     def _dispatch(self, session: Session, outbox: Outbox, req: rpb.PlayRequest,
-                  received_at: float) -> None:
+                  received_at: float) -> bool:
+        """Handle one message after Hello; True when it was an answer naming no pending request."""
         which = req.WhichOneof("message")
         if which == "action":
             why = session.deliver(req.action, received_at)
@@ -195,11 +231,13 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 outbox.put(rpb.PlayResponse(rejection=rpb.Rejection(
                     match_id=req.action.match_id, request_id=req.action.request_id,
                     code=pb.ERROR_CODE_UNKNOWN_REQUEST, message=why, retry_allowed=False)))
+                return True
         elif which == "leave":
             session.leave()
         else:
             what = "a second Hello" if which == "hello" else "an empty message"
             outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {what}")
+        return False
 
     def _idle(self, session: Session) -> None:
         """A session's state changed: queue its free slots, or forget it once it is gone."""
@@ -244,12 +282,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     async def GetReplay(self, request: rpb.GetReplayRequest,
                         context: grpc.aio.ServicerContext) -> rpb.GetReplayResponse:
-        if not REPLAY_ID.match(request.replay_id):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "a replay id is 8 to 64 lowercase hex digits")
-        path = Path(self.config.replay_dir) / f"{request.replay_id}.kzr"
         try:
-            data = await asyncio.to_thread(path.read_bytes)
-        except FileNotFoundError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no replay {request.replay_id}")
+            data = await self.lobby.replay_bytes(request.replay_id)
+        except LobbyError as exc:
+            await context.abort(exc.code, exc.message)
         return rpb.GetReplayResponse(replay_gz=data)

@@ -4,19 +4,20 @@ period, so a bot that lost its connection resumes with its token and finds its m
 from __future__ import annotations
 
 import asyncio
-import logging
 import secrets
 import uuid
 from collections import deque
 from collections.abc import Callable
 
 import grpc
+import structlog
 
+from kozel.server import metrics
 from kozel.server.seats import Reply, SeatLink
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
-log = logging.getLogger("kozel.session")
+log = structlog.get_logger("kozel.session")
 
 CLOSE = object()  # outbox sentinel: end the stream
 MISSED_LIMIT = 256  # DealEnd/MatchEnd messages kept for a detached session
@@ -132,6 +133,10 @@ class Session:
         for handle in self._grace:
             handle.cancel()
         self._grace.clear()
+        if resumed:
+            metrics.RESUMES.inc()
+            log.info("session_resumed", session=self.id, bot=self.name,
+                     match_ids=list(self.links))
         stream.put(rpb.PlayResponse(welcome=rpb.Welcome(
             session_id=self.id, resume_token=self.resume_token, protocol_version=1,
             server_version=_version(), resumed=resumed, max_matches=self.max_matches,
@@ -158,8 +163,10 @@ class Session:
                 link.notice(rpb.NOTICE_KIND_DISCONNECTED)
             self._grace.append(loop.call_later(
                 link.grace_s, link.request_forfeit, pb.FORFEIT_REASON_DISCONNECTED))
-        log.info("session %s (%s) disconnected with %d running matches", self.id, self.name,
-                 len(self.links))
+        if self.links:
+            metrics.DISCONNECTS.inc()
+        log.info("session_disconnected", session=self.id, bot=self.name,
+                 match_ids=list(self.links))
         self._on_idle(self)
 
     def match_over(self, link: RemoteLink) -> None:

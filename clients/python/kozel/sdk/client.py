@@ -79,10 +79,12 @@ class _Client:
                  join_table: str | None, join_queue: tuple[str | game_pb2.Ruleset, int] | None,
                  token: str, max_matches: int, matches: int | None, reconnect: bool,
                  grace_s: float, channel_options: Sequence[tuple[str, Any]] | None,
-                 drop_after_requests: int | None, join_ladder: str | None = None) -> None:
+                 drop_after_requests: int | None, join_ladder: str | None = None,
+                 credentials: grpc.ChannelCredentials | None = None) -> None:
         if sum(x is not None for x in (join_table, join_queue, join_ladder)) != 1:
             raise ValueError("give exactly one of join_table, join_queue and join_ladder")
         self.join_ladder = join_ladder
+        self.credentials = credentials
         self.factory = factory
         self.address = address
         self.name = name
@@ -128,7 +130,10 @@ class _Client:
         try:
             while True:
                 if channel is None:
-                    channel = grpc.aio.insecure_channel(self.address, options=self.options)
+                    channel = (grpc.aio.secure_channel(self.address, self.credentials,
+                                                       options=self.options)
+                               if self.credentials is not None else
+                               grpc.aio.insecure_channel(self.address, options=self.options))
                     stub = referee_pb2_grpc.RefereeServiceStub(channel)
                 error: grpc.aio.AioRpcError | None = None
                 try:
@@ -512,7 +517,9 @@ async def play(factory: BotFactory, address: str, *, name: str,
                reconnect: bool = True, grace_s: float = 10,
                channel_options: Sequence[tuple[str, Any]] | None = None,
                drop_after_requests: int | None = None,
-               join_ladder: str | None = None) -> list[referee_pb2.MatchEnd]:
+               join_ladder: str | None = None,
+               credentials: grpc.ChannelCredentials | None = None
+               ) -> list[referee_pb2.MatchEnd]:
     """Connect to the referee at ``address`` and play until done; returns the MatchEnds.
 
     ``factory()`` makes one :class:`Bot` per match (a Bot subclass itself will do).
@@ -523,12 +530,14 @@ async def play(factory: BotFactory, address: str, *, name: str,
     until the referee closes the stream. A dropped stream (UNAVAILABLE, or an early end) is
     resumed with the last Welcome's resume_token for up to ``grace_s`` seconds when
     ``reconnect`` is on. ``drop_after_requests`` is a test hook: cancel the stream once after
-    that many answers, to exercise resuming.
+    that many answers, to exercise resuming. ``credentials`` (``grpc.ssl_channel_credentials``)
+    connect over TLS, with a client certificate for mutual TLS.
     """
     client = _Client(factory, address, name=name, join_table=join_table, join_queue=join_queue,
                      token=token, max_matches=max_matches, matches=matches,
                      reconnect=reconnect, grace_s=grace_s, channel_options=channel_options,
-                     drop_after_requests=drop_after_requests, join_ladder=join_ladder)
+                     drop_after_requests=drop_after_requests, join_ladder=join_ladder,
+                     credentials=credentials)
     return await client.run()
 
 
@@ -539,10 +548,12 @@ def run_bot(factory: BotFactory, address: str, *, name: str,
             reconnect: bool = True, grace_s: float = 10,
             channel_options: Sequence[tuple[str, Any]] | None = None,
             drop_after_requests: int | None = None,
-            join_ladder: str | None = None) -> list[referee_pb2.MatchEnd]:
+            join_ladder: str | None = None,
+            credentials: grpc.ChannelCredentials | None = None) -> list[referee_pb2.MatchEnd]:
     """:func:`play` for scripts: the same arguments, run in its own event loop."""
     return asyncio.run(play(
         factory, address, name=name, join_table=join_table, join_queue=join_queue,
         token=token, max_matches=max_matches, matches=matches, reconnect=reconnect,
         grace_s=grace_s, channel_options=channel_options,
-        drop_after_requests=drop_after_requests, join_ladder=join_ladder))
+        drop_after_requests=drop_after_requests, join_ladder=join_ladder,
+        credentials=credentials))

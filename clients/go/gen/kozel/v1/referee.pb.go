@@ -1968,7 +1968,8 @@ type DealEnd struct {
 	Chips []int32 `protobuf:"varint,6,rep,packed,name=chips,proto3" json:"chips,omitempty"`
 	// True when the deal was voided by a forfeit (not scored).
 	Voided bool `protobuf:"varint,7,opt,name=voided,proto3" json:"voided,omitempty"`
-	// The full deck order of the deal, index 0 on top.
+	// The full deck order of the deal, index 0 on top. Empty in the first half of a duplicate
+	// pair (see MatchEnd.seed); the replay holds it.
 	Deck          []string `protobuf:"bytes,8,rep,name=deck,proto3" json:"deck,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2069,7 +2070,9 @@ type MatchEnd struct {
 	Result *MatchResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
 	// The replay id (GetReplay) of this match.
 	ReplayId string `protobuf:"bytes,3,opt,name=replay_id,json=replayId,proto3" json:"replay_id,omitempty"`
-	// The match seed (32 bytes); SHA-256 of it is MatchStart.seed_commitment.
+	// The match seed (32 bytes); SHA-256 of it is MatchStart.seed_commitment. Empty for the
+	// first half of a duplicate pair on a duplicate ladder: its twin (same seed, seats rotated)
+	// is still to be played; the replay, released once the twin ends, holds the seed.
 	Seed          []byte `protobuf:"bytes,4,opt,name=seed,proto3" json:"seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

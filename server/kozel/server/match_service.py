@@ -1,0 +1,72 @@
+"""``kozel.v1.MatchService``: match details and the live spectator stream."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+
+from kozel.engine.rules import Ruleset
+from kozel.ladder.store import Store
+from kozel.server.lobby import Lobby
+from kozel.server.match_details import from_runner, match_details
+from kozel.server.service import REPLAY_ID
+from kozel.server.spectators import SpectatorError
+from kozel.v1 import match_pb2 as mpb
+from kozel.v1 import match_pb2_grpc
+
+
+class MatchService(match_pb2_grpc.MatchServiceServicer):
+    """Read-only: any client may ask, no credentials."""
+
+    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
+        self.lobby = lobby
+        self.replay_dir = Path(replay_dir)
+
+    def _store(self) -> Store | None:
+        return next((lad.store for lad in self.lobby.ladders.values()), None)
+
+    def _rules_of(self, ladder: str) -> Ruleset | None:
+        runtime = self.lobby.ladders.get(ladder)
+        return runtime.rules if runtime is not None else None
+
+    async def GetMatch(self, request: mpb.GetMatchRequest,
+                       context: grpc.aio.ServicerContext) -> mpb.GetMatchResponse:
+        if not REPLAY_ID.match(request.match_id):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "a match id is 8 to 64 lowercase hex digits")
+        runner = self.lobby.runners.get(request.match_id)
+        live = from_runner(runner) if runner is not None else None
+        details = await asyncio.to_thread(
+            match_details, request.match_id, store=self._store(), replay_dir=self.replay_dir,
+            live=live, rules_of=self._rules_of)
+        if details is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
+        return details
+
+    async def WatchMatch(self, request: mpb.WatchMatchRequest,
+                         context: grpc.aio.ServicerContext
+                         ) -> AsyncIterator[mpb.WatchMatchResponse]:
+        runner = self.lobby.runners.get(request.match_id)
+        hub = runner.spectators if runner is not None else None
+        if hub is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"no running match {request.match_id!r} (GetMatch has the "
+                                "details of ended ones, DownloadReplay their replays)")
+        if request.full and request.match_id in self.lobby.sealed:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                "this match is the first half of a duplicate pair: its hands "
+                                "stay secret until its twin has been played")
+        try:
+            sub = hub.subscribe(request.full)
+        except SpectatorError as exc:
+            await context.abort(exc.code, exc.message)
+        try:
+            while (event := await sub.get()) is not None:
+                yield mpb.WatchMatchResponse(event=event)
+        finally:
+            hub.unsubscribe(sub)
+        if sub.dropped:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, sub.dropped)

@@ -1,0 +1,80 @@
+"""Prometheus metrics of the referee (prometheus-client, default registry). Label values are
+bounded: ``ladder`` is a configured ladder name ("" for ad-hoc tables), ``reason`` a
+MatchEndReason name, ``code`` an ErrorCode name. Never a match id or a bot name."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
+
+disable_created_metrics()  # the *_created series only add noise to every scrape
+
+_FAST = (25e-6, 50e-6, 100e-6, 200e-6, 300e-6, 500e-6, 750e-6, 1e-3, 1.5e-3, 2e-3, 3e-3, 5e-3,
+         7.5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 250e-3, 1.0)
+_THINK = (1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 200e-3, 500e-3, 1.0, 2.0, 5.0, 10.0, 30.0,
+          60.0)
+
+MATCHES_STARTED = Counter("kozel_matches_started", "Matches started", ["ladder"])
+MATCHES_FINISHED = Counter("kozel_matches_finished", "Matches ended, by end reason",
+                           ["ladder", "reason"])
+DECISIONS = Counter("kozel_decisions", "Decisions answered by bots (or by the clock)",
+                    ["ladder"])
+THINK = Histogram("kozel_decision_think_seconds",
+                  "Bot think time: from sending a request to receiving its answer",
+                  ["ladder"], buckets=_THINK)
+OVERHEAD = Histogram("kozel_decision_overhead_seconds",
+                     "Server time per decision: from receiving an answer (or starting a deal) "
+                     "to queuing the next request of that match", ["ladder"], buckets=_FAST)
+TIMEOUTS = Counter("kozel_timeouts", "Requests not answered within the clock", ["ladder"])
+STRIKES = Counter("kozel_strikes", "Strikes counted against seats (timeouts)", ["ladder"])
+FORFEITS = Counter("kozel_forfeits", "Seats that forfeited", ["ladder"])
+REJECTED = Counter("kozel_rejected_actions", "Answers refused, by error code", ["code"])
+DISCONNECTS = Counter("kozel_disconnects", "Bot streams lost with matches still running")
+RESUMES = Counter("kozel_resumes", "Sessions resumed on a new stream")
+AUTH_FAILURES = Counter("kozel_auth_failures", "Hellos refused for a bad ladder token")
+ACTIVE_STREAMS = Gauge("kozel_active_streams", "Open Play streams")
+ACTIVE_MATCHES = Gauge("kozel_active_matches", "Matches being played", ["ladder"])
+LOOP_LAG = Histogram("kozel_event_loop_lag_seconds",
+                     "How late the event loop runs a timer (sampled every 0.25 s)",
+                     buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0, 5.0))
+REPLAY_BYTES = Counter("kozel_replay_bytes_written", "Bytes of replay files written")
+RATING_UPDATES = Counter("kozel_rating_updates", "Rating updates committed", ["ladder"])
+DRAINING = Gauge("kozel_draining", "1 while the referee drains before stopping")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchMetrics:
+    """The children of one ladder's labelled metrics, looked up once per match."""
+
+    decisions: Counter
+    think: Histogram
+    overhead: Histogram
+    timeouts: Counter
+    strikes: Counter
+    forfeits: Counter
+    active: Gauge
+    started: Counter
+
+
+def for_ladder(ladder: str) -> MatchMetrics:
+    """Labelled children for matches of ``ladder`` ("" for ad-hoc tables)."""
+    return MatchMetrics(DECISIONS.labels(ladder), THINK.labels(ladder), OVERHEAD.labels(ladder),
+                        TIMEOUTS.labels(ladder), STRIKES.labels(ladder), FORFEITS.labels(ladder),
+                        ACTIVE_MATCHES.labels(ladder), MATCHES_STARTED.labels(ladder))
+
+
+def init_ladder(ladder: str) -> None:
+    """Create a ladder's series at zero so dashboards see them before the first match."""
+    for_ladder(ladder)
+    RATING_UPDATES.labels(ladder)
+
+
+async def watch_loop_lag(interval: float = 0.25) -> None:
+    """Sample event-loop lag forever (run as a task; cancel to stop)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        start = loop.time()
+        await asyncio.sleep(interval)
+        LOOP_LAG.observe(max(loop.time() - start - interval, 0.0))

@@ -1,0 +1,243 @@
+"""Spectators of running matches: one hub per match fans the runner's events out to
+``WatchMatch`` streams.
+
+The runner calls the hub synchronously and never waits for it: every spectator has a
+bounded queue, and one that falls behind is dropped. What a spectator may see comes from
+:mod:`kozel.engine.observation` (``Spectator.PUBLIC``, or ``Spectator.FULL`` for the view held
+back by the referee's delay); this module only turns views into messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from kozel.engine.cards import codes
+from kozel.engine.deal import Deal
+from kozel.engine.observation import (
+    Spectator,
+    event_views,
+    full_view,
+    hands_after,
+    public_view,
+)
+from kozel.engine.shuffle import commitment
+from kozel.server import convert
+from kozel.v1 import match_pb2 as mpb
+from kozel.v1 import referee_pb2 as rpb
+
+if TYPE_CHECKING:
+    from kozel.server.runner import MatchRunner
+
+QUEUE_LIMIT = 1024  # messages due but not yet sent before a spectator is dropped as too slow
+HELD_LIMIT = 100_000  # messages held back by the delay for one spectator (memory bound)
+
+
+class SpectatorError(Exception):
+    """A watch request the hub refuses, with the gRPC status to answer with."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Subscription:
+    """One spectator's queue: (due time on the loop clock, message); ``None`` ends it."""
+
+    def __init__(self, full: bool, queue_limit: int) -> None:
+        self.full = full
+        self.queue_limit = queue_limit
+        self.queue: deque[tuple[float, mpb.SpectatorEvent | None]] = deque()
+        self.dropped = ""  # why the hub dropped this spectator, if it did
+        self._wake = asyncio.Event()
+
+    def put(self, due: float, msg: mpb.SpectatorEvent | None, now: float) -> bool:
+        """Queue a message (never blocks); False when the spectator is too far behind."""
+        q = self.queue
+        q.append((due, msg))
+        self._wake.set()
+        # Only messages already due count: the delay holds the others back on purpose.
+        behind = len(q) > self.queue_limit and q[self.queue_limit][0] <= now
+        return not behind and len(q) <= HELD_LIMIT
+
+    def drop(self, why: str) -> None:
+        self.dropped = why
+        self.queue.clear()
+        self._wake.set()
+
+    async def get(self) -> mpb.SpectatorEvent | None:
+        """The next message once it is due; ``None`` at the end or once dropped."""
+        loop = asyncio.get_running_loop()
+        while not self.dropped:
+            if not self.queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            wait = self.queue[0][0] - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            return self.queue.popleft()[1]
+        return None
+
+
+class SpectatorHub:
+    """The spectators of one match, fed by its runner."""
+
+    def __init__(self, runner: MatchRunner, *, max_spectators: int, delay_s: float,
+                 queue_limit: int = QUEUE_LIMIT) -> None:
+        self.runner = runner
+        self.max_spectators = max_spectators
+        self.delay_s = delay_s
+        self.queue_limit = queue_limit
+        self.subs: list[Subscription] = []
+        self.closed = False
+        self._deal: Deal | None = None
+        self._deal_index = -1
+        self._deal_start: rpb.DealStart | None = None
+        self._pos = 0  # how much of the deal's log the spectators have been sent
+
+    # -- spectators ----------------------------------------------------------------------------
+
+    def subscribe(self, full: bool) -> Subscription:
+        """A new spectator; its first message (the snapshot) is already queued."""
+        if full and self.delay_s <= 0:
+            raise SpectatorError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 "this referee offers no full view (spectator_delay_s is 0)")
+        if self.closed:
+            raise SpectatorError(grpc.StatusCode.NOT_FOUND,
+                                 f"match {self.runner.match_id} has ended; fetch its replay")
+        if len(self.subs) >= self.max_spectators:
+            raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                 f"match {self.runner.match_id} already has "
+                                 f"{self.max_spectators} spectators")
+        if self._deal is not None:
+            self.events(self._deal)  # everyone is sent what the snapshot is about to show
+        sub = Subscription(full, self.queue_limit)
+        loop = asyncio.get_running_loop()
+        sub.put(loop.time() + self._delay(full), self._snapshot(full), loop.time())
+        self.subs.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        if sub in self.subs:
+            self.subs.remove(sub)
+
+    def _delay(self, full: bool) -> float:
+        return self.delay_s if full else 0.0
+
+    def _wants(self, full: bool) -> bool:
+        return any(s.full is full for s in self.subs)
+
+    def _publish(self, public: mpb.SpectatorEvent | None,
+                 full: mpb.SpectatorEvent | None) -> None:
+        if not self.subs:
+            return
+        now = asyncio.get_running_loop().time()
+        for sub in list(self.subs):
+            msg = full if sub.full else public
+            if msg is None:
+                continue
+            if not sub.put(now + self._delay(sub.full), msg, now):
+                self.subs.remove(sub)
+                sub.drop(f"the spectator fell more than {self.queue_limit} messages behind")
+
+    def _event(self, **kind) -> mpb.SpectatorEvent:
+        at = Timestamp()
+        at.FromNanoseconds(time.time_ns())
+        return mpb.SpectatorEvent(match_id=self.runner.match_id, happened_at=at, **kind)
+
+    # -- fed by the runner ---------------------------------------------------------------------
+
+    def deal_started(self, index: int, deal: Deal) -> None:
+        """A deal was announced to the seats."""
+        runner, match = self.runner, self.runner.match
+        money = runner.rules.is_money
+        view = public_view(deal)
+        self._deal, self._deal_index, self._pos = deal, index, 0
+        self._deal_start = rpb.DealStart(
+            match_id=runner.match_id, deal_index=index, dealer=deal.dealer, trump=view.trump,
+            trump_card=view.trump_card, active_seats=list(deal.active),
+            penalty_totals=[] if money else match.board.totals,
+            chips=match.chips if money else [])
+        full = None
+        if self._wants(True):
+            full = self._with_hands(self._event(deal_start=self._deal_start), _hands(deal.hands))
+        self._publish(self._event(deal_start=self._deal_start), full)
+
+    def events(self, deal: Deal) -> None:
+        """Send what happened since the last call (plays, tricks, draws, declarations)."""
+        if deal is not self._deal:
+            return
+        start, self._pos = self._pos, len(deal.log)
+        if start >= len(deal.log) or not self.subs:
+            return
+        index = self._deal_index
+        if self._wants(False):
+            for view in event_views(deal, start, Spectator.PUBLIC):
+                self._publish(self._event(event=convert.event_to_pb(
+                    self.runner.match_id, index, view)), None)
+        if self._wants(True):
+            views = event_views(deal, start, Spectator.FULL)
+            for view, hands in zip(views, hands_after(deal, start), strict=True):
+                self._publish(None, self._with_hands(self._event(event=convert.event_to_pb(
+                    self.runner.match_id, index, view)), hands))
+
+    def notice(self, event: rpb.Event) -> None:
+        """A public notice about a seat (timeout, disconnect, resume, forfeit)."""
+        msg = self._event(event=event)
+        self._publish(msg, msg)
+
+    def deal_ended(self, deal_end: rpb.DealEnd) -> None:
+        """A deal ended (every card is public now)."""
+        msg = self._event(deal_end=deal_end)
+        self._publish(msg, msg)
+
+    def match_ended(self, match_end: rpb.MatchEnd) -> None:
+        """The match ended: send the result, then end every stream."""
+        msg = self._event(match_end=match_end)
+        self._publish(msg, msg)
+        self.closed = True
+        now = asyncio.get_running_loop().time()
+        for sub in self.subs:
+            sub.put(now + self._delay(sub.full), None, now)  # the end is never refused
+        self.subs.clear()
+
+    # -- messages ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _with_hands(msg: mpb.SpectatorEvent,
+                    hands: Sequence[Sequence[str]]) -> mpb.SpectatorEvent:
+        msg.hands.extend(mpb.SeatCards(seat=s, cards=cards) for s, cards in enumerate(hands))
+        return msg
+
+    def _snapshot(self, full: bool) -> mpb.SpectatorEvent:
+        runner = self.runner
+        msg = self._event(snapshot=mpb.SpectatorSnapshot(
+            match=rpb.MatchStart(
+                match_id=runner.match_id, players=runner.players,
+                ruleset=convert.ruleset_to_pb(runner.rules), time_control=runner.clock.to_pb(),
+                seating=runner.seating, seed_commitment=commitment(runner.match.seed),
+                table_id=runner.table_id),
+            full=full, delay_ms=round(self._delay(full) * 1000), timeouts=runner.timeouts,
+            ladder=runner.ladder))
+        deal = self._deal
+        if deal is None or self._deal_start is None:
+            return msg
+        msg.snapshot.deal_start.CopyFrom(self._deal_start)
+        msg.snapshot.deal.CopyFrom(convert.observation_to_pb(full_view(deal) if full
+                                                             else public_view(deal)))
+        if full:
+            self._with_hands(msg, _hands(deal.hands))
+        return msg
+
+
+def _hands(masks: Sequence[int]) -> list[tuple[str, ...]]:
+    return [tuple(codes(m)) for m in masks]

@@ -1,0 +1,189 @@
+"""deploy/compose: the compose file, the Prometheus configuration and alert rules, and the
+Grafana provisioning and dashboard parse, reference files that exist, and agree with the
+referee's configuration."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.deploy.deployfiles import (
+    ALERTS,
+    COMPOSE_DIR,
+    DASHBOARD,
+    ROOT,
+    alert_rules,
+    check_config,
+    dashboard_queries,
+    listen_port,
+    load_yaml,
+)
+
+COMPOSE = COMPOSE_DIR / "docker-compose.yaml"
+_VAR = re.compile(r"\$\{(\w+)(?::?[?-][^}]*)?\}")
+
+
+def _compose() -> dict[str, Any]:
+    return load_yaml(COMPOSE)
+
+
+def _mounts(service: str) -> dict[str, str]:
+    """Bind mounts of a service: container path -> host path (named volumes left out)."""
+    out = {}
+    for spec in _compose()["services"][service].get("volumes", []):
+        source, target = spec.split(":")[:2]
+        if source.startswith((".", "/")):
+            out[target] = source
+    return out
+
+
+def _host(path: str) -> Path:
+    return (COMPOSE_DIR / path).resolve()
+
+
+def _balanced(expr: str) -> bool:
+    stack = []
+    pairs = {")": "(", "]": "[", "}": "{"}
+    for ch in re.sub(r'"[^"]*"', '""', expr):
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in pairs and (not stack or stack.pop() != pairs[ch]):
+            return False
+    return not stack
+
+
+def test_the_compose_file_has_its_four_services() -> None:
+    compose = _compose()
+    assert set(compose["services"]) == {"referee", "postgres", "prometheus", "grafana"}
+    named = set(compose["volumes"])
+    for name, service in compose["services"].items():
+        assert "image" in service, name
+        for spec in service.get("volumes", []):
+            source = spec.split(":")[0]
+            assert source.startswith((".", "/")) or source in named, f"{name}: {spec}"
+    referee = compose["services"]["referee"]
+    assert referee["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert "healthcheck" in compose["services"]["postgres"]
+    build = referee["build"]
+    assert (_host(build["context"]) / build["dockerfile"]).is_file()
+    assert _host(build["context"]) == ROOT
+
+
+def test_every_bind_mount_source_exists() -> None:
+    for name in _compose()["services"]:
+        for target, source in _mounts(name).items():
+            assert _host(source).exists(), f"{name}: {source} -> {target}"
+
+
+def test_only_the_bot_port_is_published_beyond_loopback() -> None:
+    for name, service in _compose()["services"].items():
+        for port in service.get("ports", []):
+            if not port.startswith("127.0.0.1:"):
+                assert (name, port) == ("referee", "50051:50051"), f"{name}: {port}"
+
+
+def test_secrets_come_from_the_environment_and_are_documented() -> None:
+    text = COMPOSE.read_text(encoding="utf-8")
+    required = {m.group(1) for m in _VAR.finditer(text)}
+    example = (COMPOSE_DIR / ".env.example").read_text(encoding="utf-8")
+    documented = {line.split("=")[0] for line in example.splitlines()
+                  if line and not line.startswith("#")}
+    assert required == documented == {"POSTGRES_PASSWORD", "KOZEL_ADMIN_TOKEN",
+                                      "GRAFANA_ADMIN_PASSWORD"}
+
+
+def test_referee_health_drain_and_scraping_follow_its_configuration() -> None:
+    compose = _compose()
+    referee = compose["services"]["referee"]
+    config = load_yaml(_host(_mounts("referee")["/etc/kozel/referee.yaml"]))
+    test = referee["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "kozel", "health"]
+    assert listen_port(test[test.index("--address") + 1]) == listen_port(
+        config["operator"]["listen"])
+    assert int(referee["stop_grace_period"].rstrip("s")) > config["drain_timeout_s"]
+    published = {int(p.rsplit(":", 1)[1]) for p in referee["ports"]}
+    assert published == {listen_port(config["listen"]), listen_port(config["operator"]["listen"])}
+    prometheus = load_yaml(_host(_mounts("prometheus")["/etc/prometheus/prometheus.yml"]))
+    (job,) = [j for j in prometheus["scrape_configs"] if j["job_name"] == "kozel-referee"]
+    (target,) = [t for sc in job["static_configs"] for t in sc["targets"]]
+    host, port = target.rsplit(":", 1)
+    assert host == "referee" and int(port) == listen_port(config["metrics"]["listen"])
+
+
+def test_the_compose_referee_configuration_passes_check_config(tmp_path: Path) -> None:
+    """The mounted referee.yaml with the compose environment, the container's mounted files
+    replaced by the repository files they come from."""
+    referee = _compose()["services"]["referee"]
+    text = _host(_mounts("referee")["/etc/kozel/referee.yaml"]).read_text(encoding="utf-8")
+    for inside, source in _mounts("referee").items():
+        text = text.replace(inside, str(_host(source)))
+    config = tmp_path / "referee.yaml"
+    config.write_text(text, encoding="utf-8")
+    env = {k: _VAR.sub("secret", v) for k, v in referee["environment"].items()}
+    res = check_config(config, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "classic-2p" in res.stdout
+
+
+def test_prometheus_loads_the_mounted_alert_rules() -> None:
+    prometheus = load_yaml(COMPOSE_DIR / "prometheus.yml")
+    mounted = _mounts("prometheus")
+    for rule_file in prometheus["rule_files"]:
+        assert _host(mounted[rule_file]) == ALERTS.resolve()
+
+
+def test_alert_rules_are_complete() -> None:
+    rules = alert_rules()
+    names = [r["alert"] for r in rules]
+    assert len(names) == len(set(names))
+    assert {"KozelRefereeDown", "KozelDecisionOverheadHigh", "KozelTimeoutRateHigh",
+            "KozelEventLoopLagHigh", "KozelLadderStalled", "KozelDrainingTooLong"} <= set(names)
+    for rule in rules:
+        assert set(rule) == {"alert", "expr", "for", "labels", "annotations"}, rule["alert"]
+        assert re.fullmatch(r"\d+[smh]", rule["for"]), rule["alert"]
+        assert rule["labels"]["severity"] in ("critical", "warning", "info"), rule["alert"]
+        assert rule["annotations"]["summary"] and rule["annotations"]["description"]
+        assert _balanced(rule["expr"]), rule["alert"]
+        assert _balanced(rule["annotations"]["summary"])
+
+
+def test_grafana_provisioning_points_at_prometheus_and_the_dashboard() -> None:
+    mounted = _mounts("grafana")
+    provisioning = _host(mounted["/etc/grafana/provisioning"])
+    (ds,) = load_yaml(provisioning / "datasources" / "prometheus.yaml")["datasources"]
+    assert ds["type"] == "prometheus" and ds["url"] == "http://prometheus:9090"
+    assert "9090:9090" in " ".join(_compose()["services"]["prometheus"]["ports"])
+    (provider,) = load_yaml(provisioning / "dashboards" / "kozel.yaml")["providers"]
+    assert _host(mounted[provider["options"]["path"]]) == DASHBOARD.parent.resolve()
+    env = _compose()["services"]["grafana"]["environment"]
+    home = env["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
+    assert home == f"{provider['options']['path']}/{DASHBOARD.name}"
+
+
+def test_the_dashboard_is_well_formed() -> None:
+    dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    assert dash["uid"] and dash["title"] and dash["schemaVersion"] >= 36
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    ids = [p["id"] for p in dash["panels"]]
+    assert len(ids) == len(set(ids))
+    cells: set[tuple[int, int]] = set()
+    for panel in dash["panels"]:
+        pos = panel["gridPos"]
+        assert pos["x"] + pos["w"] <= 24, panel["title"]
+        mine = {(x, y) for x in range(pos["x"], pos["x"] + pos["w"])
+                for y in range(pos["y"], pos["y"] + pos["h"])}
+        assert not mine & cells, f"panel {panel['title']!r} overlaps another"
+        cells |= mine
+        if panel["type"] == "row":
+            continue
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        refs = [t["refId"] for t in panel["targets"]]
+        assert refs and len(refs) == len(set(refs)), panel["title"]
+        for target in panel["targets"]:
+            assert target["expr"] and _balanced(target["expr"]), panel["title"]
+    assert len([p for p in dash["panels"] if p["type"] != "row"]) >= 12
+    assert all(_balanced(q) for q in dashboard_queries(dash))

@@ -1,0 +1,247 @@
+"""deploy/k8s: every core manifest validates against the Kubernetes schemas (strict), the
+Prometheus Operator objects against schemas of their own, and the manifests agree with each
+other and with the referee's configuration (ports, probes, drain, mounted files)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from tests.deploy.deployfiles import (
+    ALERTS,
+    K8S_DIR,
+    check_config,
+    final_stage_user,
+    k8s_files,
+    k8s_objects,
+    listen_port,
+    load_docs,
+    load_yaml,
+)
+
+# The oldest Kubernetes the manifests are meant for (native gRPC probes, PDB
+# unhealthyPodEvictionPolicy) and a recent one the package ships offline.
+K8S_VERSIONS = ("1.31", "1.35")
+CRD_KINDS = {"ServiceMonitor": "servicemonitor.json", "PrometheusRule": "prometheusrule.json"}
+SCHEMAS = Path(__file__).with_name("schemas")
+
+CORE = [(path, i, doc) for path in k8s_files() for i, doc in enumerate(load_docs(path))
+        if doc["kind"] not in CRD_KINDS]
+
+
+def _referee() -> tuple[dict, dict, dict]:
+    """The StatefulSet, its pod spec and the referee container."""
+    sts = k8s_objects()["StatefulSet", "kozel-referee"]
+    pod = sts["spec"]["template"]["spec"]
+    (container,) = [c for c in pod["containers"] if c["name"] == "referee"]
+    return sts, pod, container
+
+
+def _config() -> dict[str, Any]:
+    config_map = k8s_objects()["ConfigMap", "kozel-referee-config"]
+    return yaml.safe_load(config_map["data"]["referee.yaml"])
+
+
+def _crd_validator(kind: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads((SCHEMAS / CRD_KINDS[kind]).read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize("path,index,doc", CORE,
+                         ids=[f"{p.relative_to(K8S_DIR)}#{i}-{d['kind']}" for p, i, d in CORE])
+def test_core_manifests_validate_strictly(path: Path, index: int, doc: dict,
+                                          version: str) -> None:
+    kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_strict_validation_refuses_an_unknown_field() -> None:
+    sts = copy.deepcopy(k8s_objects()["StatefulSet", "kozel-referee"])
+    container = sts["spec"]["template"]["spec"]["containers"][0]
+    container["readinesProbe"] = container.pop("readinessProbe")  # a typo
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(sts, K8S_VERSIONS[-1], strict=True)
+
+
+def test_every_kind_is_core_or_a_known_crd() -> None:
+    kinds = {doc["kind"] for path in k8s_files() for doc in load_docs(path)}
+    assert {"Namespace", "ConfigMap", "Secret", "Service", "StatefulSet", "PodDisruptionBudget",
+            "ServiceMonitor", "PrometheusRule"} == kinds
+
+
+@pytest.mark.parametrize("kind", sorted(CRD_KINDS))
+def test_operator_objects_match_their_schema(kind: str) -> None:
+    validator = _crd_validator(kind)
+    (doc,) = [d for k, d in k8s_objects().items() if k[0] == kind]
+    validator.validate(doc)
+    broken = copy.deepcopy(doc)
+    broken["spec"]["selectr" if kind == "ServiceMonitor" else "grups"] = {}
+    assert list(validator.iter_errors(broken)), "the schema must refuse unknown fields"
+
+
+def test_prometheusrule_carries_the_alerts_of_alerts_yml() -> None:
+    rule = k8s_objects()["PrometheusRule", "kozel-referee"]
+    assert rule["spec"]["groups"] == load_yaml(ALERTS)["groups"]
+
+
+@pytest.mark.parametrize("kustomization", sorted(K8S_DIR.rglob("kustomization.yaml")),
+                         ids=lambda p: str(p.relative_to(K8S_DIR)))
+def test_kustomizations_list_every_manifest_of_their_folder(kustomization: Path) -> None:
+    data = load_yaml(kustomization)
+    here = {p.name for p in kustomization.parent.glob("*.yaml")} - {"kustomization.yaml"}
+    assert sorted(data["resources"]) == sorted(here)
+    _, _, container = _referee()
+    for image in data.get("images", []):
+        assert container["image"].rsplit(":", 1)[0] == image["name"]
+
+
+def test_namespaced_objects_live_in_the_namespace_defined() -> None:
+    objects = k8s_objects()
+    (ns,) = [name for kind, name in objects if kind == "Namespace"]
+    for (kind, name), doc in objects.items():
+        if kind != "Namespace":
+            assert doc["metadata"].get("namespace") == ns, f"{kind}/{name}"
+
+
+def test_selectors_match_the_referee_pods() -> None:
+    objects = k8s_objects()
+    sts, _, _ = _referee()
+    pod_labels = sts["spec"]["template"]["metadata"]["labels"]
+    selected = sts["spec"]["selector"]["matchLabels"]
+    assert selected.items() <= pod_labels.items()
+    pdb = objects["PodDisruptionBudget", "kozel-referee"]
+    assert pdb["spec"]["selector"]["matchLabels"] == selected
+    services = {name: doc for (kind, name), doc in objects.items() if kind == "Service"}
+    for name, svc in services.items():
+        assert svc["spec"]["selector"].items() <= pod_labels.items(), name
+    # The governing Service of the set is headless, so every pod has a stable DNS name.
+    assert services[sts["spec"]["serviceName"]]["spec"].get("clusterIP") == "None"
+    assert sts["spec"]["replicas"] == 1, "one referee schedules a ladder; see the comment"
+
+    monitor = objects["ServiceMonitor", "kozel-referee"]
+    wanted = monitor["spec"]["selector"]["matchLabels"]
+    scraped = [svc for svc in services.values()
+               if wanted.items() <= svc["metadata"]["labels"].items()]
+    assert len(scraped) == 1, "the ServiceMonitor must select exactly one Service"
+    (svc,) = scraped
+    assert svc["metadata"]["namespace"] in monitor["spec"]["namespaceSelector"]["matchNames"]
+    port_names = {p["name"] for p in svc["spec"]["ports"]}
+    assert {e["port"] for e in monitor["spec"]["endpoints"]} <= port_names
+    # Alerts and the dashboard select job="kozel-referee": the job comes from jobLabel.
+    assert svc["metadata"]["labels"][monitor["spec"]["jobLabel"]] == "kozel-referee"
+
+
+def test_ports_and_probes_follow_the_configuration() -> None:
+    config = _config()
+    _, pod, container = _referee()
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"bots": listen_port(config["listen"]),
+                     "operator": listen_port(config["operator"]["listen"]),
+                     "metrics": listen_port(config["metrics"]["listen"])}
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        # The kubelet's gRPC probe speaks plaintext: it must ask the operator port, and
+        # that port must not have TLS.
+        assert container[probe]["grpc"]["port"] == ports["operator"], probe
+        assert container[probe]["grpc"].get("service", "") in (
+            "", "kozel.v1.RefereeService", "kozel.liveness")
+    assert not (config["operator"].get("tls") or {}).get("cert_file")
+    for (kind, name), svc in k8s_objects().items():
+        if kind == "Service":
+            for port in svc["spec"]["ports"]:
+                assert port["targetPort"] in ports, f"{name}: {port}"
+                assert port["port"] == ports[port["targetPort"]], f"{name}: {port}"
+
+
+def test_the_drain_fits_in_the_grace_period() -> None:
+    config = _config()
+    _, pod, container = _referee()
+    grace = pod["terminationGracePeriodSeconds"]
+    assert grace > config["drain_timeout_s"]
+    # A kubelet that probes terminating pods must not restart a draining referee: liveness
+    # asks the name that stays SERVING during a drain.
+    assert container["livenessProbe"]["grpc"]["service"] == "kozel.liveness"
+
+
+def test_the_pod_runs_unprivileged_as_the_image_user() -> None:
+    _, pod, container = _referee()
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert str(pod["securityContext"]["runAsUser"]) == final_stage_user().split(":")[0]
+    sec = container["securityContext"]
+    assert sec["allowPrivilegeEscalation"] is False and sec["readOnlyRootFilesystem"] is True
+    assert sec["capabilities"]["drop"] == ["ALL"]
+    assert pod["enableServiceLinks"] is False
+
+
+def test_referenced_configmaps_and_secrets_exist_with_their_keys() -> None:
+    objects = k8s_objects()
+    _, pod, container = _referee()
+
+    def keys(kind: str, name: str) -> set[str]:
+        doc = objects[kind, name]
+        return set(doc.get("data", {})) | set(doc.get("stringData", {}))
+
+    for volume in pod["volumes"]:
+        if "configMap" in volume:
+            assert keys("ConfigMap", volume["configMap"]["name"])
+        if "secret" in volume:
+            have = keys("Secret", volume["secret"]["secretName"])
+            assert {item["key"] for item in volume["secret"].get("items", [])} <= have
+    for env in container.get("env", []):
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref:
+            assert ref["key"] in keys("Secret", ref["name"]), env["name"]
+    mounted = {m["name"] for m in container["volumeMounts"]}
+    claims = {c["metadata"]["name"] for c in _referee()[0]["spec"]["volumeClaimTemplates"]}
+    assert mounted == {v["name"] for v in pod["volumes"]} | claims
+
+
+def _mounted_files(tmp_path: Path) -> dict[str, Path]:
+    """The files the referee container sees from its ConfigMap and Secret volumes, written
+    to ``tmp_path``: container path -> local copy."""
+    objects = k8s_objects()
+    _, pod, container = _referee()
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    files: dict[str, Path] = {}
+    for mount in container["volumeMounts"]:
+        volume = volumes.get(mount["name"], {})
+        if "configMap" in volume:
+            content = objects["ConfigMap", volume["configMap"]["name"]]["data"]
+            items = {k: k for k in content}
+        elif "secret" in volume:
+            content = objects["Secret", volume["secret"]["secretName"]]["stringData"]
+            items = {i["key"]: i["path"] for i in volume["secret"]["items"]}
+        else:
+            continue
+        for key, rel in items.items():
+            local = tmp_path / mount["name"] / rel
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_text(content[key], encoding="utf-8")
+            files[f"{mount['mountPath']}/{rel}"] = local
+    return files
+
+
+def test_the_configmap_configuration_passes_check_config(tmp_path: Path) -> None:
+    objects = k8s_objects()
+    _, _, container = _referee()
+    files = _mounted_files(tmp_path)
+    config_path = container["command"][container["command"].index("--config") + 1]
+    text = files[config_path].read_text(encoding="utf-8")
+    for inside, local in files.items():  # paths in the config must be mounted files
+        text = text.replace(inside, str(local))
+    config = tmp_path / "referee.yaml"
+    config.write_text(text, encoding="utf-8")
+    env = {}
+    for var in container.get("env", []):
+        ref = var["valueFrom"]["secretKeyRef"]
+        env[var["name"]] = objects["Secret", ref["name"]]["stringData"][ref["key"]]
+    res = check_config(config, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "classic-2p" in res.stdout
