@@ -69,13 +69,19 @@ class LadderRuntime:
         self.waiting: list = []  # sessions (one entry per free slot)
         self.running: dict[str, list[int]] = {}  # match id -> bot ids by seat
         self._since: dict[int, float] = {}
-        self._commits: set[asyncio.Task[None]] = set()
+        self._writes: set[asyncio.Task[None]] = set()
+        # Store calls run in a worker thread, one at a time and in the order they were made
+        # (a bot's rating row before its match, a match's start before its result), so the
+        # event loop never waits for the database.
+        self._db = asyncio.Lock()
+        self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after each commit
         self._retry: asyncio.TimerHandle | None = None
 
     def join(self, session) -> None:
         """Queue every free slot of an authenticated session."""
         if session.ladder_rated is not True:
-            self.store.ensure_rating(self.spec.name, session.bot.id)
+            self._write(self._refresh_after, self.store.ensure_rating, self.spec.name,
+                        session.bot.id)
             session.ladder_rated = True
         missing = session.free_slots - self.waiting.count(session)
         self.waiting.extend([session] * max(missing, 0))
@@ -123,9 +129,8 @@ class LadderRuntime:
                         and s.bot.id not in self.excluded and s.bot.id not in reserved]
             if len({e.bot_id for e in entrants}) < self.spec.players:
                 return
-            ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
             for e in entrants:
-                e.ordinal = ratings.get(e.key.bot.name, 0.0)
+                e.ordinal = self.ratings.get(e.key.bot.name, 0.0)
             now = time.monotonic()
             patient = now - min(e.since for e in entrants) < PATIENCE_S
             group = pick(entrants, self.spec.players, self.history, self.spec.rating_scale,
@@ -193,8 +198,8 @@ class LadderRuntime:
         self.history.record(bots)
         self.cap.record(bots, time.monotonic())
         sides = runner.match.side_of
-        self.store.start_match(runner.match_id, self.spec.name, self.spec.players,
-                               [(seat, sides[seat], bot) for seat, bot in enumerate(bots)])
+        self._write(self.store.start_match, runner.match_id, self.spec.name, self.spec.players,
+                    [(seat, sides[seat], bot) for seat, bot in enumerate(bots)])
 
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""
@@ -210,25 +215,47 @@ class LadderRuntime:
         if first is not None:  # both halves played: the first's seed and replay are public
             self.sealed.discard(first)
         if bots is not None and runner.outcome is not None:
-            task = asyncio.get_running_loop().create_task(self._commit(runner, bots))
-            self._commits.add(task)
-            task.add_done_callback(self._commits.discard)
+            outcome: MatchOutcome = runner.outcome
+            if outcome.result.reason == pb.MATCH_END_REASON_ABORTED or not outcome.replay_id:
+                self._write(self.store.abort_match, runner.match_id)
+            else:
+                self._write(self._rated, commit_result, self.store, runner.match_id,
+                            outcome.result, str(outcome.replay_path), runner.match.side_of,
+                            bots, self.rules.is_money)
         self.drain()
 
-    async def _commit(self, runner: MatchRunner, bots: list[int]) -> None:
-        outcome: MatchOutcome = runner.outcome  # type: ignore[assignment]
-        if outcome.result.reason == pb.MATCH_END_REASON_ABORTED or not outcome.replay_id:
-            await asyncio.to_thread(self.store.abort_match, runner.match_id)
-            return
-        await asyncio.to_thread(commit_result, self.store, runner.match_id, outcome.result,
-                                str(outcome.replay_path), runner.match.side_of, bots,
-                                self.rules.is_money)
+    def refresh_ratings(self) -> None:
+        """Reload the ordinals the scheduler pairs by (after a rating reset)."""
+        self._write(self._refresh_after, lambda: None)
+
+    def _rated(self, commit: Callable[..., None], *args) -> None:
+        """(In the worker thread.) Commit a result, then refresh the rating cache."""
+        commit(*args)
         metrics.RATING_UPDATES.labels(self.spec.name).inc()
+        self._refresh_after(lambda: None)
+
+    def _refresh_after(self, call: Callable[..., None], *args) -> None:
+        """(In the worker thread.) Make a store call, then reload the ordinals."""
+        call(*args)
+        self.ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
+
+    def _write(self, call: Callable[..., object], *args) -> None:
+        """Queue a store call behind the earlier ones (see ``_db``)."""
+        async def run() -> None:
+            async with self._db:
+                try:
+                    await asyncio.to_thread(call, *args)
+                except Exception:  # the store said no: log it, keep the ladder running
+                    log.exception("store_call_failed", ladder=self.spec.name,
+                                  call=getattr(call, "__name__", repr(call)))
+        task = asyncio.get_running_loop().create_task(run())
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
 
     async def flush(self) -> None:
-        """Wait for pending result commits (at shutdown)."""
-        if self._commits:
-            await asyncio.gather(*self._commits, return_exceptions=True)
+        """Wait for queued store calls (at shutdown)."""
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
 
 
 def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_path: str,

@@ -91,6 +91,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         await self._authorize(context, "reset_rating")
         ladder = await self._ladder(request.ladder, context)
         await self._store_call(context, ladder.store.reset_rating, request.ladder, request.bot)
+        ladder.refresh_ratings()
         return apb.ResetRatingResponse()
 
     async def StartLadder(self, request: apb.StartLadderRequest,

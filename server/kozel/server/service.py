@@ -99,7 +99,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     if opened.done():  # refused or timed out: ignore the rest
                         continue
                     try:
-                        session, outbox = self._open(req, peer)
+                        session, outbox = await self._open(req, peer, opened)
                     except HelloError as exc:
                         if exc.delay:
                             self._delayed[peer] = self._delayed.get(peer, 0) + 1
@@ -136,7 +136,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             elif not opened.done():
                 opened.set_result(HelloError(grpc.StatusCode.CANCELLED, "closed before Hello"))
 
-    def _open(self, req: rpb.PlayRequest, peer: str = "") -> tuple[Session, Outbox]:
+    async def _open(self, req: rpb.PlayRequest, peer: str = "",
+                    opened: asyncio.Future | None = None) -> tuple[Session, Outbox]:
+        """Validate a Hello and open (or resume) its session; ``opened`` done meanwhile means
+        the Hello deadline passed while the token was being checked."""
         if req.WhichOneof("message") != "hello":
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello")
         hello = req.hello
@@ -166,7 +169,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         queue_rules = None
         bot = None
         if want == "join_ladder":
-            bot = self._authenticate(hello, peer)
+            bot = await self._authenticate(hello, peer)
+            if opened is not None and opened.done():
+                raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
         elif want == "join_queue":
             try:
                 queue_rules = convert.ruleset_from_pb(hello.join_queue.ruleset)
@@ -194,14 +199,15 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         log.info("session_opened", session=session.id, bot=session.name, want=want, peer=peer)
         return session, outbox
 
-    def _authenticate(self, hello: rpb.Hello, peer: str):
+    async def _authenticate(self, hello: rpb.Hello, peer: str):
         """The ladder bot a Hello's token names; bad tokens are refused, counted, slowed."""
         ladder = self.lobby.ladders.get(hello.join_ladder.ladder)
         if ladder is None:
             raise HelloError(grpc.StatusCode.NOT_FOUND,
                              f"no ladder {hello.join_ladder.ladder!r}; ladders: "
                              f"{', '.join(sorted(self.lobby.ladders)) or 'none'}")
-        bot = ladder.store.authenticate(hello.token) if hello.token else None
+        bot = (await asyncio.to_thread(ladder.store.authenticate, hello.token)
+               if hello.token else None)
         if bot is None:
             if len(self.auth_failures) > 10_000:
                 self.auth_failures.clear()
