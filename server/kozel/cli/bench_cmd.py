@@ -8,6 +8,7 @@ import random
 import statistics
 import time
 
+from kozel.cli import bench_service_cmd
 from kozel.engine.players import play_random_deal
 from kozel.engine.rules import Ruleset
 
@@ -22,6 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--seconds", type=float, default=5.0, help="time per configuration")
     e.add_argument("--seed", type=int, default=1)
     e.set_defaults(func=cmd_engine)
+    bench_service_cmd.add_parsers(bsub)
 
 
 def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[str, float]]:

@@ -63,6 +63,7 @@ class MatchRunner:
         self.metrics = metrics.for_ladder(ladder)
         self._ready_at = 0.0  # when the runner last got what it waited for (overhead clock)
         self.rules = rules
+        self._ruleset_pb = convert.ruleset_to_pb(rules)  # for every MatchStart (costly to build)
         self.players = players
         self.clock = clock
         self.links = links
@@ -155,9 +156,9 @@ class MatchRunner:
             match_id=self.match_id, request_id=rid, kind=convert.DECISION_TO_PB[deal.decision],
             move_ms=clock.move_ms, time_bank_ms=max(self.banks[seat], 0),
             observation=convert.observation_to_pb(observe(deal, seat)),
-            legal_actions=convert.legal_actions_to_pb(legal),
             retries_left=clock.max_retries,
         )
+        convert.add_legal_actions(request, legal)
         sent = loop.time()  # before: a local seat may answer inside begin_request
         self.metrics.overhead.observe(sent - self._ready_at)
         link.begin_request(rid, rpb.PlayResponse(decision=request))
@@ -296,7 +297,7 @@ class MatchRunner:
     def _match_start(self, seat: int) -> rpb.PlayResponse:
         return rpb.PlayResponse(match_start=rpb.MatchStart(
             match_id=self.match_id, seat=seat, players=self.players,
-            ruleset=convert.ruleset_to_pb(self.rules), time_control=self.clock.to_pb(),
+            ruleset=self._ruleset_pb, time_control=self.clock.to_pb(),
             seating=self.seating, seed_commitment=commitment(self.match.seed),
             table_id=self.table_id))
 

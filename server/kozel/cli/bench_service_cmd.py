@@ -1,0 +1,89 @@
+"""``kozel bench referee|load|soak``: the referee as a process, measured from outside.
+
+The sizes are the issue's; the hidden flags shrink a run for tests. See BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from kozel.tools.bench_common import rounded
+
+HIDDEN = argparse.SUPPRESS
+
+
+def add_parsers(bsub: argparse._SubParsersAction) -> None:
+    """Add the referee, load and soak benchmarks to ``kozel bench``."""
+    r = bsub.add_parser("referee", help="decisions per second against a bare gRPC echo")
+    r.add_argument("--json", action="store_true", help="print JSON only")
+    r.add_argument("--profile", type=Path, help="run the referee under cProfile, write here")
+    r.add_argument("--matches", type=int, default=100, help=HIDDEN)
+    r.add_argument("--duration", type=float, default=20.0, help=HIDDEN)
+    r.add_argument("--warmup", type=float, default=5.0, help=HIDDEN)
+    r.add_argument("--echo-duration", type=float, default=10.0, help=HIDDEN)
+    r.set_defaults(func=cmd_referee)
+
+    ld = bsub.add_parser("load", help="1,000 bot streams against a 200 ms clock")
+    ld.add_argument("--json", action="store_true", help="print JSON only")
+    ld.add_argument("--profile", type=Path, help="run the referee under cProfile, write here")
+    ld.add_argument("--streams", type=int, default=1000, help=HIDDEN)
+    ld.add_argument("--duration", type=float, default=60.0, help=HIDDEN)
+    ld.add_argument("--warmup", type=float, default=10.0, help=HIDDEN)
+    ld.add_argument("--bot-processes", type=int, default=2, help=HIDDEN)
+    ld.set_defaults(func=cmd_load)
+
+    s = bsub.add_parser("soak", help="10,000 matches back to back, watching memory")
+    s.add_argument("--json", action="store_true", help="print JSON only")
+    s.add_argument("--matches", type=int, default=10_000, help=HIDDEN)
+    s.add_argument("--first-sample", type=int, default=1000, help=HIDDEN)
+    s.add_argument("--tables", type=int, default=20, help=HIDDEN)
+    s.set_defaults(func=cmd_soak)
+
+
+def _print(title: str, result: dict[str, Any], as_json: bool) -> None:
+    result = rounded(result)
+    if as_json:
+        print(json.dumps(result, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for key, value in result.items():
+        table.add_row(key, f"{value:,}" if isinstance(value, int | float) else str(value))
+    Console().print(table)
+
+
+def cmd_referee(args: argparse.Namespace) -> int:
+    from kozel.tools.bench_referee import RefereeBench, run
+
+    result = run(RefereeBench(matches=args.matches, warmup_s=args.warmup,
+                              duration_s=args.duration, echo_duration_s=args.echo_duration,
+                              profile=args.profile))
+    _print("kozel bench referee", result, args.json)
+    return 0
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from kozel.tools.bench_load import LoadBench, run
+
+    result = run(LoadBench(streams=args.streams, duration_s=args.duration,
+                           warmup_s=args.warmup, bot_processes=args.bot_processes,
+                           profile=args.profile))
+    _print("kozel bench load", result, args.json)
+    return 0
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    from kozel.tools.bench_soak import SoakBench, run
+
+    first = min(args.first_sample, args.matches)
+    result = run(SoakBench(matches=args.matches, first_sample=first,
+                           sample_every=max(first, 1), tables=args.tables))
+    _print("kozel bench soak", result, args.json)
+    return 0

@@ -1,0 +1,153 @@
+"""``kozel bench load``: many bot streams at a realistic pace against a short clock.
+
+A referee with a 200 ms move clock and no time bank serves a mix of two-, three- and
+four-player queues; bot processes (:mod:`kozel.tools.bench_bots`) answer each request after a
+random 0-50 ms. Over a fixed window it reports decisions per second, timeouts (every one is
+spurious: no bot meant to take more than 50 ms), errors, the referee's memory per connected bot
+and its p99 overhead per decision.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from math import nan
+from pathlib import Path
+from typing import Any
+
+from kozel.tools.bench_common import (
+    Child,
+    OVERHEAD_METRIC,
+    MetricsProbe,
+    note,
+    Usage,
+    percentile,
+    start_server,
+    sum_reports,
+)
+from kozel.tools.bench_bots import COUNTERS
+
+
+@dataclass
+class LoadBench:
+    """Sizes of one run (the defaults are the issue's)."""
+
+    streams: int = 1000
+    duration_s: float = 60.0
+    warmup_s: float = 10.0
+    move_ms: int = 200
+    think_ms: float = 50.0
+    bot_processes: int = 2
+    profile: Path | None = None  # run the referee under cProfile, writing its profile here
+
+
+def mix(streams: int) -> dict[int, int]:
+    """Streams per player count: about 40% two-player, 30% three, 30% four, each a multiple
+    of its player count, ``streams`` in all when possible."""
+    four = streams * 3 // 10 // 4 * 4
+    three = streams * 3 // 10 // 3 * 3
+    two = streams - three - four
+    if two % 2:
+        if three >= 3:
+            three, two = three - 3, two + 3
+        else:
+            two -= 1
+    return {2: two, 3: three, 4: four}
+
+
+def split(n: int, parts: int) -> list[int]:
+    """``n`` split into ``parts`` near-equal whole numbers."""
+    return [n // parts + (i < n % parts) for i in range(parts)]
+
+
+def run(bench: LoadBench) -> dict[str, Any]:
+    started = time.perf_counter()
+    server = start_server(move_ms=bench.move_ms, bank_ms=0, profile=bench.profile)
+    children: list[Child] = []
+    try:
+        idle = server.usage()
+        per_process: list[list[dict[str, int]]] = [[] for _ in range(bench.bot_processes)]
+        for players, streams in mix(bench.streams).items():
+            for i, part in enumerate(split(streams, bench.bot_processes)):
+                if part:
+                    per_process[i].append({"streams": part, "players": players})
+        first = 0
+        for i, groups in enumerate(per_process):
+            config = {"address": server.address, "groups": groups, "think_ms": bench.think_ms,
+                      "seed": 100 + i, "first": first}
+            first += sum(g["streams"] for g in groups)
+            children.append(Child("kozel.tools.bench_bots", json.dumps(config)))
+        note(f"load: {bench.streams} streams connecting to the referee at {server.address}")
+        readies = [child.expect("ready", timeout=90) for child in children]
+        welcomed = sum(r["welcomed"] for r in readies)
+        note(f"load: {welcomed} streams welcomed; warming up {bench.warmup_s:g} s")
+        time.sleep(bench.warmup_s)
+        probe = MetricsProbe(server)
+        probe.begin()
+        for child in children:
+            child.send("start")
+        for child in children:
+            child.expect("started")
+        s0 = server.usage()
+        b0 = [Usage.of(child.pid) for child in children]
+        note(f"load: measuring for {bench.duration_s:g} s")
+        time.sleep(bench.duration_s)
+        for child in children:
+            child.send("stop")
+        windows = [child.expect("stopped") for child in children]
+        s1 = server.usage()
+        b1 = [Usage.of(child.pid) for child in children]
+        probe.finish()
+    finally:
+        for child in children:
+            child.close()
+        server.stop()
+    w = sum_reports(windows, COUNTERS)
+    seconds = max(x["seconds"] for x in windows)
+    gaps = [g for x in windows for g in x["gaps"]]
+    refused = sum(r["refused"] for r in readies)
+    # Decisions are the answers the referee took in time (an answer after the deadline is
+    # refused as stale); the bots' own count stands in when the referee has no metrics.
+    in_time = probe.observations("kozel_decision_think_seconds")
+    decisions = w["decisions"] if in_time is None else in_time
+    result: dict[str, Any] = {
+        "decisions_per_s": decisions / seconds,
+        "spurious_timeouts": w["timeouts"],
+        "errors": w["errors"] + w["rejections"] + refused,
+        "memory_per_bot_kb": (s1.rss_kb - idle.rss_kb) / max(welcomed, 1),
+        "timeouts_answered_on_time": w["timeouts_on_time"],
+        "timeouts_bot_late": w["timeouts_bot_late"],
+        "late_answers": w["late_answers"],
+        "stale_answers": w["stale_answers"],
+        "forfeits": w["forfeits"],
+        "max_answer_delay_ms": max(x["max_answer_delay"] for x in windows) * 1000,
+        "matches_finished": w["matches"],
+        "server_cpu_share": (s1.cpu_s - s0.cpu_s) / (s1.at - s0.at),
+        "server_cpu_us_per_decision": (s1.cpu_s - s0.cpu_s) / decisions * 1e6 if decisions else nan,
+        "answers_sent_per_s": w["decisions"] / seconds,
+        "bots_cpu_share": sum(b.cpu_s - a.cpu_s for a, b in zip(b0, b1)) / (s1.at - s0.at),
+        "server_rss_kb_idle": idle.rss_kb, "server_rss_kb_loaded": s1.rss_kb,
+        "streams": welcomed + refused, "streams_refused_at_hello": refused,
+        "mix": mix(bench.streams), "move_ms": bench.move_ms,
+        "bank_ms": 0, "think_ms_max": bench.think_ms, "bot_processes": bench.bot_processes,
+        "duration_s": bench.duration_s,
+        "client_gap_p99_us": percentile(gaps, 0.99) * 1e6,
+    }
+    overhead = probe.quantiles_us(OVERHEAD_METRIC)
+    if overhead:
+        lag = probe.quantiles_us("kozel_event_loop_lag_seconds", (0.5, 0.99, 1.0))
+        think = probe.quantiles_us("kozel_decision_think_seconds", (0.5, 0.99))
+        result.update(overhead_p99_us=overhead["p99_us"], overhead_p50_us=overhead["p50_us"],
+                      overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
+                                      "interpolated linearly inside histogram buckets",
+                      server_timeouts=probe.increase("kozel_timeouts"),
+                      server_think_p99_ms=think.get("p99_us", nan) / 1000,
+                      event_loop_lag_p99_ms=lag.get("p99_us", nan) / 1000,
+                      event_loop_lag_max_bucket_ms=lag.get("p100_us", nan) / 1000)
+    else:
+        result.update(overhead_p99_us=result["client_gap_p99_us"],
+                      overhead_source="client-gap (upper bound; no server histogram)")
+    result["error_details"] = [d for x in windows for d in x["error_details"]][:5]
+    result["wall_s"] = time.perf_counter() - started
+    return result

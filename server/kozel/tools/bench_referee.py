@@ -1,0 +1,144 @@
+"""``kozel bench referee``: the referee's throughput against a bare gRPC echo.
+
+A referee process and a bots process (:mod:`kozel.tools.bench_bots`) whose streams answer at
+once play two-player classic matches back to back from the queue; after a warm-up, decisions
+are counted for a fixed window while the referee's CPU is read from ``/proc``. Then the echo
+baseline (:mod:`kozel.tools.bench_echo`) runs with the same connections, in-flight exchanges
+and message sizes, and the ratio of the two rates is reported. A second echo answers each
+request with as many messages as the referee sent per decision (the request and its events):
+the ratio to it separates the referee's own cost from the cost of the protocol's messages.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kozel.tools.bench_common import (
+    Child,
+    EchoServer,
+    OVERHEAD_METRIC,
+    MetricsProbe,
+    Usage,
+    percentile,
+    sample_messages,
+    start_server,
+)
+
+
+@dataclass
+class RefereeBench:
+    """Sizes of one run (the defaults are the issue's: 100 matches, 20 s windows)."""
+
+    matches: int = 100  # concurrent two-player matches (2 * matches streams)
+    warmup_s: float = 5.0
+    duration_s: float = 20.0
+    echo_duration_s: float = 10.0
+    profile: Path | None = None  # run the referee under cProfile, writing its profile here
+
+
+def measure_referee(bench: RefereeBench) -> dict[str, Any]:
+    """Decisions per second, server CPU and overhead with ``2 * matches`` streams."""
+    server = start_server(profile=bench.profile)
+    bots: Child | None = None
+    try:
+        config = {"address": server.address, "seed": 1,
+                  "groups": [{"streams": 2 * bench.matches, "players": 2}]}
+        bots = Child("kozel.tools.bench_bots", json.dumps(config))
+        bots.expect("ready")
+        time.sleep(bench.warmup_s)
+        probe = MetricsProbe(server)
+        probe.begin()
+        bots.send("start")
+        bots.expect("started")
+        s0, b0 = server.usage(), Usage.of(bots.pid)
+        time.sleep(bench.duration_s)
+        bots.send("stop")
+        window = bots.expect("stopped")
+        s1, b1 = server.usage(), Usage.of(bots.pid)
+        probe.finish()
+    finally:
+        totals = (bots.close() if bots is not None else None) or {}
+        server.stop()
+    decisions = max(window["decisions"], 1)
+    gaps = window["gaps"]
+    result = {
+        "decisions_per_s": window["decisions"] / window["seconds"],
+        "matches_per_s": window["matches"] / window["seconds"],
+        "server_cpu_us_per_decision": (s1.cpu_s - s0.cpu_s) / decisions * 1e6,
+        "bots_cpu_us_per_decision": (b1.cpu_s - b0.cpu_s) / decisions * 1e6,
+        "server_cpu_share": (s1.cpu_s - s0.cpu_s) / (s1.at - s0.at),
+        "messages_per_decision": window["messages"] / decisions,
+        "client_gap_p50_us": percentile(gaps, 0.5) * 1e6,
+        "client_gap_p99_us": percentile(gaps, 0.99) * 1e6,
+        "decisions": window["decisions"],
+        "errors": window["errors"] + window["rejections"] + window["timeouts"],
+        "server_rss_kb": s1.rss_kb,
+    }
+    overhead = probe.quantiles_us(OVERHEAD_METRIC)
+    if overhead:
+        result.update(overhead_p50_us=overhead["p50_us"], overhead_p99_us=overhead["p99_us"],
+                      overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
+                                      "interpolated linearly inside histogram buckets")
+    else:
+        result.update(overhead_p50_us=result["client_gap_p50_us"],
+                      overhead_p99_us=result["client_gap_p99_us"],
+                      overhead_source="client-gap: time from a bot's answer to the next "
+                                      "request of its match as the bots see it (an upper "
+                                      "bound: includes both network hops and queueing); the "
+                                      "referee serves no kozel_decision_overhead_seconds")
+    result["error_details"] = window["error_details"] or totals.get("error_details", [])
+    return result
+
+
+def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
+    """Round trips per second of the echo baseline with ``matches`` pairs of streams, each
+    request answered with ``replies`` messages."""
+    server = EchoServer(replies)
+    client: Child | None = None
+    try:
+        client = Child("kozel.tools.bench_echo", "client", server.address, str(bench.matches),
+                       str(replies))
+        client.expect("ready")
+        time.sleep(min(bench.warmup_s, 3.0))
+        client.send("start")
+        client.expect("started")
+        s0 = Usage.of(server.pid)
+        time.sleep(bench.echo_duration_s)
+        client.send("stop")
+        window = client.expect("stopped")
+        s1 = Usage.of(server.pid)
+    finally:
+        if client is not None:
+            client.close()
+        server.stop()
+    trips = max(window["round_trips"], 1)
+    return {"echo_round_trips_per_s": window["round_trips"] / window["seconds"],
+            "echo_server_cpu_us_per_round_trip": (s1.cpu_s - s0.cpu_s) / trips * 1e6,
+            "echo_rtt_p50_us": window["rtt_p50_us"], "echo_rtt_p99_us": window["rtt_p99_us"]}
+
+
+def run(bench: RefereeBench) -> dict[str, Any]:
+    """The whole benchmark: the referee, then the echo on the same machine."""
+    started = time.perf_counter()
+    referee = measure_referee(bench)
+    echo = measure_echo(bench)
+    replies = max(1, round(referee["messages_per_decision"]))
+    pattern = measure_echo(bench, replies)
+    sample = sample_messages()
+    return {
+        **referee, **echo,
+        "ratio": referee["decisions_per_s"] / echo["echo_round_trips_per_s"],
+        "echo_same_pattern_round_trips_per_s": pattern["echo_round_trips_per_s"],
+        "echo_same_pattern_replies": replies,
+        "echo_same_pattern_server_cpu_us_per_round_trip":
+            pattern["echo_server_cpu_us_per_round_trip"],
+        "ratio_same_pattern": referee["decisions_per_s"] / pattern["echo_round_trips_per_s"],
+        "concurrent_matches": bench.matches, "streams": 2 * bench.matches,
+        "duration_s": bench.duration_s, "request_bytes": len(sample.request),
+        "answer_bytes": len(sample.answer), "event_bytes": len(sample.event),
+        "wall_s": time.perf_counter() - started,
+    }

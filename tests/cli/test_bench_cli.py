@@ -1,0 +1,59 @@
+"""``kozel bench referee|load|soak`` at tiny sizes, as real processes: each runs a real referee
+and real bot processes over loopback and prints its JSON. Nothing here asserts speed."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench(*args: str) -> dict[str, Any]:
+    res = subprocess.run([sys.executable, "-m", "kozel.cli.main", "bench", *args, "--json"],
+                         capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout)
+
+
+def finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def test_referee_bench_reports_rates_ratio_and_overhead() -> None:
+    out = bench("referee", "--matches", "4", "--duration", "2", "--warmup", "1",
+                "--echo-duration", "1")
+    for key in ("decisions_per_s", "echo_round_trips_per_s", "ratio", "overhead_p50_us",
+                "overhead_p99_us", "server_cpu_us_per_decision"):
+        assert finite(out[key]) and out[key] > 0, (key, out)
+    assert out["errors"] == 0, out["error_details"]
+    assert out["streams"] == 8
+    assert out["overhead_p50_us"] <= out["overhead_p99_us"]
+    assert abs(out["ratio"] - out["decisions_per_s"] / out["echo_round_trips_per_s"]) < 0.01
+    assert out["overhead_source"]
+
+
+def test_load_bench_counts_timeouts_errors_and_memory() -> None:
+    out = bench("load", "--streams", "20", "--duration", "2", "--warmup", "1",
+                "--bot-processes", "1")
+    assert out["decisions_per_s"] > 0
+    assert out["errors"] == 0, out["error_details"]
+    assert isinstance(out["spurious_timeouts"], int) and out["spurious_timeouts"] >= 0
+    assert finite(out["memory_per_bot_kb"])
+    assert finite(out["overhead_p99_us"]) and out["overhead_p99_us"] > 0
+    assert out["streams"] == 20 and sum(out["mix"].values()) == 20
+    assert out["move_ms"] == 200
+
+
+def test_soak_bench_samples_memory() -> None:
+    out = bench("soak", "--matches", "20", "--first-sample", "10", "--tables", "2")
+    assert out["matches"] >= 20
+    assert out["matches_per_s"] > 0
+    assert finite(out["memory_growth_pct"])
+    assert [m for m, _ in out["rss_kb_samples"]] == [10, 20]
+    assert out["rss_kb_at_10"] > 0 and out["rss_kb_at_20"] > 0
+    assert out["errors"] == 0, out["error_details"]
