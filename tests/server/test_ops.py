@@ -209,15 +209,13 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
             tokens[name] = out.stdout.strip().splitlines()[-1]
         stopped = _admin(op, "StopLadder", apb.StopLadderRequest(ladder="duel")).ladder
         assert not stopped.running
-        bots = [subprocess.Popen(
-            [sys.executable, "-m", "kozel.cli.main", "bot", "random", "--server", ref.addr(),
-             "--ladder", "duel", "--token", tokens[name], "--name", name, "--quiet"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for name in tokens]
-        _wait(lambda: _ladder_state(op).waiting == 2, "both bots wait")
+        bots = _ladder_bots(ref, tokens, tmp_path)
+        _wait(lambda: _ladder_state(op).waiting == 2, "both bots wait", bots)
         assert _ladder_state(op).running_matches == 0  # stopped: the waiting pair is not paired
         assert _admin(op, "StartLadder", apb.StartLadderRequest(ladder="duel")).ladder.running
         store = Store(default_url(tmp_path / "data"))
-        _wait(lambda: store.match_counts("duel").get("finished", 0) >= 3, "three matches")
+        _wait(lambda: store.match_counts("duel").get("finished", 0) >= 3, "three matches",
+              bots)
 
         paused = _admin(op, "SetBotStatus", apb.SetBotStatusRequest(
             name="beta", status=apb.BOT_STATUS_PAUSED))
@@ -247,11 +245,29 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
         assert ref.stop() == 0
 
 
-def _wait(cond, what: str, timeout: float = 60) -> None:
+def _wait(cond, what: str, bots: list[subprocess.Popen] = (), timeout: float = 180) -> None:
+    """Poll ``cond``; on timeout fail with the bot processes' exit codes and output."""
     deadline = time.monotonic() + timeout
     while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        if time.monotonic() > deadline:
+            states = [(b.args[-3], b.poll(), Path(b.log).read_text()[-2000:]) for b in bots]
+            raise AssertionError(f"timed out waiting until {what}; bots: {states}")
         time.sleep(0.1)
+
+
+def _ladder_bots(ref: Served, tokens: dict[str, str], folder: Path) -> list[subprocess.Popen]:
+    """A random house bot per token on ladder ``duel``, each its own process (output kept)."""
+    bots = []
+    for name, token in tokens.items():
+        log = folder / f"bot-{name}.log"
+        with log.open("w") as out:
+            bot = subprocess.Popen(
+                [sys.executable, "-m", "kozel.cli.main", "bot", "random", "--server",
+                 ref.addr(), "--ladder", "duel", "--token", token, "--name", name],
+                stdout=out, stderr=subprocess.STDOUT)
+        bot.log = str(log)  # type: ignore[attr-defined]
+        bots.append(bot)
+    return bots
 
 
 # -- logs and the drain --------------------------------------------------------------------------
@@ -364,13 +380,11 @@ def test_the_meeting_cap_holds_on_a_running_ladder(tmp_path: Path) -> None:
     ladder = {**LADDER, "repeat_cap": 2, "repeat_cap_window_s": 3600}
     ref = serve(base_config(tmp_path, ladders=[ladder], operator={"listen": "127.0.0.1:0"}),
                 tmp_path, env={"KOZEL_OPERATOR__ADMIN_TOKEN": ADMIN}, want=("bot", "operator"))
-    bots = [subprocess.Popen(
-        [sys.executable, "-m", "kozel.cli.main", "bot", "random", "--server", ref.addr(),
-         "--ladder", "duel", "--token", token, "--name", name, "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for name, token in tokens.items()]
+    bots = _ladder_bots(ref, tokens, tmp_path)
     try:
-        _wait(lambda: store.match_counts("duel").get("finished", 0) >= 2, "two matches")
-        _wait(lambda: _ladder_state(ref.addr("operator")).waiting == 2, "both wait again")
+        _wait(lambda: store.match_counts("duel").get("finished", 0) >= 2, "two matches", bots)
+        _wait(lambda: _ladder_state(ref.addr("operator")).waiting == 2, "both wait again",
+              bots)
         time.sleep(1.5)  # several scheduling rounds pass
         assert store.match_counts("duel") == {"finished": 2}
         assert _ladder_state(ref.addr("operator")).running_matches == 0

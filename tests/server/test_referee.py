@@ -337,6 +337,22 @@ def test_results_missed_while_away_are_delivered_on_resume(referee: RefereeProce
     assert result.result.timeouts[1] > 0 and not result.result.forfeits
 
 
+def test_skip_events_leaves_out_event_messages_only(referee: RefereeProcess) -> None:
+    async def scenario():
+        table = await create_table(referee.address, "classic", 2, house=["greedy"])
+        hello = table_hello("quiet", table)
+        hello.skip_events = True
+        bot = RawBot(referee.address, "quiet", hello=hello)
+        await bot.run()
+        return bot, await wait_table(referee.address, table)
+
+    bot, result = asyncio.run(scenario())
+    assert not bot.of("event")
+    assert len(bot.of("deal_start")) == len(bot.of("deal_end")) == result.result.deals
+    assert len(bot.of("decision")) > 10 and len(bot.of("match_end")) == 1
+    assert not bot.of("rejection") and not result.result.forfeits  # it played from requests
+
+
 def test_reflection_lists_the_services(referee: RefereeProcess) -> None:
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 

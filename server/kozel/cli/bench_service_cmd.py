@@ -24,6 +24,8 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     r.add_argument("--duration", type=float, default=20.0, help=HIDDEN)
     r.add_argument("--warmup", type=float, default=5.0, help=HIDDEN)
     r.add_argument("--echo-duration", type=float, default=10.0, help=HIDDEN)
+    r.add_argument("--events", action="store_true",
+                   help="bots take Event messages too (default: Hello.skip_events)")
     r.set_defaults(func=cmd_referee)
 
     ld = bsub.add_parser("load", help="1,000 bot streams against a 200 ms clock")
@@ -33,6 +35,8 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     ld.add_argument("--duration", type=float, default=60.0, help=HIDDEN)
     ld.add_argument("--warmup", type=float, default=10.0, help=HIDDEN)
     ld.add_argument("--bot-processes", type=int, default=2, help=HIDDEN)
+    ld.add_argument("--events", action="store_true",
+                    help="bots take Event messages too (default: Hello.skip_events)")
     ld.set_defaults(func=cmd_load)
 
     s = bsub.add_parser("soak", help="10,000 matches back to back, watching memory")
@@ -64,7 +68,7 @@ def cmd_referee(args: argparse.Namespace) -> int:
 
     result = run(RefereeBench(matches=args.matches, warmup_s=args.warmup,
                               duration_s=args.duration, echo_duration_s=args.echo_duration,
-                              profile=args.profile))
+                              profile=args.profile, events=args.events))
     _print("kozel bench referee", result, args.json)
     return 0
 
@@ -74,7 +78,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     result = run(LoadBench(streams=args.streams, duration_s=args.duration,
                            warmup_s=args.warmup, bot_processes=args.bot_processes,
-                           profile=args.profile))
+                           profile=args.profile, events=args.events))
     _print("kozel bench load", result, args.json)
     return 0
 

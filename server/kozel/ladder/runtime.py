@@ -50,12 +50,14 @@ class LadderRuntime:
     """One ladder inside a referee."""
 
     def __init__(self, spec: LadderSpec, store: Store, start: StartMatch,
-                 rng: random.Random | None = None, sealed: set[str] | None = None) -> None:
+                 rng: random.Random | None = None, sealed: set[str] | None = None,
+                 admit: Callable[[], bool] = lambda: True) -> None:
         self.spec = spec
         self.rules = spec.rules()
         self.clock = spec.clock()
         self.store = store
         self._start = start
+        self._admit = admit  # the referee may hold new matches back (overload, drain)
         self.rng = rng or random.Random()
         self.history = History(spec.repeat_window)
         self.cap = MeetingCap(spec.repeat_cap, spec.repeat_cap_window_s)
@@ -123,7 +125,8 @@ class LadderRuntime:
         """Start every match the waiting bots allow. A group that met within the repeat window
         is held back for up to ``PATIENCE_S`` in case other opponents free up."""
         reserved = self._start_twins()
-        while self.scheduling and len(self.running) < self.spec.max_concurrent_matches:
+        while (self.scheduling and self._admit()
+               and len(self.running) < self.spec.max_concurrent_matches):
             entrants = [Entrant(s, s.bot.id, 0.0, self._since.get(id(s), 0.0))
                         for s in self.waiting if s.free_slots > 0
                         and s.bot.id not in self.excluded and s.bot.id not in reserved]
@@ -157,7 +160,7 @@ class LadderRuntime:
                 self._drop_twin(first)
                 continue
             free = all(s in self.waiting and s.free_slots > 0 for s in twin.sessions)
-            if (free and self.scheduling
+            if (free and self.scheduling and self._admit()
                     and len(self.running) < self.spec.max_concurrent_matches):
                 del self.twins[first]
                 for s in twin.sessions:

@@ -182,7 +182,8 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
         await operator.start()
     referee = Referee(server, port, lobby, service, health_servicer, operator, operator_port,
                       metrics_http, metrics_port)
-    referee.tasks.append(asyncio.get_running_loop().create_task(metrics.watch_loop_lag()))
+    referee.tasks.append(asyncio.get_running_loop().create_task(
+        metrics.watch_loop_lag(on_lag=lobby.observe_lag)))
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info("referee_started", port=port, tls=config.tls is not None,

@@ -62,6 +62,10 @@ class ServerConfig:
     outbox_limit: int = 2048  # queued messages to one stream before it is closed as too slow
     max_refused_answers: int = 256  # stale or forged answers in a row before the stream is cut
     max_tables: int = 1024  # open tables at once
+    max_running_matches: int = 1024  # queue and ladder matches wait beyond this many running
+    # Queue and ladder matches wait while the event loop runs this late (smoothed), so the
+    # clock of running matches stays honest under overload; 0 turns it off.
+    admission_lag_ms: float = 100.0
     table_linger_s: float = 600.0  # a finished table stays for WaitTable this long
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed
     max_spectators_per_match: int = 64  # WatchMatch subscribers per match

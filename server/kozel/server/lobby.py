@@ -20,6 +20,7 @@ from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.runtime import LadderRuntime
 from kozel.ladder.store import Store
+from kozel.server import metrics
 from kozel.server.config import Clock, ServerConfig
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
@@ -67,11 +68,13 @@ class Lobby:
         self.runners: dict[str, MatchRunner] = {}  # running matches (details, spectators)
         self.ladders: dict[str, LadderRuntime] = {}
         self.draining = False
+        self.overloaded = False  # the event loop lags: queue and ladder matches wait
+        self._lag = 0.0  # smoothed event-loop lag, seconds
         self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
 
     def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
         """Serve a ladder from its definition; its results go to ``store``."""
-        ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed)
+        ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed, admit=self.admits)
         self.ladders[spec.name] = ladder
         return ladder
 
@@ -200,7 +203,7 @@ class Lobby:
     def _drain_queue(self, key: str) -> None:
         rules, players = self._queue_rules[key]
         queue = self.queues[key]
-        while not self.draining:
+        while self.admits():
             picked: list[Session] = []
             for s in list(queue):
                 if s not in picked and s.free_slots > 0:
@@ -242,6 +245,8 @@ class Lobby:
     def _match_done(self, match_id: str, task: asyncio.Task[MatchOutcome]) -> None:
         self.matches.pop(match_id, None)
         self.runners.pop(match_id, None)
+        if len(self.matches) == self.config.max_running_matches - 1:
+            self._admit_waiting()
         if not task.cancelled() and task.exception() is not None:
             log.error("match_crashed", match_id=match_id, exc_info=task.exception())
 
@@ -260,6 +265,35 @@ class Lobby:
             return await asyncio.to_thread(path.read_bytes)
         except FileNotFoundError:
             raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no replay {replay_id}") from None
+
+    # -- admission -----------------------------------------------------------------------------
+
+    def admits(self) -> bool:
+        """Whether a queue or ladder match may start now: not draining, under
+        ``max_running_matches``, and the event loop keeping time. (Tables are started on
+        request.) Waiting bots keep their place: no clock runs for them."""
+        return (not self.draining and not self.overloaded
+                and len(self.matches) < self.config.max_running_matches)
+
+    def observe_lag(self, lag_s: float) -> None:
+        """One event-loop lag sample: pause or resume admission on the smoothed lag."""
+        limit = self.config.admission_lag_ms / 1000
+        if not limit:
+            return
+        self._lag = 0.7 * self._lag + 0.3 * lag_s
+        was, self.overloaded = self.overloaded, self._lag > limit
+        if was != self.overloaded:
+            metrics.ADMISSION_PAUSED.set(int(self.overloaded))
+            log.warning("admission_paused" if self.overloaded else "admission_resumed",
+                        loop_lag_ms=round(self._lag * 1000, 1), running=len(self.matches))
+            if not self.overloaded:
+                self._admit_waiting()
+
+    def _admit_waiting(self) -> None:
+        for key in list(self.queues):
+            self._drain_queue(key)
+        for ladder in self.ladders.values():
+            ladder.drain()
 
     def start_drain(self) -> None:
         """Start no new matches (tables, queues, ladders); running ones go on."""

@@ -5,6 +5,7 @@ MatchEndReason name, ``code`` an ErrorCode name. Never a match id or a bot name.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
@@ -42,6 +43,8 @@ LOOP_LAG = Histogram("kozel_event_loop_lag_seconds",
 REPLAY_BYTES = Counter("kozel_replay_bytes_written", "Bytes of replay files written")
 RATING_UPDATES = Counter("kozel_rating_updates", "Rating updates committed", ["ladder"])
 DRAINING = Gauge("kozel_draining", "1 while the referee drains before stopping")
+ADMISSION_PAUSED = Gauge("kozel_admission_paused",
+                         "1 while queue and ladder matches wait because the event loop lags")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +74,15 @@ def init_ladder(ladder: str) -> None:
     RATING_UPDATES.labels(ladder)
 
 
-async def watch_loop_lag(interval: float = 0.25) -> None:
-    """Sample event-loop lag forever (run as a task; cancel to stop)."""
+async def watch_loop_lag(interval: float = 0.25,
+                         on_lag: Callable[[float], None] | None = None) -> None:
+    """Sample event-loop lag forever, handing each sample to ``on_lag`` (run as a task;
+    cancel to stop)."""
     loop = asyncio.get_running_loop()
     while True:
         start = loop.time()
         await asyncio.sleep(interval)
-        LOOP_LAG.observe(max(loop.time() - start - interval, 0.0))
+        lag = max(loop.time() - start - interval, 0.0)
+        LOOP_LAG.observe(lag)
+        if on_lag is not None:
+            on_lag(lag)

@@ -268,7 +268,7 @@ class MatchRunner:
             match_id=self.match_id, notice=notice,
             deal_index=len(self.match.records) if deal_index is None else deal_index))
         for s, link in enumerate(self.links):
-            if only is None or s == only:
+            if (only is None or s == only) and link.wants_events:
                 link.send(msg)
         if only is None and self.spectators is not None:
             self.spectators.notice(msg.event)
@@ -284,6 +284,8 @@ class MatchRunner:
         index = self._deal_announced
         made: dict[EventView, rpb.PlayResponse] = {}  # seats that see alike share one message
         for seat, link in enumerate(self.links):
+            if not link.wants_events:
+                continue
             for view in event_views(deal, start, seat):
                 msg = made.get(view)
                 if msg is None:

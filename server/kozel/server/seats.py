@@ -44,6 +44,7 @@ class SeatLink:
         self.resync: Callable[[], list[rpb.PlayResponse]] | None = None
         self.notice: Callable[[int], None] | None = None
         self.grace_s = 10.0  # how long the seat may be away before it forfeits
+        self.wants_events = True  # False: the bot asked for no Event messages (Hello)
 
     def send(self, msg: rpb.PlayResponse) -> None:
         """Deliver a message to the seat (never blocks; dropped if the seat is away)."""

@@ -60,6 +60,7 @@ class RemoteLink(SeatLink):
     def __init__(self, session: Session) -> None:
         super().__init__(session.name)
         self.session = session
+        self.wants_events = not session.hello.skip_events
 
     def send(self, msg: rpb.PlayResponse) -> None:
         self.session.send(msg)

@@ -140,6 +140,8 @@ class LimitsSettings(_Section):
     outbox_limit: int = Field(_LIMITS.outbox_limit, ge=16, le=1_000_000)
     max_refused_answers: int = Field(_LIMITS.max_refused_answers, ge=1, le=1_000_000)
     max_tables: int = Field(_LIMITS.max_tables, ge=1, le=1_000_000)
+    max_running_matches: int = Field(_LIMITS.max_running_matches, ge=1, le=1_000_000)
+    admission_lag_ms: float = Field(_LIMITS.admission_lag_ms, ge=0, le=60_000)
     table_linger_s: float = Field(_LIMITS.table_linger_s, ge=0)
     session_linger_s: float = Field(_LIMITS.session_linger_s, ge=0)
     max_spectators_per_match: int = Field(64, ge=0, le=10_000)
@@ -206,7 +208,8 @@ class Settings(BaseSettings):
             max_matches_per_stream=lim.max_matches_per_stream, outbox_limit=lim.outbox_limit,
             max_refused_answers=lim.max_refused_answers,
             max_tables=lim.max_tables,
-            table_linger_s=lim.table_linger_s, session_linger_s=lim.session_linger_s,
+            table_linger_s=lim.table_linger_s, max_running_matches=lim.max_running_matches,
+            admission_lag_ms=lim.admission_lag_ms, session_linger_s=lim.session_linger_s,
             max_spectators_per_match=lim.max_spectators_per_match,
             spectator_delay_s=lim.spectator_delay_s,
             ladders=tuple(self.ladder_specs()))

@@ -54,6 +54,7 @@ class Config:
     seed: int = 1
     progress_every: int = 0  # print a progress line every this many finished matches
     first: int = 0  # number of this process's first stream (names and seeds)
+    skip_events: bool = False  # Hello.skip_events: play from the requests alone
 
     @classmethod
     def parse(cls, text: str) -> Config:
@@ -122,7 +123,8 @@ class Bots:
             ruleset.options.CopyFrom(dict_to_struct(group.options))
         return rpb.PlayRequest(hello=rpb.Hello(
             protocol_version=1, bot_name=f"bench-{n}", client="kozel-bench",
-            join_queue=rpb.JoinQueue(ruleset=ruleset, players=group.players)))
+            join_queue=rpb.JoinQueue(ruleset=ruleset, players=group.players),
+            skip_events=self.config.skip_events))
 
     async def stream(self, n: int, group: Group) -> None:
         count, config = self.count, self.config

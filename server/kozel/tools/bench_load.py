@@ -40,6 +40,7 @@ class LoadBench:
     think_ms: float = 50.0
     bot_processes: int = 2
     profile: Path | None = None  # run the referee under cProfile, writing its profile here
+    events: bool = False  # bots also take Event messages (about five messages per decision)
 
 
 def mix(streams: int) -> dict[int, int]:
@@ -75,6 +76,7 @@ def run(bench: LoadBench) -> dict[str, Any]:
         first = 0
         for i, groups in enumerate(per_process):
             config = {"address": server.address, "groups": groups, "think_ms": bench.think_ms,
+                      "skip_events": not bench.events,
                       "seed": 100 + i, "first": first}
             first += sum(g["streams"] for g in groups)
             children.append(Child("kozel.tools.bench_bots", json.dumps(config)))
@@ -131,7 +133,7 @@ def run(bench: LoadBench) -> dict[str, Any]:
         "streams": welcomed + refused, "streams_refused_at_hello": refused,
         "mix": mix(bench.streams), "move_ms": bench.move_ms,
         "bank_ms": 0, "think_ms_max": bench.think_ms, "bot_processes": bench.bot_processes,
-        "duration_s": bench.duration_s,
+        "duration_s": bench.duration_s, "bot_events": bench.events,
         "client_gap_p99_us": percentile(gaps, 0.99) * 1e6,
     }
     overhead = probe.quantiles_us(OVERHEAD_METRIC)

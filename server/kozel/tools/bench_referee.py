@@ -38,6 +38,7 @@ class RefereeBench:
     duration_s: float = 20.0
     echo_duration_s: float = 10.0
     profile: Path | None = None  # run the referee under cProfile, writing its profile here
+    events: bool = False  # bots also take Event messages (about five messages per decision)
 
 
 def measure_referee(bench: RefereeBench) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def measure_referee(bench: RefereeBench) -> dict[str, Any]:
     server = start_server(profile=bench.profile)
     bots: Child | None = None
     try:
-        config = {"address": server.address, "seed": 1,
+        config = {"address": server.address, "seed": 1, "skip_events": not bench.events,
                   "groups": [{"streams": 2 * bench.matches, "players": 2}]}
         bots = Child("kozel.tools.bench_bots", json.dumps(config))
         bots.expect("ready")
@@ -127,7 +128,7 @@ def run(bench: RefereeBench) -> dict[str, Any]:
     referee = measure_referee(bench)
     echo = measure_echo(bench)
     replies = max(1, round(referee["messages_per_decision"]))
-    pattern = measure_echo(bench, replies)
+    pattern = measure_echo(bench, replies) if replies > 1 else echo
     sample = sample_messages()
     return {
         **referee, **echo,
@@ -138,6 +139,7 @@ def run(bench: RefereeBench) -> dict[str, Any]:
             pattern["echo_server_cpu_us_per_round_trip"],
         "ratio_same_pattern": referee["decisions_per_s"] / pattern["echo_round_trips_per_s"],
         "concurrent_matches": bench.matches, "streams": 2 * bench.matches,
+        "bot_events": bench.events,
         "duration_s": bench.duration_s, "request_bytes": len(sample.request),
         "answer_bytes": len(sample.answer), "event_bytes": len(sample.event),
         "wall_s": time.perf_counter() - started,

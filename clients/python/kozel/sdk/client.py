@@ -80,11 +80,13 @@ class _Client:
                  token: str, max_matches: int, matches: int | None, reconnect: bool,
                  grace_s: float, channel_options: Sequence[tuple[str, Any]] | None,
                  drop_after_requests: int | None, join_ladder: str | None = None,
-                 credentials: grpc.ChannelCredentials | None = None) -> None:
+                 credentials: grpc.ChannelCredentials | None = None,
+                 skip_events: bool = False) -> None:
         if sum(x is not None for x in (join_table, join_queue, join_ladder)) != 1:
             raise ValueError("give exactly one of join_table, join_queue and join_ladder")
         self.join_ladder = join_ladder
         self.credentials = credentials
+        self.skip_events = skip_events
         self.factory = factory
         self.address = address
         self.name = name
@@ -220,7 +222,8 @@ class _Client:
     def _hello(self) -> referee_pb2.PlayRequest:
         hello = referee_pb2.Hello(protocol_version=PROTOCOL_VERSION, bot_name=self.name,
                                   token=self.token, resume_token=self.resume_token,
-                                  max_matches=self.max_matches, client=CLIENT_NAME)
+                                  max_matches=self.max_matches, client=CLIENT_NAME,
+                                  skip_events=self.skip_events)
         if self.join_table is not None:
             hello.join_table.table_id = self.join_table
         elif self.join_ladder is not None:
@@ -518,8 +521,8 @@ async def play(factory: BotFactory, address: str, *, name: str,
                channel_options: Sequence[tuple[str, Any]] | None = None,
                drop_after_requests: int | None = None,
                join_ladder: str | None = None,
-               credentials: grpc.ChannelCredentials | None = None
-               ) -> list[referee_pb2.MatchEnd]:
+               credentials: grpc.ChannelCredentials | None = None,
+               skip_events: bool = False) -> list[referee_pb2.MatchEnd]:
     """Connect to the referee at ``address`` and play until done; returns the MatchEnds.
 
     ``factory()`` makes one :class:`Bot` per match (a Bot subclass itself will do).
@@ -531,13 +534,15 @@ async def play(factory: BotFactory, address: str, *, name: str,
     resumed with the last Welcome's resume_token for up to ``grace_s`` seconds when
     ``reconnect`` is on. ``drop_after_requests`` is a test hook: cancel the stream once after
     that many answers, to exercise resuming. ``credentials`` (``grpc.ssl_channel_credentials``)
-    connect over TLS, with a client certificate for mutual TLS.
+    connect over TLS, with a client certificate for mutual TLS. ``skip_events`` asks the
+    referee for no Event messages (``Bot.on_event`` is then never called; every request still
+    carries the whole observation).
     """
     client = _Client(factory, address, name=name, join_table=join_table, join_queue=join_queue,
                      token=token, max_matches=max_matches, matches=matches,
                      reconnect=reconnect, grace_s=grace_s, channel_options=channel_options,
                      drop_after_requests=drop_after_requests, join_ladder=join_ladder,
-                     credentials=credentials)
+                     credentials=credentials, skip_events=skip_events)
     return await client.run()
 
 
@@ -549,11 +554,12 @@ def run_bot(factory: BotFactory, address: str, *, name: str,
             channel_options: Sequence[tuple[str, Any]] | None = None,
             drop_after_requests: int | None = None,
             join_ladder: str | None = None,
-            credentials: grpc.ChannelCredentials | None = None) -> list[referee_pb2.MatchEnd]:
+            credentials: grpc.ChannelCredentials | None = None,
+            skip_events: bool = False) -> list[referee_pb2.MatchEnd]:
     """:func:`play` for scripts: the same arguments, run in its own event loop."""
     return asyncio.run(play(
         factory, address, name=name, join_table=join_table, join_queue=join_queue,
         token=token, max_matches=max_matches, matches=matches, reconnect=reconnect,
         grace_s=grace_s, channel_options=channel_options,
         drop_after_requests=drop_after_requests, join_ladder=join_ladder,
-        credentials=credentials))
+        credentials=credentials, skip_events=skip_events))

@@ -224,7 +224,12 @@ type Hello struct {
 	// How many matches this stream plays at once (0 means 1).
 	MaxMatches uint32 `protobuf:"varint,7,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
 	// Free text naming the client library and version, for logs.
-	Client        string `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	Client string `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	// Do not send Event messages (plays, tricks, draws, declarations, seat notices) to this
+	// stream. Every DecisionRequest carries the seat's whole observation, so a bot that only
+	// reads requests loses nothing it needs to play; DealStart, DealEnd, MatchEnd, Rejection
+	// and resends after a resume still come. Cuts the messages per decision about fivefold.
+	SkipEvents    bool `protobuf:"varint,10,opt,name=skip_events,json=skipEvents,proto3" json:"skip_events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -333,6 +338,13 @@ func (x *Hello) GetClient() string {
 		return x.Client
 	}
 	return ""
+}
+
+func (x *Hello) GetSkipEvents() bool {
+	if x != nil {
+		return x.SkipEvents
+	}
+	return false
 }
 
 type isHello_Want interface {
@@ -2560,7 +2572,7 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\x05hello\x18\x01 \x01(\v2\x0f.kozel.v1.HelloH\x00R\x05hello\x12/\n" +
 	"\x06action\x18\x02 \x01(\v2\x15.kozel.v1.ActionReplyH\x00R\x06action\x12'\n" +
 	"\x05leave\x18\x03 \x01(\v2\x0f.kozel.v1.LeaveH\x00R\x05leaveB\t\n" +
-	"\amessage\"\xec\x02\n" +
+	"\amessage\"\x8d\x03\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x19\n" +
 	"\bbot_name\x18\x02 \x01(\tR\abotName\x12\x14\n" +
@@ -2574,7 +2586,10 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"joinLadder\x12\x1f\n" +
 	"\vmax_matches\x18\a \x01(\rR\n" +
 	"maxMatches\x12\x16\n" +
-	"\x06client\x18\b \x01(\tR\x06clientB\x06\n" +
+	"\x06client\x18\b \x01(\tR\x06client\x12\x1f\n" +
+	"\vskip_events\x18\n" +
+	" \x01(\bR\n" +
+	"skipEventsB\x06\n" +
 	"\x04want\"&\n" +
 	"\tJoinTable\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"$\n" +

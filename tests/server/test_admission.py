@@ -1,0 +1,51 @@
+"""Admission control: queue matches wait (no clock running) while the referee is at its match
+limit or its event loop lags, and start as soon as it is not."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from kozel.sdk import play
+from kozel.sdk.house import RandomBot
+from kozel.server.config import ServerConfig
+from kozel.server.lobby import Lobby
+from kozel.server.replay import read_replay
+from tests.server.served import base_config, serve
+
+
+def test_queue_matches_wait_for_the_running_match_limit(tmp_path: Path) -> None:
+    ref = serve(base_config(tmp_path, limits={"max_running_matches": 1}), tmp_path)
+
+    async def four_bots() -> list:
+        return await asyncio.gather(*(
+            play(RandomBot, ref.addr(), name=f"q{i}", join_queue=("classic", 2), matches=1,
+                 reconnect=False) for i in range(4)))
+
+    try:
+        ends = [e for bot in asyncio.run(four_bots()) for e in bot]
+    finally:
+        assert ref.stop() == 0
+    replays = sorted({e.replay_id for e in ends})
+    assert len(replays) == 2  # two matches, every bot played one
+    first, second = sorted((read_replay(tmp_path / "data" / "replays" / f"{r}.kzr")
+                            for r in replays), key=lambda r: r.started_at.ToNanoseconds())
+    assert second.started_at.ToNanoseconds() >= first.ended_at.ToNanoseconds()  # one at a time
+    assert not any(e.result.timeouts and any(e.result.timeouts) for e in ends)
+
+
+def test_a_lagging_event_loop_pauses_admission_until_it_recovers() -> None:
+    lobby = Lobby(ServerConfig(admission_lag_ms=100))
+    assert lobby.admits()
+    lobby.observe_lag(0.02)
+    assert lobby.admits()  # a single short hiccup is smoothed away
+    for _ in range(5):
+        lobby.observe_lag(0.5)
+    assert lobby.overloaded and not lobby.admits()
+    for _ in range(12):
+        lobby.observe_lag(0.0)
+    assert not lobby.overloaded and lobby.admits()
+    off = Lobby(ServerConfig(admission_lag_ms=0))
+    for _ in range(5):
+        off.observe_lag(5.0)
+    assert off.admits()
