@@ -49,3 +49,15 @@ def test_a_lagging_event_loop_pauses_admission_until_it_recovers() -> None:
     for _ in range(5):
         off.observe_lag(5.0)
     assert off.admits()
+
+
+def test_match_starts_are_paced_by_the_start_budget() -> None:
+    lobby = Lobby(ServerConfig(max_match_starts_per_s=8))  # 2 per 0.25 s sample, 8 at most
+    assert lobby.admits()
+    lobby._starts_left = 0.5  # as if the budget were spent by starts
+    assert not lobby.admits()
+    lobby.observe_lag(0.0)  # a quarter second later: two more starts
+    assert lobby.admits() and lobby._starts_left == 2.5
+    for _ in range(10):
+        lobby.observe_lag(0.0)
+    assert lobby._starts_left == 8  # never more than a second's worth

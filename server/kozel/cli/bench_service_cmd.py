@@ -35,8 +35,9 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     ld.add_argument("--duration", type=float, default=60.0, help=HIDDEN)
     ld.add_argument("--warmup", type=float, default=10.0, help=HIDDEN)
     ld.add_argument("--bot-processes", type=int, default=2, help=HIDDEN)
-    ld.add_argument("--events", action="store_true",
-                    help="bots take Event messages too (default: Hello.skip_events)")
+    ld.add_argument("--skip-events", dest="events", action="store_false",
+                    help="bots set Hello.skip_events (timeouts are then counted by the "
+                         "referee only)")
     ld.set_defaults(func=cmd_load)
 
     s = bsub.add_parser("soak", help="10,000 matches back to back, watching memory")

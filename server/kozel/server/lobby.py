@@ -70,6 +70,7 @@ class Lobby:
         self.draining = False
         self.overloaded = False  # the event loop lags: queue and ladder matches wait
         self._lag = 0.0  # smoothed event-loop lag, seconds
+        self._starts_left = config.max_match_starts_per_s  # queue/ladder starts allowed now
         self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
 
     def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
@@ -223,6 +224,8 @@ class Lobby:
                seed: bytes, table_id: str,
                on_done: Callable[[MatchRunner], None] | None = None,
                ladder: str = "", reveal_seed: bool = True) -> MatchRunner:
+        if not table_id:  # queue and ladder matches spend the start budget (tables do not)
+            self._starts_left -= 1
         runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
                              replay_dir=Path(self.config.replay_dir), table_id=table_id,
                              ladder=ladder, reveal_seed=reveal_seed)
@@ -272,13 +275,19 @@ class Lobby:
         """Whether a queue or ladder match may start now: not draining, under
         ``max_running_matches``, and the event loop keeping time. (Tables are started on
         request.) Waiting bots keep their place: no clock runs for them."""
-        return (not self.draining and not self.overloaded
+        return (not self.draining and not self.overloaded and self._starts_left >= 1
                 and len(self.matches) < self.config.max_running_matches)
 
-    def observe_lag(self, lag_s: float) -> None:
-        """One event-loop lag sample: pause or resume admission on the smoothed lag."""
+    def observe_lag(self, lag_s: float, interval_s: float = 0.25) -> None:
+        """One event-loop lag sample (taken every ``interval_s``): refill the match-start
+        budget, and pause or resume admission on the smoothed lag."""
+        rate = self.config.max_match_starts_per_s
+        refill = self._starts_left < 1
+        self._starts_left = min(self._starts_left + rate * interval_s, max(rate, 1.0))
         limit = self.config.admission_lag_ms / 1000
         if not limit:
+            if refill:
+                self._admit_waiting()
             return
         self._lag = 0.7 * self._lag + 0.3 * lag_s
         was, self.overloaded = self.overloaded, self._lag > limit
@@ -286,8 +295,8 @@ class Lobby:
             metrics.ADMISSION_PAUSED.set(int(self.overloaded))
             log.warning("admission_paused" if self.overloaded else "admission_resumed",
                         loop_lag_ms=round(self._lag * 1000, 1), running=len(self.matches))
-            if not self.overloaded:
-                self._admit_waiting()
+        if not self.overloaded and (was or refill):
+            self._admit_waiting()
 
     def _admit_waiting(self) -> None:
         for key in list(self.queues):

@@ -142,6 +142,7 @@ class LimitsSettings(_Section):
     max_tables: int = Field(_LIMITS.max_tables, ge=1, le=1_000_000)
     max_running_matches: int = Field(_LIMITS.max_running_matches, ge=1, le=1_000_000)
     admission_lag_ms: float = Field(_LIMITS.admission_lag_ms, ge=0, le=60_000)
+    max_match_starts_per_s: float = Field(_LIMITS.max_match_starts_per_s, gt=0, le=1_000_000)
     table_linger_s: float = Field(_LIMITS.table_linger_s, ge=0)
     session_linger_s: float = Field(_LIMITS.session_linger_s, ge=0)
     max_spectators_per_match: int = Field(64, ge=0, le=10_000)
@@ -209,7 +210,8 @@ class Settings(BaseSettings):
             max_refused_answers=lim.max_refused_answers,
             max_tables=lim.max_tables,
             table_linger_s=lim.table_linger_s, max_running_matches=lim.max_running_matches,
-            admission_lag_ms=lim.admission_lag_ms, session_linger_s=lim.session_linger_s,
+            admission_lag_ms=lim.admission_lag_ms,
+            max_match_starts_per_s=lim.max_match_starts_per_s, session_linger_s=lim.session_linger_s,
             max_spectators_per_match=lim.max_spectators_per_match,
             spectator_delay_s=lim.spectator_delay_s,
             ladders=tuple(self.ladder_specs()))

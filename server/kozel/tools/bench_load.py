@@ -40,7 +40,9 @@ class LoadBench:
     think_ms: float = 50.0
     bot_processes: int = 2
     profile: Path | None = None  # run the referee under cProfile, writing its profile here
-    events: bool = False  # bots also take Event messages (about five messages per decision)
+    # Bots take Event messages: they learn of their own timeouts from the notices, which is
+    # how spurious timeouts are told apart from a late bot.
+    events: bool = True
 
 
 def mix(streams: int) -> dict[int, int]:
