@@ -61,3 +61,24 @@ def test_match_starts_are_paced_by_the_start_budget() -> None:
     for _ in range(10):
         lobby.observe_lag(0.0)
     assert lobby._starts_left == 8  # never more than a second's worth
+
+
+def test_the_match_cap_grows_while_it_binds_and_drops_when_the_loop_lags() -> None:
+    lobby = Lobby(ServerConfig(admission_lag_ms=25, max_running_matches=40))
+    assert lobby.match_cap == 32
+
+    def running(n: int) -> None:
+        lobby.matches = {f"m{i}": None for i in range(n)}  # type: ignore[misc]
+
+    for _ in range(20):  # the cap binds and the loop keeps time: +1 per sample, up to the max
+        running(lobby.match_cap)
+        lobby.observe_lag(0.0)
+    assert lobby.match_cap == 40
+    running(40)
+    for _ in range(5):  # the loop lags: 90 % of what runs
+        lobby.observe_lag(0.5)
+    assert lobby.overloaded and lobby.match_cap == 36
+    running(0)
+    for _ in range(20):
+        lobby.observe_lag(0.0)
+    assert not lobby.overloaded and lobby.match_cap == 36  # idle: no reason to grow

@@ -65,7 +65,7 @@ class ServerConfig:
     max_running_matches: int = 1024  # queue and ladder matches wait beyond this many running
     # Queue and ladder matches wait while the event loop runs this late (smoothed), so the
     # clock of running matches stays honest under overload; 0 turns it off.
-    admission_lag_ms: float = 50.0
+    admission_lag_ms: float = 25.0
     # At most this many queue and ladder matches start per second (refilled with each lag
     # sample), so the lag can rise before a burst of new matches has swamped the referee.
     max_match_starts_per_s: float = 64.0

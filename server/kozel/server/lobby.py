@@ -30,6 +30,8 @@ from kozel.server.spectators import SpectatorHub
 log = structlog.get_logger("kozel.lobby")
 
 REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
+CAP_START = 32  # adaptive match cap: where it starts ...
+CAP_MIN = 4  # ... and how low it may go
 
 
 class LobbyError(Exception):
@@ -71,6 +73,12 @@ class Lobby:
         self.overloaded = False  # the event loop lags: queue and ladder matches wait
         self._lag = 0.0  # smoothed event-loop lag, seconds
         self._starts_left = config.max_match_starts_per_s  # queue/ladder starts allowed now
+        # How many matches may run: with lag-based admission it starts low, grows by one per
+        # lag sample while it is the binding limit and the loop keeps time, and drops to 90 %
+        # of the running matches when the loop starts to lag (additive increase,
+        # multiplicative decrease); never above max_running_matches.
+        self.match_cap = (min(config.max_running_matches, CAP_START) if config.admission_lag_ms
+                          else config.max_running_matches)
         self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
 
     def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
@@ -276,7 +284,7 @@ class Lobby:
         ``max_running_matches``, and the event loop keeping time. (Tables are started on
         request.) Waiting bots keep their place: no clock runs for them."""
         return (not self.draining and not self.overloaded and self._starts_left >= 1
-                and len(self.matches) < self.config.max_running_matches)
+                and len(self.matches) < self.match_cap)
 
     def observe_lag(self, lag_s: float, interval_s: float = 0.25) -> None:
         """One event-loop lag sample (taken every ``interval_s``): refill the match-start
@@ -291,6 +299,12 @@ class Lobby:
             return
         self._lag = 0.7 * self._lag + 0.3 * lag_s
         was, self.overloaded = self.overloaded, self._lag > limit
+        running = len(self.matches)
+        if self.overloaded and not was:  # once per episode; meanwhile nothing starts
+            self.match_cap = max(CAP_MIN, int(min(self.match_cap, running) * 0.9))
+        elif not self.overloaded and running >= self.match_cap - 1:
+            self.match_cap = min(self.match_cap + 1, self.config.max_running_matches)
+        metrics.ADMISSION_CAP.set(self.match_cap)
         if was != self.overloaded:
             metrics.ADMISSION_PAUSED.set(int(self.overloaded))
             log.warning("admission_paused" if self.overloaded else "admission_resumed",

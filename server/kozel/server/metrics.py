@@ -43,6 +43,8 @@ LOOP_LAG = Histogram("kozel_event_loop_lag_seconds",
 REPLAY_BYTES = Counter("kozel_replay_bytes_written", "Bytes of replay files written")
 RATING_UPDATES = Counter("kozel_rating_updates", "Rating updates committed", ["ladder"])
 DRAINING = Gauge("kozel_draining", "1 while the referee drains before stopping")
+ADMISSION_CAP = Gauge("kozel_admission_match_cap",
+                      "How many queue and ladder matches may run now (adaptive)")
 ADMISSION_PAUSED = Gauge("kozel_admission_paused",
                          "1 while queue and ladder matches wait because the event loop lags")
 
