@@ -162,7 +162,8 @@ class MatchRunner:
         sent = loop.time()  # before: a local seat may answer inside begin_request
         self.metrics.overhead.observe(sent - self._ready_at)
         link.begin_request(rid, rpb.PlayResponse(decision=request))
-        deadline = sent + (clock.move_ms + max(self.banks[seat], 0)) / 1000
+        allowance = (clock.move_ms + max(self.banks[seat], 0)) / 1000
+        deadline = sent + allowance
         retries = clock.max_retries
         rejected: list[replay_pb2.ReplayRejection] = []
         steps = self.steps[len(match.records)]
@@ -172,6 +173,10 @@ class MatchRunner:
                     async with asyncio.timeout_at(deadline):
                         item = await link.replies.get()
                 except TimeoutError:
+                    if link.written_at > sent:  # it waited in our queue: its clock started late
+                        sent, deadline = link.written_at, link.written_at + allowance
+                        if deadline > loop.time():
+                            continue
                     return self._timeout(seat, rid, sent, rejected, steps)
                 if item is Wake.FORFEIT:
                     return link.forfeit_reason
@@ -192,7 +197,8 @@ class MatchRunner:
                         return pb.FORFEIT_REASON_ILLEGAL_ACTIONS
                     retries -= 1
                     continue
-                think_ms = (item.received_at - sent) * 1000
+                sent = max(sent, link.written_at)  # the clock started when it was written
+                think_ms = max(item.received_at - sent, 0.0) * 1000
                 self.metrics.decisions.inc()
                 self.metrics.think.observe(think_ms / 1000)
                 self.banks[seat] -= max(0, int(think_ms) - clock.move_ms)

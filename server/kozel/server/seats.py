@@ -45,6 +45,9 @@ class SeatLink:
         self.notice: Callable[[int], None] | None = None
         self.grace_s = 10.0  # how long the seat may be away before it forfeits
         self.wants_events = True  # False: the bot asked for no Event messages (Hello)
+        # When the pending request was first handed to the transport (0: not yet, or a seat
+        # whose send is immediate); the move clock starts then, not when it was queued.
+        self.written_at = 0.0
 
     def send(self, msg: rpb.PlayResponse) -> None:
         """Deliver a message to the seat (never blocks; dropped if the seat is away)."""
@@ -59,6 +62,7 @@ class SeatLink:
                 break
         self.pending_id = request_id
         self.pending_msg = msg
+        self.written_at = 0.0
         self.send(msg)
 
     def end_request(self) -> None:

@@ -80,6 +80,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 msg = await outbox.get()
                 if msg is CLOSE:
                     break
+                if msg.HasField("decision"):
+                    session.written(msg.decision, loop.time())
                 yield msg
         finally:
             metrics.ACTIVE_STREAMS.dec()

@@ -108,6 +108,13 @@ class Session:
         elif _is_result(msg):
             self.missed.append(msg)  # results are kept for a resume; the rest is resent anew
 
+    def written(self, request: rpb.DecisionRequest, at: float) -> None:
+        """A request left for the bot: its clock starts now (a resend after a resume does not
+        restart it)."""
+        link = self.links.get(request.match_id)
+        if link is not None and link.pending_id == request.request_id and not link.written_at:
+            link.written_at = at
+
     def new_link(self) -> RemoteLink:
         return RemoteLink(self)
 
