@@ -108,10 +108,12 @@ class ServerProcess:
 
 
 def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
-                 profile: Path | None = None, timeout: float = 60.0) -> ServerProcess:
+                 profile: Path | None = None, timeout: float = 60.0,
+                 env: dict[str, str] | None = None) -> ServerProcess:
     """Start a referee on a free loopback port, with ``/metrics`` on another, replays in a
     temporary folder and no drain on stop. With ``profile`` the referee runs under cProfile and
-    writes its profile there when stopped."""
+    writes its profile there when stopped. ``env`` adds environment variables (e.g.
+    ``KOZEL_LIMITS__...`` settings)."""
     workdir = Path(tempfile.mkdtemp(prefix="kozel-bench-"))
     args = ["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
             "--replay-dir", str(workdir / "replays"), "--data-dir", str(workdir / "data"),
@@ -129,7 +131,7 @@ def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log_path.read_text(errors="replace")

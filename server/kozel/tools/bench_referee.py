@@ -43,7 +43,9 @@ class RefereeBench:
 
 def measure_referee(bench: RefereeBench) -> dict[str, Any]:
     """Decisions per second, server CPU and overhead with ``2 * matches`` streams."""
-    server = start_server(profile=bench.profile)
+    # Admission control off: the issue's run is 100 matches at once, whatever the lag.
+    server = start_server(profile=bench.profile,
+                          env={"KOZEL_LIMITS__ADMISSION_LAG_MS": "0"})
     bots: Child | None = None
     try:
         config = {"address": server.address, "seed": 1, "skip_events": not bench.events,
