@@ -82,3 +82,50 @@ def test_the_match_cap_grows_while_it_binds_and_drops_when_the_loop_lags() -> No
     for _ in range(20):
         lobby.observe_lag(0.0)
     assert not lobby.overloaded and lobby.match_cap == 36  # idle: no reason to grow
+
+
+def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
+    """Regression: with the adaptive cap below max_running_matches, a match ending (its bots
+    requeued while its task still counted as running) must still let waiting bots in."""
+
+    class Bot:  # the parts of a Session the queue uses
+        def __init__(self, name: str) -> None:
+            self.name, self.free_slots, self.ladder, self.queue_key = name, 1, None, None
+
+        def new_link(self):  # noqa: ANN202
+            return self
+
+    async def scenario() -> list[int]:
+        lobby = Lobby(ServerConfig(admission_lag_ms=25))
+        lobby.match_cap = 1
+        gates: dict[str, asyncio.Event] = {}
+
+        def start(links, *args, **kwargs) -> None:  # noqa: ANN001, ANN003
+            lobby._starts_left -= 1
+            match_id, gate = f"m{len(gates)}", asyncio.Event()
+            gates[match_id] = gate
+
+            async def run() -> None:
+                await gate.wait()
+                for bot in links:  # like the runner's end: seats freed and requeued first
+                    bot.free_slots = 1
+                    lobby.requeue(bot)
+
+            for bot in links:
+                bot.free_slots = 0
+            task = asyncio.get_running_loop().create_task(run())
+            lobby.matches[match_id] = task
+            task.add_done_callback(lambda t: lobby._match_done(match_id, t))
+
+        lobby._start = start  # type: ignore[method-assign]
+        from kozel.engine import Ruleset
+
+        for i in range(4):
+            lobby.join_queue(Ruleset.preset("classic"), 2, Bot(f"b{i}"))  # type: ignore[arg-type]
+        running = [len(lobby.matches)]
+        gates["m0"].set()
+        await asyncio.sleep(0.01)
+        running.append(len(lobby.matches))
+        return running + [len(gates)]
+
+    assert asyncio.run(scenario()) == [1, 1, 2]  # the second match started after the first

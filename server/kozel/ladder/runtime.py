@@ -217,7 +217,9 @@ class LadderRuntime:
         first = self._twin_of.pop(runner.match_id, None)
         if first is not None:  # both halves played: the first's seed and replay are public
             self.sealed.discard(first)
-        if bots is not None and runner.outcome is not None:
+        if bots is not None and runner.outcome is None:  # the match task crashed
+            self._write(self.store.abort_match, runner.match_id, "referee error")
+        elif bots is not None and runner.outcome is not None:
             outcome: MatchOutcome = runner.outcome
             if outcome.result.reason == pb.MATCH_END_REASON_ABORTED or not outcome.replay_id:
                 self._write(self.store.abort_match, runner.match_id)

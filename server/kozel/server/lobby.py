@@ -256,7 +256,7 @@ class Lobby:
     def _match_done(self, match_id: str, task: asyncio.Task[MatchOutcome]) -> None:
         self.matches.pop(match_id, None)
         self.runners.pop(match_id, None)
-        if len(self.matches) == self.config.max_running_matches - 1:
+        if self.admits():  # a slot under the cap freed up: waiting bots may start
             self._admit_waiting()
         if not task.cancelled() and task.exception() is not None:
             log.error("match_crashed", match_id=match_id, exc_info=task.exception())
@@ -309,7 +309,7 @@ class Lobby:
             metrics.ADMISSION_PAUSED.set(int(self.overloaded))
             log.warning("admission_paused" if self.overloaded else "admission_resumed",
                         loop_lag_ms=round(self._lag * 1000, 1), running=len(self.matches))
-        if not self.overloaded and (was or refill):
+        if self.admits():  # the budget refilled, the cap grew or the lag passed
             self._admit_waiting()
 
     def _admit_waiting(self) -> None:

@@ -8,9 +8,11 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import structlog
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
 disable_created_metrics()  # the *_created series only add noise to every scrape
+log = structlog.get_logger("kozel.metrics")
 
 _FAST = (25e-6, 50e-6, 100e-6, 200e-6, 300e-6, 500e-6, 750e-6, 1e-3, 1.5e-3, 2e-3, 3e-3, 5e-3,
          7.5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 250e-3, 1.0)
@@ -87,4 +89,7 @@ async def watch_loop_lag(interval: float = 0.25,
         lag = max(loop.time() - start - interval, 0.0)
         LOOP_LAG.observe(lag)
         if on_lag is not None:
-            on_lag(lag)
+            try:
+                on_lag(lag)
+            except Exception:  # admission must outlive one failed start
+                log.exception("lag_callback_failed")
