@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 import logging
+
+from kozel.cli.tls import add_tls_args, channel_security
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,23 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--token", default="", help="ladder credential")
     p.add_argument("--matches", type=int, default=None, help="leave after this many matches")
     p.add_argument("--max-matches", type=int, default=1, help="matches played at once")
-    p.add_argument("--tls-ca", type=Path, help="CA certificate of a TLS referee port")
-    p.add_argument("--tls-cert", type=Path, help="client certificate (mutual TLS)")
-    p.add_argument("--tls-key", type=Path, help="client private key (mutual TLS)")
+    add_tls_args(p)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_bot)
-
-
-def channel_credentials(args: argparse.Namespace):
-    """TLS credentials from ``--tls-ca/--tls-cert/--tls-key``, or None for plaintext."""
-    if args.tls_ca is None:
-        return None
-    import grpc
-
-    return grpc.ssl_channel_credentials(
-        args.tls_ca.read_bytes(),
-        private_key=args.tls_key.read_bytes() if args.tls_key else None,
-        certificate_chain=args.tls_cert.read_bytes() if args.tls_cert else None)
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
@@ -45,12 +32,17 @@ def cmd_bot(args: argparse.Namespace) -> int:
     if args.kind not in HOUSE_BOTS:
         print(f"unknown house bot {args.kind!r}; choose from {', '.join(sorted(HOUSE_BOTS))}")
         return 2
+    try:
+        creds, options = channel_security(args)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}")
+        return 2
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
     ends = run_bot(
         HOUSE_BOTS[args.kind], args.server, name=args.name or args.kind, token=args.token,
         join_table=args.table, join_queue=(args.queue, args.players) if args.queue else None,
         join_ladder=args.ladder, matches=args.matches, max_matches=args.max_matches,
-        credentials=channel_credentials(args))
+        credentials=creds, channel_options=options)
     if not args.quiet:
         for end in ends:
             print(f"match {end.match_id}: replay {end.replay_id}")

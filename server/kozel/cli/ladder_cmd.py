@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kozel.cli import match_details_cmd
+from kozel.cli.tls import add_tls_args, open_channel
 
 DEFAULT_DB = os.environ.get("KOZEL_DATABASE_URL", "")
 
@@ -25,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                     "the database")
     p.add_argument("--admin-token", default=os.environ.get("KOZEL_ADMIN_TOKEN", ""),
                    help="admin token for --server (default: $KOZEL_ADMIN_TOKEN)")
-    p.add_argument("--tls-ca", type=Path, help="CA certificate when --server uses TLS")
+    add_tls_args(p)
     lsub = p.add_subparsers(dest="ladder_cmd", required=True)
     r = lsub.add_parser("register", help="create a bot and print its token once")
     r.add_argument("name")
@@ -69,9 +70,7 @@ def _admin(args: argparse.Namespace, method: str, request):
 
     from kozel.v1 import admin_pb2_grpc
 
-    creds = (grpc.ssl_channel_credentials(args.tls_ca.read_bytes()) if args.tls_ca else None)
-    with (grpc.secure_channel(args.server, creds) if creds else
-          grpc.insecure_channel(args.server)) as channel:
+    with open_channel(args, args.server) as channel:
         stub = admin_pb2_grpc.AdminServiceStub(channel)
         try:
             return getattr(stub, method)(

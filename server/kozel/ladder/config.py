@@ -32,6 +32,10 @@ class ClockSpec(_Strict):
     max_retries: int = Field(2, ge=0, le=100)
     grace_ms: int = Field(10_000, ge=0, le=600_000)
 
+    def clock(self) -> Clock:
+        """The runtime clock with these values."""
+        return Clock(**self.model_dump())
+
 
 class LadderSpec(_Strict):
     """One ladder: what is played, how fast, and how pairings are made."""
@@ -66,9 +70,7 @@ class LadderSpec(_Strict):
         return Ruleset.preset(self.ruleset.preset, self.ruleset.options)
 
     def clock(self) -> Clock:
-        t = self.time_control
-        return Clock(move_ms=t.move_ms, bank_ms=t.bank_ms, max_strikes=t.max_strikes,
-                     max_retries=t.max_retries, grace_ms=t.grace_ms)
+        return self.time_control.clock()
 
 
 class LadderFile(_Strict):

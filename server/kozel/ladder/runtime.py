@@ -227,7 +227,7 @@ class LadderRuntime:
                 self._write(self._rated, commit_result, self.store, runner.match_id,
                             outcome.result, str(outcome.replay_path), runner.match.side_of,
                             bots, self.rules.is_money)
-        self.drain()
+        # No drain here: the lobby's own done callback, which runs next, drains every ladder.
 
     def refresh_ratings(self) -> None:
         """Reload the ordinals the scheduler pairs by (after a rating reset)."""

@@ -43,7 +43,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         log.info("admin_call", action=action, peer=context.peer())
 
     async def _store(self, context: grpc.aio.ServicerContext) -> Store:
-        store = next((lad.store for lad in self.lobby.ladders.values()), None)
+        store = self.lobby.store
         if store is None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "this referee serves no ladders, so it has no bot accounts")

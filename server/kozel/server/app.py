@@ -155,7 +155,7 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
                              maximum_concurrent_rpcs=config.max_streams)
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(
-        LadderService(lobby, config.replay_dir), server)
+        LadderService(lobby), server)
     match_pb2_grpc.add_MatchServiceServicer_to_server(
         MatchService(lobby, config.replay_dir), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 
-from kozel.ladder.store import Store
 from kozel.server.lobby import Lobby, LobbyError
 from kozel.v1 import ladder_pb2 as lpb
 from kozel.v1 import ladder_pb2_grpc
@@ -18,12 +16,8 @@ MAX_LIST = 500
 
 
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
-    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
+    def __init__(self, lobby: Lobby) -> None:
         self.lobby = lobby
-        self.replay_dir = Path(replay_dir)
-
-    def _store(self) -> Store | None:
-        return next((lad.store for lad in self.lobby.ladders.values()), None)
 
     async def GetStandings(self, request: lpb.GetStandingsRequest,
                            context: grpc.aio.ServicerContext) -> lpb.GetStandingsResponse:
@@ -39,7 +33,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
 
     async def ListMatches(self, request: lpb.ListMatchesRequest,
                           context: grpc.aio.ServicerContext) -> lpb.ListMatchesResponse:
-        store = self._store()
+        store = self.lobby.store
         if store is None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "this referee serves no ladders")

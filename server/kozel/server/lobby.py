@@ -69,6 +69,7 @@ class Lobby:
         self.matches: dict[str, asyncio.Task[MatchOutcome]] = {}
         self.runners: dict[str, MatchRunner] = {}  # running matches (details, spectators)
         self.ladders: dict[str, LadderRuntime] = {}
+        self.store: Store | None = None  # the ladders' store (one per referee), if any
         self.draining = False
         self.overloaded = False  # the event loop lags: queue and ladder matches wait
         self._lag = 0.0  # smoothed event-loop lag, seconds
@@ -83,6 +84,7 @@ class Lobby:
 
     def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
         """Serve a ladder from its definition; its results go to ``store``."""
+        self.store = store
         ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed, admit=self.admits)
         self.ladders[spec.name] = ladder
         return ladder
@@ -246,9 +248,10 @@ class Lobby:
                 session.register(link)
         task = asyncio.get_running_loop().create_task(runner.run(), name=runner.match_id)
         self.matches[runner.match_id] = task
-        task.add_done_callback(lambda t: self._match_done(runner.match_id, t))
-        if on_done is not None:
+        if on_done is not None:  # first: its owner settles the match (a ladder frees its slot)
             task.add_done_callback(lambda _: on_done(runner))
+        # then the lobby lets waiting bots in, every queue and ladder at once
+        task.add_done_callback(lambda t: self._match_done(runner.match_id, t))
         runner.log.info("match_started", rules=rules.name, players=players, table=table_id,
                         seats=[link.name for link in links])
         return runner

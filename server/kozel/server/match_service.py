@@ -9,7 +9,6 @@ from pathlib import Path
 import grpc
 
 from kozel.engine.rules import Ruleset
-from kozel.ladder.store import Store
 from kozel.server.lobby import Lobby
 from kozel.server.match_details import from_runner, match_details
 from kozel.server.service import REPLAY_ID
@@ -25,9 +24,6 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
         self.lobby = lobby
         self.replay_dir = Path(replay_dir)
 
-    def _store(self) -> Store | None:
-        return next((lad.store for lad in self.lobby.ladders.values()), None)
-
     def _rules_of(self, ladder: str) -> Ruleset | None:
         runtime = self.lobby.ladders.get(ladder)
         return runtime.rules if runtime is not None else None
@@ -40,7 +36,7 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
         runner = self.lobby.runners.get(request.match_id)
         live = from_runner(runner) if runner is not None else None
         details = await asyncio.to_thread(
-            match_details, request.match_id, store=self._store(), replay_dir=self.replay_dir,
+            match_details, request.match_id, store=self.lobby.store, replay_dir=self.replay_dir,
             live=live, rules_of=self._rules_of)
         if details is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")

@@ -17,7 +17,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pydantic_settings import YamlConfigSettingsSource
 
 from kozel.ladder.config import ClockSpec, ConfigError, LadderSpec, load_ladders, parse_ladders
-from kozel.server.config import Clock, ServerConfig, TlsFiles
+from kozel.server.config import ServerConfig, TlsFiles
 
 ENV_PREFIX = "KOZEL_"
 
@@ -194,26 +194,14 @@ class Settings(BaseSettings):
 
     def server_config(self) -> ServerConfig:
         """The runtime configuration (reads the admin token file and the ladder file)."""
-        lim, c, st = self.limits, self.clock, self.storage
+        st = self.storage
         return ServerConfig(
             listen=self.listen, tls=self.tls.files(),
             operator_listen=self.operator.listen, operator_tls=self.operator.tls.files(),
             admin_token=self.operator.token(), metrics_listen=self.metrics.listen,
             replay_dir=st.replay_dir or st.data_dir / "replays", data_dir=st.data_dir,
             database_url=st.database_url, drain_timeout_s=self.drain_timeout_s,
-            clock=Clock(move_ms=c.move_ms, bank_ms=c.bank_ms, max_strikes=c.max_strikes,
-                        max_retries=c.max_retries, grace_ms=c.grace_ms),
-            hello_timeout_s=lim.hello_timeout_s,
-            max_receive_message_bytes=lim.max_receive_message_bytes,
-            max_send_message_bytes=lim.max_send_message_bytes, max_streams=lim.max_streams,
-            max_matches_per_stream=lim.max_matches_per_stream, outbox_limit=lim.outbox_limit,
-            max_refused_answers=lim.max_refused_answers,
-            max_tables=lim.max_tables,
-            table_linger_s=lim.table_linger_s, max_running_matches=lim.max_running_matches,
-            admission_lag_ms=lim.admission_lag_ms,
-            max_match_starts_per_s=lim.max_match_starts_per_s, session_linger_s=lim.session_linger_s,
-            max_spectators_per_match=lim.max_spectators_per_match,
-            spectator_delay_s=lim.spectator_delay_s,
+            clock=self.clock.clock(), **self.limits.model_dump(),  # limits share their names
             ladders=tuple(self.ladder_specs()))
 
 
