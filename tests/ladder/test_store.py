@@ -23,6 +23,7 @@ def test_migrations_bring_the_schema_to_the_newest_version(store_url: str) -> No
 
 def test_tokens_are_stored_only_as_hashes(store: Store) -> None:
     token = store.register_bot("greedy-v1")
+    assert token.startswith("kzb_")  # never "-", which a command line would take for an option
     with store.engine.connect() as conn:
         stored = conn.execute(text("SELECT token_hash FROM bots")).scalar_one()
     assert stored == hash_token(token) and token not in stored

@@ -250,21 +250,24 @@ def _wait(cond, what: str, bots: list[subprocess.Popen] = (), timeout: float = 1
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            states = [(b.args[-3], b.poll(), Path(b.log).read_text()[-2000:]) for b in bots]
+            states = [(b.args[-1], b.poll(), Path(b.log).read_text()[-2000:]) for b in bots]
             raise AssertionError(f"timed out waiting until {what}; bots: {states}")
         time.sleep(0.1)
 
 
 def _ladder_bots(ref: Served, tokens: dict[str, str], folder: Path) -> list[subprocess.Popen]:
-    """A random house bot per token on ladder ``duel``, each its own process (output kept)."""
+    """A random house bot per token on ladder ``duel``, each its own process (output kept).
+
+    The token goes through ``KOZEL_BOT_TOKEN``, not the command line, where ps would show it.
+    """
     bots = []
     for name, token in tokens.items():
         log = folder / f"bot-{name}.log"
         with log.open("w") as out:
             bot = subprocess.Popen(
                 [sys.executable, "-m", "kozel.cli.main", "bot", "random", "--server",
-                 ref.addr(), "--ladder", "duel", "--token", token, "--name", name],
-                stdout=out, stderr=subprocess.STDOUT)
+                 ref.addr(), "--ladder", "duel", "--name", name],
+                stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "KOZEL_BOT_TOKEN": token})
         bot.log = str(log)  # type: ignore[attr-defined]
         bots.append(bot)
     return bots

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 
 from kozel.cli.tls import add_tls_args, channel_security
 
@@ -18,7 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--ladder", help="play rated matches on this ladder (needs --token)")
     p.add_argument("--players", type=int, default=2, help="player count when queueing")
     p.add_argument("--name", help="display name (default: the kind)")
-    p.add_argument("--token", default="", help="ladder credential")
+    p.add_argument("--token", default=os.environ.get("KOZEL_BOT_TOKEN", ""),
+                   help="ladder credential (default: $KOZEL_BOT_TOKEN, which keeps it out of ps)")
     p.add_argument("--matches", type=int, default=None, help="leave after this many matches")
     p.add_argument("--max-matches", type=int, default=1, help="matches played at once")
     add_tls_args(p)

@@ -101,6 +101,11 @@ class MatchDetail:
     seats: tuple[SeatDetail, ...]
 
 
+# A fixed prefix makes tokens easy for secret scanners to spot, and means a token never starts
+# with "-", which a command line would take for an option.
+TOKEN_PREFIX = "kzb_"
+
+
 def hash_token(token: str) -> str:
     """Tokens are 256-bit random strings, so a plain SHA-256 is a safe, fast lookup key."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -152,7 +157,7 @@ class Store:
         """Create a bot; returns its token, which is stored only as a hash."""
         if not 1 <= len(name) <= 64:
             raise StoreError("a bot name has 1 to 64 characters")
-        token = secrets.token_urlsafe(32)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
             with self._session.begin() as s:
                 s.add(BotRow(name=name, token_hash=hash_token(token), status="active",
