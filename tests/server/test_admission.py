@@ -129,3 +129,33 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
         return running + [len(gates)]
 
     assert asyncio.run(scenario()) == [1, 1, 2]  # the second match started after the first
+
+
+def test_a_busy_event_loop_holds_the_cap_to_what_fits_before_it_lags() -> None:
+    lobby = Lobby(ServerConfig(admission_lag_ms=25, admission_busy=0.75, max_running_matches=100))
+    lobby.matches = {f"m{i}": None for i in range(32)}  # type: ignore[misc]
+    for _ in range(10):  # the loop keeps time but is 95 % busy: no growth, cap to what fits
+        lobby.observe_lag(0.0, busy=0.95)
+    assert not lobby.overloaded
+    assert lobby.match_cap == int(32 * 0.75 / lobby._busy) < 32
+    cap = lobby.match_cap
+    for _ in range(10):  # still as busy with the same matches: the cap does not ratchet down
+        lobby.observe_lag(0.0, busy=0.95)
+    assert lobby.match_cap == cap
+    lobby.matches = {f"m{i}": None for i in range(cap)}  # type: ignore[misc]
+    for _ in range(20):  # fewer matches, less busy: the smoothed share settles
+        lobby.observe_lag(0.0, busy=0.72)
+    cap = lobby.match_cap
+    lobby.matches = {f"m{i}": None for i in range(cap)}  # type: ignore[misc]
+    for _ in range(20):  # between 90 % of the target and the target: hold
+        lobby.observe_lag(0.0, busy=0.72)
+    assert lobby.match_cap == cap
+    for _ in range(5):  # room to spare: grow again while the cap binds
+        lobby.matches = {f"m{i}": None for i in range(lobby.match_cap)}  # type: ignore[misc]
+        lobby.observe_lag(0.0, busy=0.2)
+    assert lobby.match_cap > cap
+    off = Lobby(ServerConfig(admission_lag_ms=25, admission_busy=0, max_running_matches=100))
+    off.matches = {f"m{i}": None for i in range(32)}  # type: ignore[misc]
+    for _ in range(5):
+        off.observe_lag(0.0, busy=1.0)
+    assert off.match_cap > 32  # busyness ignored: only lag counts

@@ -4,7 +4,9 @@ to stage over the network: sealed-window timeouts, replay write failures, table 
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
+import weakref
 from pathlib import Path
 
 from kozel.engine import Decision, Match, Ruleset
@@ -104,3 +106,28 @@ def test_finished_tables_do_not_count_against_the_limit(tmp_path: Path) -> None:
         return len(list(tmp_path.glob("*.kzr")))
 
     assert asyncio.run(scenario()) == 6
+
+
+def test_a_finished_match_is_freed_without_the_cycle_collector(tmp_path: Path) -> None:
+    """A finished match (runner, engine state, replay steps) must be freed by reference
+    counting: left to the cyclic collector, a loaded referee's dead matches piled up into
+    full collections that stopped the event loop for a quarter of a second."""
+
+    async def scenario() -> tuple[weakref.ref, weakref.ref]:
+        lobby = Lobby(ServerConfig(replay_dir=tmp_path))
+        links = [LocalLink(f"b{s}", Recorder(s)) for s in range(2)]
+        runner = lobby._start(links, Ruleset.preset("classic"), 2, Clock(), b"\2" * 32, "")
+        task = lobby.matches[runner.match_id]
+        refs = weakref.ref(runner), weakref.ref(runner.match)
+        await task
+        await asyncio.sleep(0)  # the done callbacks run
+        assert not lobby.matches and not lobby.runners
+        return refs
+
+    gc.collect()
+    gc.disable()
+    try:
+        runner, match = asyncio.run(scenario())
+        assert runner() is None and match() is None
+    finally:
+        gc.enable()

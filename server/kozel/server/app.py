@@ -184,6 +184,7 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
                       metrics_http, metrics_port)
     referee.tasks.append(asyncio.get_running_loop().create_task(
         metrics.watch_loop_lag(on_lag=lobby.observe_lag)))
+    metrics.watch_gc()
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info("referee_started", port=port, tls=config.tls is not None,

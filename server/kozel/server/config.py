@@ -66,6 +66,9 @@ class ServerConfig:
     # Queue and ladder matches wait while the event loop runs this late (smoothed), so the
     # clock of running matches stays honest under overload; 0 turns it off.
     admission_lag_ms: float = 25.0
+    # The adaptive match cap also keeps the event loop's thread this busy at most (a share of
+    # its wall time spent on the CPU), so bursts find room before they turn into lag; 0 = off.
+    admission_busy: float = 0.75
     # At most this many queue and ladder matches start per second (refilled with each lag
     # sample), so the lag can rise before a burst of new matches has swamped the referee.
     max_match_starts_per_s: float = 64.0

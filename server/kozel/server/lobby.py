@@ -32,6 +32,7 @@ log = structlog.get_logger("kozel.lobby")
 REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
 CAP_START = 32  # adaptive match cap: where it starts ...
 CAP_MIN = 4  # ... and how low it may go
+BUSY_ROOM = 0.9  # the cap grows only while the loop is less busy than this share of its target
 
 
 class LobbyError(Exception):
@@ -73,11 +74,13 @@ class Lobby:
         self.draining = False
         self.overloaded = False  # the event loop lags: queue and ladder matches wait
         self._lag = 0.0  # smoothed event-loop lag, seconds
+        self._busy = 0.0  # smoothed share of the time the event loop's thread is on the CPU
         self._starts_left = config.max_match_starts_per_s  # queue/ladder starts allowed now
         # How many matches may run: with lag-based admission it starts low, grows by one per
-        # lag sample while it is the binding limit and the loop keeps time, and drops to 90 %
-        # of the running matches when the loop starts to lag (additive increase,
-        # multiplicative decrease); never above max_running_matches.
+        # lag sample while it is the binding limit and the loop keeps time with room to spare,
+        # drops to 90 % of the running matches when the loop starts to lag, and to the share
+        # of them that would keep the loop admission_busy busy when it is busier (additive
+        # increase, multiplicative decrease); never above max_running_matches.
         self.match_cap = (min(config.max_running_matches, CAP_START) if config.admission_lag_ms
                           else config.max_running_matches)
         self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
@@ -289,9 +292,10 @@ class Lobby:
         return (not self.draining and not self.overloaded and self._starts_left >= 1
                 and len(self.matches) < self.match_cap)
 
-    def observe_lag(self, lag_s: float, interval_s: float = 0.25) -> None:
-        """One event-loop lag sample (taken every ``interval_s``): refill the match-start
-        budget, and pause or resume admission on the smoothed lag."""
+    def observe_lag(self, lag_s: float, busy: float = 0.0, interval_s: float = 0.25) -> None:
+        """One event-loop sample (taken every ``interval_s``: how late it ran, and the share
+        of the time its thread was busy): refill the match-start budget, pause or resume
+        admission on the smoothed lag, and move the match cap."""
         rate = self.config.max_match_starts_per_s
         refill = self._starts_left < 1
         self._starts_left = min(self._starts_left + rate * interval_s, max(rate, 1.0))
@@ -301,11 +305,19 @@ class Lobby:
                 self._admit_waiting()
             return
         self._lag = 0.7 * self._lag + 0.3 * lag_s
+        self._busy = 0.7 * self._busy + 0.3 * busy
+        target = self.config.admission_busy
         was, self.overloaded = self.overloaded, self._lag > limit
         running = len(self.matches)
         if self.overloaded and not was:  # once per episode; meanwhile nothing starts
             self.match_cap = max(CAP_MIN, int(min(self.match_cap, running) * 0.9))
-        elif not self.overloaded and running >= self.match_cap - 1:
+        elif target and self._busy > target:
+            # Matches end slowly, so this only stops new ones until enough have ended; it is
+            # recomputed from what runs, so a steady overload does not ratchet it down to zero.
+            fit = int(running * target / self._busy)
+            self.match_cap = max(CAP_MIN, min(self.match_cap, fit))
+        elif (not self.overloaded and running >= self.match_cap - 1
+              and (not target or self._busy < target * BUSY_ROOM)):
             self.match_cap = min(self.match_cap + 1, self.config.max_running_matches)
         metrics.ADMISSION_CAP.set(self.match_cap)
         if was != self.overloaded:

@@ -5,6 +5,8 @@ MatchEndReason name, ``code`` an ErrorCode name. Never a match id or a bot name.
 from __future__ import annotations
 
 import asyncio
+import gc
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,6 +44,12 @@ ACTIVE_MATCHES = Gauge("kozel_active_matches", "Matches being played", ["ladder"
 LOOP_LAG = Histogram("kozel_event_loop_lag_seconds",
                      "How late the event loop runs a timer (sampled every 0.25 s)",
                      buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0, 5.0))
+LOOP_BUSY = Gauge("kozel_event_loop_busy_ratio",
+                  "Share of the last 0.25 s the event loop's thread spent on the CPU")
+GC_PAUSE = Histogram("kozel_gc_pause_seconds",
+                     "Cyclic garbage collections (they stop the event loop), by generation",
+                     ["generation"],
+                     buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0))
 REPLAY_BYTES = Counter("kozel_replay_bytes_written", "Bytes of replay files written")
 RATING_UPDATES = Counter("kozel_rating_updates", "Rating updates committed", ["ladder"])
 DRAINING = Gauge("kozel_draining", "1 while the referee drains before stopping")
@@ -79,17 +87,41 @@ def init_ladder(ladder: str) -> None:
 
 
 async def watch_loop_lag(interval: float = 0.25,
-                         on_lag: Callable[[float], None] | None = None) -> None:
-    """Sample event-loop lag forever, handing each sample to ``on_lag`` (run as a task;
-    cancel to stop)."""
+                         on_lag: Callable[[float, float], None] | None = None) -> None:
+    """Sample the event loop forever, handing each sample's lag (seconds late) and busy share
+    (the loop thread's CPU time over the wall time) to ``on_lag``; run as a task, cancel to
+    stop. Must run on the loop's own thread."""
     loop = asyncio.get_running_loop()
     while True:
-        start = loop.time()
+        start, cpu = loop.time(), time.thread_time()
         await asyncio.sleep(interval)
-        lag = max(loop.time() - start - interval, 0.0)
+        wall = loop.time() - start
+        lag = max(wall - interval, 0.0)
+        busy = min((time.thread_time() - cpu) / wall, 1.0) if wall > 0 else 0.0
         LOOP_LAG.observe(lag)
+        LOOP_BUSY.set(busy)
         if on_lag is not None:
             try:
-                on_lag(lag)
+                on_lag(lag, busy)
             except Exception:  # admission must outlive one failed start
                 log.exception("lag_callback_failed")
+
+
+def watch_gc() -> None:
+    """Time every cyclic garbage collection into ``kozel_gc_pause_seconds`` (idempotent)."""
+    if _gc_callback in gc.callbacks:
+        return
+    for generation in range(3):
+        GC_PAUSE.labels(str(generation))
+    gc.callbacks.append(_gc_callback)
+
+
+_gc_started = 0.0
+
+
+def _gc_callback(phase: str, info: dict) -> None:
+    global _gc_started
+    if phase == "start":
+        _gc_started = time.perf_counter()
+    elif _gc_started:
+        GC_PAUSE.labels(str(info["generation"])).observe(time.perf_counter() - _gc_started)

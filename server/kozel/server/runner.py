@@ -104,8 +104,20 @@ class MatchRunner:
             aborted = False
         finally:
             self.metrics.active.dec()
-            self.outcome = await asyncio.shield(self._finish(aborted))
+            try:
+                self.outcome = await asyncio.shield(self._finish(aborted))
+            finally:
+                self._release()
         return self.outcome
+
+    def _release(self) -> None:
+        """Drop the references that tie the runner into cycles (links' callbacks, the
+        spectator hub), so a finished match is freed at once by reference counting. Left to
+        the cyclic collector, a loaded referee's finished matches piled up into full
+        collections that stopped the event loop for a quarter of a second."""
+        for link in self.links:
+            link.resync = link.notice = None
+        self.spectators = None
 
     async def _play(self) -> None:
         match = self.match

@@ -142,6 +142,7 @@ class LimitsSettings(_Section):
     max_tables: int = Field(_LIMITS.max_tables, ge=1, le=1_000_000)
     max_running_matches: int = Field(_LIMITS.max_running_matches, ge=1, le=1_000_000)
     admission_lag_ms: float = Field(_LIMITS.admission_lag_ms, ge=0, le=60_000)
+    admission_busy: float = Field(_LIMITS.admission_busy, ge=0, le=1)
     max_match_starts_per_s: float = Field(_LIMITS.max_match_starts_per_s, gt=0, le=1_000_000)
     table_linger_s: float = Field(_LIMITS.table_linger_s, ge=0)
     session_linger_s: float = Field(_LIMITS.session_linger_s, ge=0)

@@ -148,7 +148,10 @@ def run(bench: LoadBench) -> dict[str, Any]:
                       server_timeouts=probe.increase("kozel_timeouts"),
                       server_think_p99_ms=think.get("p99_us", nan) / 1000,
                       event_loop_lag_p99_ms=lag.get("p99_us", nan) / 1000,
-                      event_loop_lag_max_bucket_ms=lag.get("p100_us", nan) / 1000)
+                      event_loop_lag_max_bucket_ms=lag.get("p100_us", nan) / 1000,
+                      gc_collections=probe.observations("kozel_gc_pause_seconds"),
+                      gc_pause_max_bucket_ms=probe.quantiles_us(
+                          "kozel_gc_pause_seconds", (1.0,)).get("p100_us", nan) / 1000)
     else:
         result.update(overhead_p99_us=result["client_gap_p99_us"],
                       overhead_source="client-gap (upper bound; no server histogram)")
