@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from kozel.engine import Decision, Match, Ruleset
 from kozel.server.config import Clock, ServerConfig
 from kozel.server.lobby import Lobby
 from kozel.server.runner import MatchRunner
-from kozel.server.seats import LocalLink
+from kozel.server.seats import LocalLink, Reply
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
@@ -131,3 +133,39 @@ def test_a_finished_match_is_freed_without_the_cycle_collector(tmp_path: Path) -
         assert runner() is None and match() is None
     finally:
         gc.enable()
+
+
+class StalledLink(LocalLink):
+    """Answers its first request from another thread 80 ms after it is sent, while the event
+    loop is stalled from 50 ms to 250 ms (like a long garbage collection); later ones at once."""
+
+    def __init__(self, name: str, seed: int) -> None:
+        super().__init__(name, Recorder(seed))
+        self.first = True
+
+    def send(self, msg: rpb.PlayResponse) -> None:
+        if not (self.first and msg.WhichOneof("message") == "decision"):
+            super().send(msg)
+            return
+        self.first = False
+        loop, req = self._loop, msg.decision
+        reply = rpb.ActionReply(match_id=req.match_id, request_id=req.request_id, legal_index=0)
+        threading.Timer(0.08, lambda: loop.call_soon_threadsafe(
+            self.offer, Reply(reply, time.monotonic()))).start()
+        loop.call_later(0.05, time.sleep, 0.2)
+
+
+def test_a_stalled_referee_does_not_time_out_answers_that_came_in_meanwhile(
+        tmp_path: Path) -> None:
+    async def scenario():
+        links = [StalledLink(f"b{s}", s) for s in range(2)]
+        runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\3" * 32,
+                             clock=Clock(move_ms=100, bank_ms=0), links=links,
+                             replay_dir=tmp_path)
+        return await runner.run(), runner
+
+    outcome, runner = asyncio.run(scenario())
+    assert list(outcome.result.timeouts) == [0, 0]
+    assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
+    first_steps = runner.steps[0][:2]
+    assert all(not s.timeout and s.think_ms <= 100 for s in first_steps)

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("kozel.runner")
 
+# A deadline timer that runs this late means the referee stalled (seconds) ...
+STALL_S = 0.010
+# ... and answers get as long again to reach the runner, up to this.
+MAX_STALL_GRACE_S = 0.25
+
 
 @dataclass(slots=True)
 class MatchOutcome:
@@ -179,6 +184,7 @@ class MatchRunner:
         retries = clock.max_retries
         rejected: list[replay_pb2.ReplayRejection] = []
         steps = self.steps[len(match.records)]
+        stalled = False
         try:
             while True:
                 try:  # a timeout scope, not wait_for: no extra task per decision
@@ -189,7 +195,18 @@ class MatchRunner:
                         sent, deadline = link.written_at, link.written_at + allowance
                         if deadline > loop.time():
                             continue
-                    return self._timeout(seat, rid, sent, rejected, steps)
+                    late = loop.time() - deadline
+                    if late > STALL_S and not stalled:
+                        # The referee itself stalled past the deadline (a garbage collection,
+                        # a burst of work): answers that came in meanwhile are still on their
+                        # way through the reader. They get as long again (bounded) to arrive.
+                        stalled = True
+                        deadline = loop.time() + min(late, MAX_STALL_GRACE_S)
+                        continue
+                    if link.replies.empty():
+                        return self._timeout(seat, rid, sent, rejected, steps)
+                    # It was queued before the timer ran: the referee was late, not the bot.
+                    item = link.replies.get_nowait()
                 if item is Wake.FORFEIT:
                     return link.forfeit_reason
                 self._ready_at = item.received_at
@@ -210,7 +227,8 @@ class MatchRunner:
                     retries -= 1
                     continue
                 sent = max(sent, link.written_at)  # the clock started when it was written
-                think_ms = max(item.received_at - sent, 0.0) * 1000
+                # Never more than the allowance: a stall of the referee is not the bot's time.
+                think_ms = min(max(item.received_at - sent, 0.0), allowance) * 1000
                 self.metrics.decisions.inc()
                 self.metrics.think.observe(think_ms / 1000)
                 self.banks[seat] -= max(0, int(think_ms) - clock.move_ms)
