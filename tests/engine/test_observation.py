@@ -5,11 +5,18 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kozel.engine import Decision, Match, Ruleset, full_view, observe
 from kozel.engine.actions import ActionKind
 from kozel.engine.cards import CODES, cards_in
-from kozel.engine.observation import visible_cards
+from kozel.engine.observation import (
+    SeatObserver,
+    Spectator,
+    public_view,
+    visible_cards,
+)
 
 TABLES = [
     ("classic", 2), ("classic", 3), ("classic", 4), ("classic-35", 3), ("courtyard", 4),
@@ -84,3 +91,33 @@ def test_sealed_window_is_not_shown_to_others() -> None:
     assert other.decision == "none" and other.to_act == (0,)  # looks like waiting for the lead
     kinds = {a.kind for a in deal.legal_actions(1)}
     assert kinds == {ActionKind.DECLARE, ActionKind.PASS}
+
+
+@settings(max_examples=60, deadline=None)
+@given(table=st.sampled_from(TABLES), seed=st.integers(0, 2**32 - 1))
+def test_the_incremental_observer_equals_observe_at_every_step(table: tuple[str, int],
+                                                               seed: int) -> None:
+    """SeatObserver (the referee's per-deal path) views each completed trick once; at every
+    step, for every seat and spectator, it must equal observe() / public_view() / full_view(),
+    including after the deal's end, when every card is shown."""
+    preset, players = table
+    match = Match(Ruleset.preset(preset), players, seed)
+    rng = random.Random(seed)
+    plain = {Spectator.PUBLIC: public_view, Spectator.FULL: full_view}
+    observers: dict = {}
+    while not match.over:
+        deal = match.deal
+        for who in (*range(players), Spectator.PUBLIC, Spectator.FULL):
+            held = observers.get(who)
+            if held is None or held.deal is not deal:
+                held = observers[who] = SeatObserver(deal, who)
+            want = observe(deal, who) if isinstance(who, int) else plain[who](deal)
+            assert held.observe() == want
+        seat = deal.to_act[0]
+        match.apply(seat, rng.choice(deal.legal_actions(seat)))
+        if match.records and match.records[-1] is not None and deal is not match.deal:
+            for held in observers.values():  # the finished deal, all cards shown
+                if held.deal is deal:
+                    who = held.observer
+                    want = observe(deal, who) if isinstance(who, int) else plain[who](deal)
+                    assert held.observe() == want and want.deal_over

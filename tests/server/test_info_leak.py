@@ -528,29 +528,37 @@ def test_no_message_reveals_a_card_its_seat_could_not_know(
     assert sum(check_match(m) for m in played) > 0
 
 
-def _leaky_observe(original: Callable) -> Callable:
-    """``observe`` that also lists one card of the next seat's hand as publicly known."""
-    def observe(deal: Deal, seat: int):
-        obs = original(deal, seat)
-        other = next((s for s in range(1, deal.players)
-                      if deal.hands[(seat + s) % deal.players]), None)
-        if other is None:
-            return obs
-        j = (seat + other) % deal.players
-        card = codes(deal.hands[j] & -deal.hands[j])[0]
-        seats = list(obs.seats)
-        seats[j] = dataclasses.replace(seats[j], known_cards=(*seats[j].known_cards, card))
-        return dataclasses.replace(obs, seats=tuple(seats))
-    return observe
+def _leaky_observer(leak: Callable) -> Callable:
+    """The runner's ``SeatObserver`` with ``leak(observation, deal, seat)`` applied to every
+    observation it returns."""
+    def make(original: type) -> type:
+        class Leaky(original):  # type: ignore[misc, valid-type]
+            __slots__ = ()
+
+            def observe(self):  # noqa: ANN202
+                return leak(super().observe(), self.deal, self.observer)
+        return Leaky
+    return make
 
 
-def _leaky_tricks(original: Callable) -> Callable:
-    """``observe`` whose finished tricks show every face-down card."""
+def _known_card(obs, deal: Deal, seat: int):  # noqa: ANN001, ANN202
+    """Also list one card of the next seat's hand as publicly known."""
+    other = next((s for s in range(1, deal.players)
+                  if deal.hands[(seat + s) % deal.players]), None)
+    if other is None:
+        return obs
+    j = (seat + other) % deal.players
+    card = codes(deal.hands[j] & -deal.hands[j])[0]
+    seats = list(obs.seats)
+    seats[j] = dataclasses.replace(seats[j], known_cards=(*seats[j].known_cards, card))
+    return dataclasses.replace(obs, seats=tuple(seats))
+
+
+def _face_down(obs, deal: Deal, seat: int):  # noqa: ANN001, ANN202
+    """Finished tricks show every face-down card."""
     from kozel.engine.observation import full_view
 
-    def observe(deal: Deal, seat: int):
-        return dataclasses.replace(original(deal, seat), tricks=full_view(deal).tricks)
-    return observe
+    return dataclasses.replace(obs, tricks=full_view(deal).tricks)
 
 
 def _leaky_draws(original: Callable) -> Callable:
@@ -563,7 +571,8 @@ def _leaky_draws(original: Callable) -> Callable:
     return event_views
 
 
-PLANTS = {"known-cards": ("observe", _leaky_observe), "face-down": ("observe", _leaky_tricks),
+PLANTS = {"known-cards": ("SeatObserver", _leaky_observer(_known_card)),
+          "face-down": ("SeatObserver", _leaky_observer(_face_down)),
           "draws": ("event_views", _leaky_draws)}
 
 

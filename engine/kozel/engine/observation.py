@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Any
 
 from kozel.engine.actions import Decision
@@ -120,9 +119,6 @@ def _visible_mask(plays: tuple[Play, ...] | list[Play], observer: Observer,
     return m
 
 
-# Completed tricks never change, and a deal's observation lists all of them at every decision:
-# their views are memoised (a view depends only on the trick, the observer and open_discards).
-@lru_cache(maxsize=8192)
 def _trick_view(t: Trick, observer: Observer, open_discards: bool) -> TrickView:
     return TrickView(t.leader, t.winner,
                      tuple(_play_view(p, observer, open_discards) for p in t.plays), t.combo,
@@ -146,14 +142,50 @@ def public_view(deal: Deal) -> Observation:
     return _build(deal, Spectator.PUBLIC)
 
 
-def _build(deal: Deal, observer: Observer) -> Observation:
-    open_d = deal.over or deal.rules.discard_visibility == DiscardVisibility.OPEN
+class SeatObserver:
+    """The observations of one seat (or spectator) through one deal, built incrementally:
+    each completed trick is viewed once, not at every decision (a deal's observation lists
+    all of them). ``observe()`` always equals :func:`observe` (or :func:`public_view`,
+    :func:`full_view`) of the deal as it is now."""
+
+    __slots__ = ("deal", "observer", "_open", "_tricks", "_points")
+
+    def __init__(self, deal: Deal, observer: Observer) -> None:
+        if isinstance(observer, int) and not 0 <= observer < deal.players:
+            raise ValueError(f"seat {observer} is not at this table of {deal.players}")
+        self.deal = deal
+        self.observer = observer
+        self._open: bool | None = None
+        self._tricks: list[TrickView] = []
+        self._points = [0] * deal.players  # known points of the completed tricks, by winner
+
+    def observe(self) -> Observation:
+        deal, observer = self.deal, self.observer
+        open_d = _open_discards(deal)
+        if open_d != self._open:  # the deal ended: every card is shown, view them anew
+            self._open, self._tricks, self._points = open_d, [], [0] * deal.players
+        tricks, seen = self._tricks, self._points
+        for t in deal.tricks[len(tricks):]:
+            view = _trick_view(t, observer, open_d)
+            tricks.append(view)
+            seen[view.winner] += view.known_points
+        return _build(deal, observer, tuple(tricks), seen)
+
+
+def _open_discards(deal: Deal) -> bool:
+    return deal.over or deal.rules.discard_visibility == DiscardVisibility.OPEN
+
+
+def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...] | None = None,
+           seen_points: list[int] | None = None) -> Observation:
+    open_d = _open_discards(deal)
     seat = observer if isinstance(observer, int) else None
     reveal_all = observer is Spectator.FULL or deal.over  # every card is shown at the end
-    tricks = tuple(_trick_view(t, observer, open_d) for t in deal.tricks)
-    seen_points = [0] * deal.players
-    for t in tricks:
-        seen_points[t.winner] += t.known_points
+    if tricks is None or seen_points is None:
+        tricks = tuple(_trick_view(t, observer, open_d) for t in deal.tricks)
+        seen_points = [0] * deal.players
+        for t in tricks:
+            seen_points[t.winner] += t.known_points
     trick = None
     if deal.trick:
         trick = TrickView(deal.trick[0].seat, deal.win_seat,

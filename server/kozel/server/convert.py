@@ -129,29 +129,57 @@ def trick_to_pb(t: TrickView) -> pb.Trick:
                     known_points=t.known_points)
 
 
-# An observation lists every completed trick of the deal at each decision: their encodings are
-# memoised (see _legal_action_field).
-@lru_cache(maxsize=8192)
 def _trick_field(t: TrickView) -> bytes:
+    """The encoding of one element of ``Observation.tricks``."""
     return pb.Observation(tricks=[trick_to_pb(t)]).SerializeToString()
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
     """A seat's observation as a protocol message."""
-    msg = pb.Observation(
-        seat=max(obs.seat, 0), players=obs.players, dealer=obs.dealer, trump=obs.trump,
-        trump_card=obs.trump_card, trump_card_drawn=obs.trump_card_drawn, hand=obs.hand,
-        talon=obs.talon,
-        seats=[pb.SeatView(seat=s.seat, side=s.side, active=s.active, hand_size=s.hand_size,
-                           known_cards=s.known_cards, tricks_won=s.tricks_won,
-                           known_points=s.known_points) for s in obs.seats],
-        to_act=obs.to_act, lead_cap=obs.lead_cap or 0, deal_over=obs.deal_over,
-    )
-    if obs.tricks:
-        msg.MergeFromString(b"".join(map(_trick_field, obs.tricks)))
+    msg = pb.Observation()
+    fill_observation(msg, obs, b"".join(map(_trick_field, obs.tricks)))
+    return msg
+
+
+def fill_observation(msg: pb.Observation, obs: Observation, tricks: bytes) -> None:
+    """Write ``obs`` into the empty ``msg``, its completed tricks given already encoded."""
+    msg.seat, msg.players, msg.dealer = max(obs.seat, 0), obs.players, obs.dealer
+    msg.trump, msg.trump_card, msg.trump_card_drawn = obs.trump, obs.trump_card, \
+        obs.trump_card_drawn
+    msg.hand.extend(obs.hand)
+    msg.talon = obs.talon
+    msg.seats.extend([pb.SeatView(seat=s.seat, side=s.side, active=s.active,
+                                  hand_size=s.hand_size, known_cards=s.known_cards,
+                                  tricks_won=s.tricks_won, known_points=s.known_points)
+                      for s in obs.seats])
+    msg.to_act.extend(obs.to_act)
+    msg.lead_cap, msg.deal_over = obs.lead_cap or 0, obs.deal_over
+    if tricks:
+        msg.MergeFromString(tricks)
     if obs.trick is not None:
         msg.trick.CopyFrom(trick_to_pb(obs.trick))
-    return msg
+
+
+class ObservationEncoder:
+    """Encodes the successive observations of one :class:`SeatObserver`: each completed
+    trick is encoded once (the views it returns for them stay the same objects)."""
+
+    __slots__ = ("_views", "_bytes")
+
+    def __init__(self) -> None:
+        self._views: list[TrickView] = []
+        self._bytes = bytearray()  # the encodings of _views, concatenated
+
+    def fill(self, msg: pb.Observation, obs: Observation) -> None:
+        views, n = self._views, len(self._views)
+        if n > len(obs.tricks) or (n and obs.tricks[n - 1] is not views[-1]):
+            views.clear()  # viewed anew (the deal ended): start over
+            self._bytes.clear()
+            n = 0
+        for t in obs.tricks[n:]:
+            views.append(t)
+            self._bytes += _trick_field(t)
+        fill_observation(msg, obs, bytes(self._bytes))
 
 
 def event_to_pb(match_id: str, deal_index: int, view: EventView) -> rpb.Event:

@@ -18,7 +18,7 @@ from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction
 from kozel.engine.match import Match
-from kozel.engine.observation import EventView, event_views, full_view, observe
+from kozel.engine.observation import EventView, SeatObserver, event_views, full_view, observe
 from kozel.engine.players import default_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
@@ -81,6 +81,9 @@ class MatchRunner:
         self.forfeits: list[pb.Forfeit] = []
         self.steps: list[list[StepMeta]] = [[]]
         self._next_request = [0] * players  # per seat: ids must not reveal others' requests
+        # Per seat, for the deal in play: its observations, built and encoded incrementally.
+        self._observers = [(SeatObserver(self.match.deal, s), convert.ObservationEncoder())
+                           for s in range(players)]
         self._log_pos = 0
         self._deal_announced = -1
         self.started_at = datetime.now(UTC)
@@ -169,16 +172,21 @@ class MatchRunner:
         legal = deal.legal_actions(seat)
         self._next_request[seat] += 1
         rid = self._next_request[seat]
-        request = rpb.DecisionRequest(
-            match_id=self.match_id, request_id=rid, kind=convert.DECISION_TO_PB[deal.decision],
-            move_ms=clock.move_ms, time_bank_ms=max(self.banks[seat], 0),
-            observation=convert.observation_to_pb(observe(deal, seat)),
-            retries_left=clock.max_retries,
-        )
+        msg = rpb.PlayResponse()
+        request = msg.decision  # filled in place: no copies of the observation
+        request.match_id, request.request_id = self.match_id, rid
+        request.kind = convert.DECISION_TO_PB[deal.decision]
+        request.move_ms, request.time_bank_ms = clock.move_ms, max(self.banks[seat], 0)
+        request.retries_left = clock.max_retries
+        observer, encoder = self._observers[seat]
+        if observer.deal is not deal:
+            observer, encoder = self._observers[seat] = SeatObserver(deal, seat), \
+                convert.ObservationEncoder()
+        encoder.fill(request.observation, observer.observe())
         convert.add_legal_actions(request, legal)
         sent = loop.time()  # before: a local seat may answer inside begin_request
         self.metrics.overhead.observe(sent - self._ready_at)
-        link.begin_request(rid, rpb.PlayResponse(decision=request))
+        link.begin_request(rid, msg)
         allowance = (clock.move_ms + max(self.banks[seat], 0)) / 1000
         deadline = sent + allowance
         retries = clock.max_retries
