@@ -4,12 +4,15 @@ to stage over the network: sealed-window timeouts, replay write failures, table 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import random
 import threading
 import time
 import weakref
 from pathlib import Path
+
+import pytest
 
 from kozel.engine import Decision, Match, Ruleset
 from kozel.server.config import Clock, ServerConfig
@@ -136,12 +139,14 @@ def test_a_finished_match_is_freed_without_the_cycle_collector(tmp_path: Path) -
 
 
 class StalledLink(LocalLink):
-    """Answers its first request from another thread 80 ms after it is sent, while the event
-    loop is stalled from 50 ms to 250 ms (like a long garbage collection); later ones at once."""
+    """Its first request stalls the event loop from 50 ms to 250 ms after it is sent (like a
+    long garbage collection), and is answered 80 ms after it was sent, from another thread
+    (``during``: the answer is queued while the loop is stalled), or 5 ms after the stall
+    ends (the answer was still on its way through the reader); later requests at once."""
 
-    def __init__(self, name: str, seed: int) -> None:
+    def __init__(self, name: str, seed: int, during: bool) -> None:
         super().__init__(name, Recorder(seed))
-        self.first = True
+        self.first, self.during = True, during
 
     def send(self, msg: rpb.PlayResponse) -> None:
         if not (self.first and msg.WhichOneof("message") == "decision"):
@@ -150,22 +155,78 @@ class StalledLink(LocalLink):
         self.first = False
         loop, req = self._loop, msg.decision
         reply = rpb.ActionReply(match_id=req.match_id, request_id=req.request_id, legal_index=0)
-        threading.Timer(0.08, lambda: loop.call_soon_threadsafe(
-            self.offer, Reply(reply, time.monotonic()))).start()
-        loop.call_later(0.05, time.sleep, 0.2)
+
+        def answer() -> None:
+            self.offer(Reply(reply, loop.time()))
+
+        def stall() -> None:
+            time.sleep(0.2)
+            if not self.during:
+                loop.call_later(0.005, answer)
+
+        if self.during:
+            threading.Timer(0.08, loop.call_soon_threadsafe, (answer,)).start()
+        loop.call_later(0.05, stall)
 
 
-def test_a_stalled_referee_does_not_time_out_answers_that_came_in_meanwhile(
-        tmp_path: Path) -> None:
+def _stalled_match(tmp_path: Path, during: bool) -> tuple:
     async def scenario():
-        links = [StalledLink(f"b{s}", s) for s in range(2)]
+        links = [StalledLink(f"b{s}", s, during) for s in range(2)]
         runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\3" * 32,
                              clock=Clock(move_ms=100, bank_ms=0), links=links,
                              replay_dir=tmp_path)
         return await runner.run(), runner
 
-    outcome, runner = asyncio.run(scenario())
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("during", [True, False], ids=["queued-in-the-stall", "after-it"])
+def test_a_stalled_referee_does_not_time_out_answers_that_came_in_meanwhile(
+        tmp_path: Path, during: bool) -> None:
+    outcome, runner = _stalled_match(tmp_path, during)
     assert list(outcome.result.timeouts) == [0, 0]
     assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
     first_steps = runner.steps[0][:2]
     assert all(not s.timeout and s.think_ms <= 100 for s in first_steps)
+
+
+def test_without_the_stall_grace_the_answer_after_the_stall_times_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control for the case above: the grace, not luck, let the late answer in."""
+    import kozel.server.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "MAX_STALL_GRACE_S", 0.0)
+    outcome, _ = _stalled_match(tmp_path, during=False)
+    assert sum(outcome.result.timeouts) >= 1
+
+
+def test_spectators_hear_the_end_of_a_match_cancelled_while_it_finishes(
+        tmp_path: Path) -> None:
+    """Regression: cancelling run() while the shielded finish writes the replay must not drop
+    the spectator hub before it has announced the end."""
+
+    async def scenario() -> bool:
+        lobby = Lobby(ServerConfig(replay_dir=tmp_path))
+        links = [LocalLink(f"b{s}", Recorder(s)) for s in range(2)]
+        runner = lobby._start(links, Ruleset.preset("classic"), 2, Clock(), b"\4" * 32, "")
+        hub = runner.spectators
+        sub = hub.subscribe(False)
+        task = lobby.matches[runner.match_id]
+        finishing = runner._finish
+
+        async def slow_finish(aborted: bool):  # noqa: ANN202
+            await asyncio.sleep(0.05)  # the replay write in progress when the cancel comes
+            return await finishing(aborted)
+
+        runner._finish = slow_finish  # type: ignore[method-assign]
+        while not runner.match.over:
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        while (event := await asyncio.wait_for(sub.get(), 5)) is not None:
+            last = event
+        return last.WhichOneof("kind") == "match_end"
+
+    assert asyncio.run(scenario())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -100,6 +101,7 @@ async def watch_loop_lag(interval: float = 0.25,
         busy = min((time.thread_time() - cpu) / wall, 1.0) if wall > 0 else 0.0
         LOOP_LAG.observe(lag)
         LOOP_BUSY.set(busy)
+        flush_gc_pauses()
         if on_lag is not None:
             try:
                 on_lag(lag, busy)
@@ -108,7 +110,8 @@ async def watch_loop_lag(interval: float = 0.25,
 
 
 def watch_gc() -> None:
-    """Time every cyclic garbage collection into ``kozel_gc_pause_seconds`` (idempotent)."""
+    """Time every cyclic garbage collection (idempotent); the pauses reach
+    ``kozel_gc_pause_seconds`` at the next loop sample (see :func:`watch_loop_lag`)."""
     if _gc_callback in gc.callbacks:
         return
     for generation in range(3):
@@ -117,6 +120,10 @@ def watch_gc() -> None:
 
 
 _gc_started = 0.0
+# (generation, seconds) of collections not yet in the histogram. The callback runs inside the
+# collector, on whatever thread allocated: it must take no lock (a metric's lock might be held
+# by that very thread), so it only appends here, and the loop moves them into the histogram.
+_gc_pauses: deque[tuple[int, float]] = deque(maxlen=10_000)
 
 
 def _gc_callback(phase: str, info: dict) -> None:
@@ -124,4 +131,11 @@ def _gc_callback(phase: str, info: dict) -> None:
     if phase == "start":
         _gc_started = time.perf_counter()
     elif _gc_started:
-        GC_PAUSE.labels(str(info["generation"])).observe(time.perf_counter() - _gc_started)
+        _gc_pauses.append((info["generation"], time.perf_counter() - _gc_started))
+
+
+def flush_gc_pauses() -> None:
+    """Move the collections timed since the last call into ``kozel_gc_pause_seconds``."""
+    while _gc_pauses:
+        generation, seconds = _gc_pauses.popleft()
+        GC_PAUSE.labels(str(generation)).observe(seconds)

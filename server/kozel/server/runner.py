@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("kozel.runner")
 
-# A deadline timer that runs this late means the referee stalled (seconds) ...
-STALL_S = 0.010
+# A deadline timer that runs this late means the referee stalled (seconds; less is ordinary
+# scheduling jitter, which the allowance absorbs, and the admission lag target) ...
+STALL_S = 0.025
 # ... and answers get as long again to reach the runner, up to this.
 MAX_STALL_GRACE_S = 0.25
 
@@ -112,10 +113,7 @@ class MatchRunner:
             aborted = False
         finally:
             self.metrics.active.dec()
-            try:
-                self.outcome = await asyncio.shield(self._finish(aborted))
-            finally:
-                self._release()
+            self.outcome = await asyncio.shield(self._finish(aborted))
         return self.outcome
 
     def _release(self) -> None:
@@ -421,6 +419,9 @@ class MatchRunner:
                 link.match_over()
             if self.spectators is not None:
                 self.spectators.match_ended(end.match_end)
+            # Last: a cancelled run() does not wait for this shielded coroutine, so releasing
+            # from there could drop the hub before its spectators heard the end.
+            self._release()
         reason = pb.MatchEndReason.Name(result.reason)
         metrics.MATCHES_FINISHED.labels(self.ladder, reason).inc()
         self.log.info("match_ended", reason=reason, replay_id=replay_id)
