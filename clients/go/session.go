@@ -180,6 +180,8 @@ func (s *session) hello() *kozelv1.PlayRequest {
 		ResumeToken:     s.resumeToken, // empty on the first stream; the referee then ignores Want
 		MaxMatches:      1,             // one match at a time: --matches N plays them in turn
 		Client:          clientName,
+		// It plays from each DecisionRequest's observation alone: no Event messages needed.
+		SkipEvents: true,
 	}
 	// A proto oneof is a Go interface field set to one of its generated wrapper types.
 	if s.cfg.table != "" {

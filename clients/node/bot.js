@@ -134,6 +134,9 @@ class Bot {
       resumeToken: this.resumeToken, // empty on the first stream; join_* is ignored on resume
       maxMatches: 1,
       client: CLIENT,
+      // It plays from each DecisionRequest's observation alone, so it asks for no Event
+      // messages: a fifth of the traffic, and less work for the referee.
+      skipEvents: true,
     };
     if (this.opts.table !== undefined) {
       hello.joinTable = { tableId: this.opts.table };

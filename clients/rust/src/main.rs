@@ -167,6 +167,8 @@ impl Bot {
             want: Some(want),
             max_matches: 1,
             client: CLIENT.into(),
+            // It plays from each DecisionRequest's observation alone: no Event messages needed.
+            skip_events: true,
             ..Default::default()
         }
     }

@@ -184,7 +184,9 @@ public final class KozelBot {
                 .setProtocolVersion(PROTOCOL_VERSION)
                 .setBotName(opts.name())
                 .setMaxMatches(1) // one match at a time on this stream
-                .setClient(CLIENT);
+                .setClient(CLIENT)
+                // It plays from each DecisionRequest's observation alone: no Event messages.
+                .setSkipEvents(true);
         if (!resumeToken.isEmpty()) {
             return hello.setResumeToken(resumeToken).build(); // join_* is ignored on resume
         }
