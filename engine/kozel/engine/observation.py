@@ -129,24 +129,24 @@ def observe(deal: Deal, seat: int) -> Observation:
     """The observation of ``seat`` (a seat at the table, in play or eliminated)."""
     if isinstance(seat, Spectator) or not 0 <= seat < deal.players:
         raise ValueError(f"seat {seat} is not at this table of {deal.players}")
-    return _build(deal, seat)
+    return SeatObserver(deal, seat).observe()
 
 
 def full_view(deal: Deal) -> Observation:
     """Everything, with every hand listed in ``seats[i].known_cards`` (for replays)."""
-    return _build(deal, Spectator.FULL)
+    return SeatObserver(deal, Spectator.FULL).observe()
 
 
 def public_view(deal: Deal) -> Observation:
     """What a spectator may see (``seat`` is -1, ``hand`` empty, ``decision`` none)."""
-    return _build(deal, Spectator.PUBLIC)
+    return SeatObserver(deal, Spectator.PUBLIC).observe()
 
 
 class SeatObserver:
     """The observations of one seat (or spectator) through one deal, built incrementally:
     each completed trick is viewed once, not at every decision (a deal's observation lists
-    all of them). ``observe()`` always equals :func:`observe` (or :func:`public_view`,
-    :func:`full_view`) of the deal as it is now."""
+    all of them). :func:`observe`, :func:`public_view` and :func:`full_view` are one-off uses
+    of it; a holder (the referee, per seat and deal) gets the same observations cheaper."""
 
     __slots__ = ("deal", "observer", "_open", "_tricks", "_points")
 
@@ -176,16 +176,13 @@ def _open_discards(deal: Deal) -> bool:
     return deal.over or deal.rules.discard_visibility == DiscardVisibility.OPEN
 
 
-def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...] | None = None,
-           seen_points: list[int] | None = None) -> Observation:
+def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
+           seen_points: list[int]) -> Observation:
+    """The observation, given the views of the completed tricks and the known points they
+    give each seat."""
     open_d = _open_discards(deal)
     seat = observer if isinstance(observer, int) else None
     reveal_all = observer is Spectator.FULL or deal.over  # every card is shown at the end
-    if tricks is None or seen_points is None:
-        tricks = tuple(_trick_view(t, observer, open_d) for t in deal.tricks)
-        seen_points = [0] * deal.players
-        for t in tricks:
-            seen_points[t.winner] += t.known_points
     trick = None
     if deal.trick:
         trick = TrickView(deal.trick[0].seat, deal.win_seat,

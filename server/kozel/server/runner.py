@@ -83,8 +83,8 @@ class MatchRunner:
         self.steps: list[list[StepMeta]] = [[]]
         self._next_request = [0] * players  # per seat: ids must not reveal others' requests
         # Per seat, for the deal in play: its observations, built and encoded incrementally.
-        self._observers = [(SeatObserver(self.match.deal, s), convert.ObservationEncoder())
-                           for s in range(players)]
+        self._observers: list[tuple[SeatObserver, convert.ObservationEncoder] | None] = \
+            [None] * players
         self._log_pos = 0
         self._deal_announced = -1
         self.started_at = datetime.now(UTC)
@@ -176,10 +176,10 @@ class MatchRunner:
         request.kind = convert.DECISION_TO_PB[deal.decision]
         request.move_ms, request.time_bank_ms = clock.move_ms, max(self.banks[seat], 0)
         request.retries_left = clock.max_retries
-        observer, encoder = self._observers[seat]
-        if observer.deal is not deal:
-            observer, encoder = self._observers[seat] = SeatObserver(deal, seat), \
-                convert.ObservationEncoder()
+        held = self._observers[seat]
+        if held is None or held[0].deal is not deal:
+            held = self._observers[seat] = SeatObserver(deal, seat), convert.ObservationEncoder()
+        observer, encoder = held
         encoder.fill(request.observation, observer.observe())
         convert.add_legal_actions(request, legal)
         sent = loop.time()  # before: a local seat may answer inside begin_request
