@@ -83,7 +83,7 @@ def test_recover_commits_a_finished_replay_and_aborts_the_rest(store: Store,
     from datetime import UTC, datetime
 
     from kozel.engine import Match, Ruleset
-    from kozel.ladder.runtime import recover
+    from kozel.server.recovery import recover
     from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
     from kozel.v1 import game_pb2 as pb
 
@@ -102,11 +102,14 @@ def test_recover_commits_a_finished_replay_and_aborts_the_rest(store: Store,
     now = datetime.now(UTC)
     write_replay(tmp_path / "done.kzr", build_replay(
         match, match_id="done", names=["x", "y"], time_control=pb.TimeControl(), steps=steps,
-        result=result, started_at=now, ended_at=now))
-    store.start_match("done", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])])  # crash before commit
-    store.start_match("cut", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])])  # crash mid-match
-    committed, aborted = recover(store, tmp_path)
-    assert (committed, aborted) == (["done"], ["cut"])
-    assert store.match_counts("l") == {"finished": 1, "aborted": 1}
+        result=result, started_at=now, ended_at=now, ladder="l"))
+    seats = [(0, 0, ids[0]), (1, 1, ids[1])]
+    store.start_match("done", "l", 2, seats, referee_id="r1")  # crash before commit
+    store.start_match("cut", "l", 2, seats, referee_id="r1")  # crash mid-match
+    store.start_match("theirs", "l", 2, seats, referee_id="r2")  # another referee's, live
+    rec = recover(store, "r1", tmp_path)
+    assert (rec.committed, rec.aborted) == (["done"], ["cut"])
+    assert store.match_counts("l") == {"finished": 1, "aborted": 1, "running": 1}
+    assert recover(store, "r1", tmp_path).committed == []  # committed once, whatever happens
     assert store.check_consistency() == []
     assert sum(s.matches for s in store.standings("l")) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import text
 
@@ -12,10 +14,10 @@ from kozel.ladder.store import SeatResult, Store, StoreError, hash_token
 def test_migrations_bring_the_schema_to_the_newest_version(store_url: str) -> None:
     store = Store(store_url)
     assert store.schema_version() == ""
-    assert store.migrate() == "0001"
-    assert store.migrate() == "0001"  # idempotent
+    assert store.migrate() == "0002"
+    assert store.migrate() == "0002"  # idempotent
     with store.engine.connect() as conn:
-        tables = {"bots", "ratings", "matches", "match_seats"}
+        tables = {"bots", "ratings", "matches", "match_seats", "referees", "ladder_hosts"}
         for t in tables:
             conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one()
     store.close()
@@ -75,13 +77,17 @@ def test_a_failed_commit_changes_nothing(store: Store) -> None:
         store.finish_match("nope", reason="limit", replay_path="x", result={}, seats=[])
 
 
-def test_running_matches_are_aborted_on_restart_without_rating_changes(store: Store,
-                                                                       store_url: str) -> None:
-    _two_bot_match(store, "m3")
+def test_running_matches_are_aborted_on_restart_without_rating_changes(
+        store: Store, store_url: str, tmp_path: Path) -> None:
+    from kozel.server.recovery import recover
+
+    a = store.authenticate(store.register_bot("a-m3"))
+    b = store.authenticate(store.register_bot("b-m3"))
+    store.start_match("m3", "classic-2p", 2, [(0, 0, a.id), (1, 1, b.id)], referee_id="r1")
     store.close()
     again = Store(store_url)  # "restart"
     again.migrate()
-    assert again.abort_running() == ["m3"]
+    assert recover(again, "r1", tmp_path).aborted == ["m3"]
     assert again.match_counts() == {"aborted": 1}
     assert again.standings("classic-2p") == []
     again.close()

@@ -23,22 +23,27 @@ class RefereeProcess:
 
 def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
     """Start ``kozel serve`` on a free port and wait until it listens."""
+    # A data folder of its own by default (its referee id and lock live there), the same one
+    # for the same replay folder, so a restarted referee is the same referee.
+    data_dir = replay_dir.parent / f"{replay_dir.name}.data"
     cmd = [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
-           "--replay-dir", str(replay_dir), "--log-level", "WARNING",
-           "--drain-timeout", "5", *args]
+           "--replay-dir", str(replay_dir), "--data-dir", str(data_dir), "--log-level",
+           "WARNING", "--drain-timeout", "5", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     assert proc.stdout is not None
+    seen = []
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         if not line:
             break
+        seen.append(line)
         m = re.search(r"listening on (\S+):(\d+)", line)
         if m:
             return RefereeProcess(proc, f"127.0.0.1:{m.group(2)}", replay_dir)
     proc.kill()
-    raise RuntimeError(f"the referee did not start: {proc.stdout.read()}")
+    raise RuntimeError(f"the referee did not start: {''.join(seen)}{proc.stdout.read()}")
 
 
 def stop_referee_process(ref: RefereeProcess) -> None:

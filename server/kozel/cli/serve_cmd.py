@@ -16,6 +16,9 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "data_dir": ("storage", "data_dir"),
     "db": ("storage", "database_url"),
     "ladders": ("ladders_file",),
+    "referee_id": ("referee", "id"),
+    "lease": ("referee", "lease_s"),
+    "standby": ("referee", "standby"),
     "log_level": ("logging", "level"),
     "log_format": ("logging", "format"),
     "drain_timeout": ("drain_timeout_s",),
@@ -45,6 +48,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", type=Path, help="where the SQLite store is")
     p.add_argument("--db", help="database URL (PostgreSQL), instead of SQLite")
     p.add_argument("--ladders", type=Path, help="YAML file of ladders to serve")
+    p.add_argument("--referee-id", help="this referee's id in the store (default: kept in "
+                                        "<data-dir>/referee-id)")
+    p.add_argument("--lease", type=float, help="seconds of the referee's lease in the store")
+    p.add_argument("--standby", action="store_true", default=None,
+                   help="wait for ladders another live referee serves, and take them over "
+                        "when it stops or dies (default: refuse to start)")
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     p.add_argument("--log-format", choices=("json", "console"))
     p.add_argument("--drain-timeout", type=float, help="seconds matches get to finish on SIGTERM")
@@ -90,6 +99,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"{' (TLS)' if config.tls else ''}, ladders: {ladders}")
         return 0
     configure_logging(settings.logging.level, settings.logging.format)
-    from kozel.server.app import serve
+    from sqlalchemy.exc import OperationalError
 
-    return asyncio.run(serve(config))
+    from kozel.ladder.store import StoreError
+    from kozel.server.app import serve
+    from kozel.server.identity import IdentityError
+
+    try:
+        return asyncio.run(serve(config))
+    except (IdentityError, StoreError) as exc:
+        print(f"error: {exc}", flush=True)
+        return 2
+    except OperationalError as exc:
+        print(f"error: cannot reach the store: {str(exc.orig).strip().splitlines()[0]}",
+              flush=True)
+        return 2

@@ -53,6 +53,9 @@ class MatchRow(Base):
     reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     replay_path: Mapped[str | None] = mapped_column(String(512), nullable=True)
     result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    # The referee hosting the match (its lease says whether it lives); None for matches from
+    # before referee ids existed, which any live referee serving the ladder may take over.
+    referee_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
 
 class MatchSeatRow(Base):
@@ -70,3 +73,24 @@ class MatchSeatRow(Base):
     mu_before: Mapped[float | None] = mapped_column(Float, nullable=True)
     mu_after: Mapped[float | None] = mapped_column(Float, nullable=True)
     sigma_after: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # This match is the bot's n-th rated match on the ladder (1-based): the order of the
+    # rating chain, in which each mu_before equals the previous mu_after.
+    rating_seq: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class RefereeRow(Base):
+    """A referee process sharing the store, with its lease (database clock, epoch seconds)."""
+
+    __tablename__ = "referees"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    lease_until: Mapped[float] = mapped_column(Float)  # expired once the db clock passes it
+    ladders: Mapped[list | None] = mapped_column(JSON, nullable=True)  # configured ladders
+
+
+class LadderHostRow(Base):
+    """Which referee serves (schedules) a ladder: at most one at a time."""
+
+    __tablename__ = "ladder_hosts"
+    ladder: Mapped[str] = mapped_column(String(64), primary_key=True)
+    referee_id: Mapped[str] = mapped_column(ForeignKey("referees.id"))

@@ -4,6 +4,7 @@ their matches, and finished results are committed to the store after the replay 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -14,14 +15,13 @@ import structlog
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
-from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
-from kozel.ladder.store import SeatResult, Store
+from kozel.ladder.store import Store
 from kozel.server import metrics
-from kozel.server.convert import ruleset_from_pb
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.recovery import commit_result
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import SeatLink
+from kozel.server.store_queue import StoreQueue
 from kozel.v1 import game_pb2 as pb
 
 log = structlog.get_logger("kozel.ladder")
@@ -51,7 +51,9 @@ class LadderRuntime:
 
     def __init__(self, spec: LadderSpec, store: Store, start: StartMatch,
                  rng: random.Random | None = None, sealed: set[str] | None = None,
-                 admit: Callable[[], bool] = lambda: True) -> None:
+                 admit: Callable[[], bool] = lambda: True, queue: StoreQueue | None = None,
+                 referee_id: str | None = None, replay_dir: Path = Path("data/replays")
+                 ) -> None:
         self.spec = spec
         self.rules = spec.rules()
         self.clock = spec.clock()
@@ -71,11 +73,11 @@ class LadderRuntime:
         self.waiting: list = []  # sessions (one entry per free slot)
         self.running: dict[str, list[int]] = {}  # match id -> bot ids by seat
         self._since: dict[int, float] = {}
-        self._writes: set[asyncio.Task[None]] = set()
-        # Store calls run in a worker thread, one at a time and in the order they were made
-        # (a bot's rating row before its match, a match's start before its result), so the
-        # event loop never waits for the database.
-        self._db = asyncio.Lock()
+        # Store calls run in a worker thread, in order, retried through outages (the
+        # referee's one queue, shared by its ladders; a private one in tests).
+        self.queue = queue or StoreQueue()
+        self.referee_id = referee_id
+        self.replay_dir = replay_dir
         self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after each commit
         self._retry: asyncio.TimerHandle | None = None
 
@@ -201,8 +203,11 @@ class LadderRuntime:
         self.history.record(bots)
         self.cap.record(bots, time.monotonic())
         sides = runner.match.side_of
-        self._write(self.store.start_match, runner.match_id, self.spec.name, self.spec.players,
-                    [(seat, sides[seat], bot) for seat, bot in enumerate(bots)])
+        self._write(functools.partial(
+            self.store.start_match, runner.match_id, self.spec.name, self.spec.players,
+            [(seat, sides[seat], bot) for seat, bot in enumerate(bots)],
+            referee_id=self.referee_id,
+            replay_path=str(self.replay_dir / f"{runner.match_id}.kzr")))
 
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""
@@ -221,12 +226,15 @@ class LadderRuntime:
             self._write(self.store.abort_match, runner.match_id, "referee error")
         elif bots is not None and runner.outcome is not None:
             outcome: MatchOutcome = runner.outcome
-            if outcome.result.reason == pb.MATCH_END_REASON_ABORTED or not outcome.replay_id:
-                self._write(self.store.abort_match, runner.match_id)
+            if not outcome.replay_id:
+                self._write(self.store.abort_match, runner.match_id, "replay not written")
+            elif outcome.result.reason == pb.MATCH_END_REASON_ABORTED:
+                self._write(self.store.abort_match, runner.match_id, "aborted",
+                            str(outcome.replay_path))
             else:
                 self._write(self._rated, commit_result, self.store, runner.match_id,
-                            outcome.result, str(outcome.replay_path), runner.match.side_of,
-                            bots, self.rules.is_money)
+                            outcome.result, str(outcome.replay_path), self.rules,
+                            self.spec.players, bots)
         # No drain here: the lobby's own done callback, which runs next, drains every ladder.
 
     def refresh_ratings(self) -> None:
@@ -245,65 +253,9 @@ class LadderRuntime:
         self.ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
 
     def _write(self, call: Callable[..., object], *args) -> None:
-        """Queue a store call behind the earlier ones (see ``_db``)."""
-        async def run() -> None:
-            async with self._db:
-                try:
-                    await asyncio.to_thread(call, *args)
-                except Exception:  # the store said no: log it, keep the ladder running
-                    log.exception("store_call_failed", ladder=self.spec.name,
-                                  call=getattr(call, "__name__", repr(call)))
-        task = asyncio.get_running_loop().create_task(run())
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        """Queue a store call behind the earlier ones (see ``queue``)."""
+        self.queue.submit(call, *args)
 
     async def flush(self) -> None:
-        """Wait for queued store calls (at shutdown)."""
-        while self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
-
-
-def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_path: str,
-                  side_of: tuple[int, ...], bots: list[int], money: bool) -> None:
-    """Commit a finished match's result and rating update (its replay is on disk)."""
-    forfeited_sides = sorted({side_of[f.seat] for f in result.forfeits})
-    if money:
-        ranks = standing_ranks(chips=list(result.chips), forfeited=forfeited_sides)
-    else:
-        ranks = standing_ranks(penalties=list(result.penalty_totals), forfeited=forfeited_sides)
-    forfeit_seats = {f.seat for f in result.forfeits}
-    seats = [SeatResult(
-        seat=seat, side=side_of[seat], bot_id=bot, rank=ranks[side_of[seat]],
-        penalty=result.penalty_totals[side_of[seat]] if result.penalty_totals else 0,
-        won=not result.draw and result.winner_side == side_of[seat],
-        timeouts=result.timeouts[seat] if result.timeouts else 0,
-        forfeited=seat in forfeit_seats) for seat, bot in enumerate(bots)]
-    store.finish_match(
-        match_id, reason=pb.MatchEndReason.Name(result.reason), replay_path=replay_path,
-        result={"penalty_totals": list(result.penalty_totals), "chips": list(result.chips),
-                "winner_side": result.winner_side, "draw": result.draw},
-        seats=seats)
-
-
-def recover(store: Store, replay_dir: Path) -> tuple[list[str], list[str]]:
-    """After a crash: a match still marked running whose finished replay is on disk and
-    verifies is committed now; the others are marked aborted. Returns (committed, aborted)."""
-    committed, aborted = [], []
-    for match_id, bots in store.running_matches().items():
-        path = Path(replay_dir) / f"{match_id}.kzr"
-        replay = None
-        if path.exists():
-            try:
-                replay = read_replay(path)
-            except (OSError, ValueError):
-                replay = None
-        if (replay is not None and replay.result.reason != pb.MATCH_END_REASON_ABORTED
-                and verify_replay(replay) == []):
-            rules = ruleset_from_pb(replay.ruleset)
-            commit_result(store, match_id, replay.result, str(path),
-                          rules.side_of(replay.players), bots, rules.is_money)
-            committed.append(match_id)
-        else:
-            store.abort_match(match_id, "referee restarted")
-            aborted.append(match_id)
-    return committed, aborted
+        """Wait for queued store calls (tests; the referee flushes its queue at stop)."""
+        await self.queue.flush()

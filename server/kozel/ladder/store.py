@@ -4,7 +4,12 @@ SQLite by default (a file in the data folder, WAL mode) or PostgreSQL by URL. Th
 versioned with Alembic migrations (:meth:`Store.migrate`). A finished match's result, its
 rating update and its replay reference are committed in one transaction, after the replay
 file is on disk, so a crash at any moment loses no finished match and leaves no half-applied
-rating; matches that were running when the process died are marked aborted on restart.
+rating. Every commit is idempotent (a retry after a lost connection records nothing twice).
+
+Several referees may share one PostgreSQL store. Each has a lease row renewed on the
+database's clock; each match row names its host; a ladder has at most one host at a time
+(``ladder_hosts``). A running match whose host's lease has expired is an orphan that a live
+referee serving the ladder claims (:meth:`Store.claim_orphans`, under row locks).
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine, event, func, inspect, select
+from sqlalchemy import create_engine, delete, event, func, inspect, or_, select, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from sqlalchemy.orm import Session, sessionmaker
 
-from kozel.ladder.models import BotRow, MatchRow, MatchSeatRow, RatingRow
+from kozel.ladder.models import BotRow, LadderHostRow, MatchRow, MatchSeatRow, RatingRow
+from kozel.ladder.models import RefereeRow
 from kozel.ladder.ratings import Rating, rate
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -33,6 +40,33 @@ BOT_STATUSES = ("active", "paused", "retired")
 
 class StoreError(ValueError):
     """A request the store refuses (duplicate name, unknown bot ...)."""
+
+
+# Aborts that recovery wrote without knowing the result: a finished replay found later (its
+# host came back, or the replay folder was restored) may still be committed over them.
+RECOVERY_ABORTS = ("referee restarted", "host lost")
+CONNECT_TIMEOUT_S = 5  # an unreachable PostgreSQL fails a call after this, not the OS's minutes
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a store failure may pass by itself (connection refused or lost, timeout, lock
+    or serialization conflict), so the call is worth retrying."""
+    if isinstance(exc, (OperationalError, PoolTimeoutError)):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    code = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    return code in ("40001", "40P01")  # serialization failure, deadlock
+
+
+@dataclass(frozen=True, slots=True)
+class HostedMatch:
+    """A running match as its host (or the referee taking it over) needs it."""
+
+    id: str
+    ladder: str
+    bot_ids: tuple[int, ...]  # by seat
+    replay_path: str | None  # where its host writes the replay
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +153,13 @@ class Store:
     """Open with a SQLAlchemy URL; call :meth:`migrate` once at start."""
 
     def __init__(self, url: str) -> None:
+        connect_args: dict[str, Any] = {}
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url, pool_pre_ping=True)
+        elif url.startswith("postgresql"):
+            connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+        self.engine: Engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args,
+                                            pool_timeout=CONNECT_TIMEOUT_S)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
             # SQLite transactions must really start at BEGIN (pysqlite would defer them to the
@@ -132,6 +170,14 @@ class Store:
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
+        """Close every connection. On SQLite a checkpoint first moves the WAL into the
+        database file, so ``kozel.db`` alone is then a complete copy (no -wal file left)."""
+        if self.engine.dialect.name == "sqlite":
+            try:
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            except OperationalError:  # another process holds it: SQLite checkpoints later
+                pass
         self.engine.dispose()
 
     # -- schema --------------------------------------------------------------------------------
@@ -214,24 +260,41 @@ class Store:
     # -- matches -------------------------------------------------------------------------------
 
     def start_match(self, match_id: str, ladder: str, players: int,
-                    seats: Sequence[tuple[int, int, int]]) -> None:
-        """Record a running match; ``seats`` holds (seat, side, bot_id)."""
+                    seats: Sequence[tuple[int, int, int]], *, referee_id: str | None = None,
+                    replay_path: str | None = None,
+                    started_at: datetime | None = None) -> None:
+        """Record a running match hosted by ``referee_id``; ``seats`` holds (seat, side,
+        bot_id); ``replay_path`` is where its host will write the replay. Recording a match
+        that exists already does nothing (a retried call)."""
         with self._session.begin() as s:
-            s.add(MatchRow(id=match_id, ladder=ladder, status="running", players=players,
-                           started_at=datetime.now(UTC)))
-            s.flush()
-            for seat, side, bot_id in seats:
-                s.add(MatchSeatRow(match_id=match_id, seat=seat, side=side, bot_id=bot_id))
+            if s.get(MatchRow, match_id) is None:
+                _add_match(s, match_id, ladder, players, seats, referee_id, replay_path,
+                           started_at or datetime.now(UTC))
 
     def finish_match(self, match_id: str, *, reason: str, replay_path: str,
-                     result: dict[str, Any], seats: Sequence[SeatResult]) -> dict[int, Rating]:
+                     result: dict[str, Any], seats: Sequence[SeatResult],
+                     start: tuple[str, int, str | None, datetime] | None = None,
+                     ) -> dict[int, Rating]:
         """Commit a finished match, its rating update and its replay reference at once.
 
-        Call only after the replay file is safely on disk. Returns the new rating per bot id.
+        Call only after the replay file is safely on disk. Returns the new rating per bot id
+        (empty when the match was committed already: a retry records nothing twice). A match
+        that recovery marked aborted (its host seemed lost) is committed all the same; one
+        the store does not know is recorded first when ``start`` gives its (ladder, players,
+        referee id, start time), as when it is committed from its replay alone.
         """
         with self._session.begin() as s:
             match = s.get(MatchRow, match_id, with_for_update=True)
-            if match is None or match.status != "running":
+            if match is None and start is not None:
+                ladder, players, referee_id, started_at = start
+                _add_match(s, match_id, ladder, players,
+                           [(x.seat, x.side, x.bot_id) for x in seats], referee_id,
+                           replay_path, started_at)
+                match = s.get(MatchRow, match_id, with_for_update=True)
+            if match is not None and match.status == "finished":
+                return {}
+            if match is None or not (match.status == "running" or (
+                    match.status == "aborted" and match.reason in RECOVERY_ABORTS)):
                 raise StoreError(f"match {match_id} is not running")
             ratings = {r.bot_id: r for r in s.scalars(  # locked in one order: no deadlock
                 select(RatingRow).where(RatingRow.ladder == match.ladder,
@@ -264,44 +327,127 @@ class Store:
                     row.penalty_sum += x.penalty
                     row.timeouts += x.timeouts
                     row.forfeits += int(x.forfeited)
+                    seat_row.rating_seq = row.matches
                     out[x.bot_id] = r
             match.status, match.reason = "finished", reason
             match.replay_path, match.result = replay_path, result
             match.ended_at = datetime.now(UTC)
         return out
 
-    def running_matches(self) -> dict[str, list[int]]:
-        """Matches marked running, with their bot ids by seat."""
+    def running_matches(self, referee_id: str | None = None) -> dict[str, HostedMatch]:
+        """Matches marked running (those hosted by ``referee_id`` if given), by id."""
         with self._session() as s:
-            rows = s.execute(select(MatchSeatRow.match_id, MatchSeatRow.seat, MatchSeatRow.bot_id)
-                             .join(MatchRow).where(MatchRow.status == "running")
-                             .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)).all()
-        out: dict[str, list[int]] = {}
-        for match_id, _seat, bot_id in rows:
-            out.setdefault(match_id, []).append(bot_id)
-        return out
+            q = select(MatchRow).where(MatchRow.status == "running")
+            if referee_id is not None:
+                q = q.where(MatchRow.referee_id == referee_id)
+            return _hosted(s, list(s.scalars(q)))
 
-    def abort_running(self, reason: str = "aborted") -> list[str]:
-        """Mark every running match aborted (after a crash or restart); no rating changes."""
+    def abort_match(self, match_id: str, reason: str = "aborted",
+                    replay_path: str | None = None) -> None:
+        """Mark one running match aborted, with no rating change (shutdown, crash, a lost
+        host); ``replay_path`` names the aborted match's replay if it was written."""
         with self._session.begin() as s:
-            rows = list(s.scalars(select(MatchRow).where(MatchRow.status == "running")))
-            for row in rows:
-                row.status, row.reason, row.ended_at = "aborted", reason, datetime.now(UTC)
-            return [row.id for row in rows]
-
-    def abort_match(self, match_id: str, reason: str = "aborted") -> None:
-        """Mark one running match aborted (shutdown, or its replay could not be written)."""
-        with self._session.begin() as s:
-            row = s.get(MatchRow, match_id)
+            row = s.get(MatchRow, match_id, with_for_update=True)
             if row is not None and row.status == "running":
                 row.status, row.reason, row.ended_at = "aborted", reason, datetime.now(UTC)
+                row.replay_path = replay_path
+
+    def finished_ids(self, match_ids: Sequence[str]) -> set[str]:
+        """Those of ``match_ids`` the store holds as finished."""
+        out: set[str] = set()
+        ids = list(match_ids)
+        with self._session() as s:
+            for i in range(0, len(ids), 500):
+                out.update(s.scalars(select(MatchRow.id).where(
+                    MatchRow.id.in_(ids[i:i + 500]), MatchRow.status == "finished")))
+        return out
+
+    def bot_ids(self, names: Sequence[str]) -> dict[str, int]:
+        """Bot ids by name, for the names the store knows."""
+        with self._session() as s:
+            return dict(s.execute(select(BotRow.name, BotRow.id)
+                                  .where(BotRow.name.in_(list(names)))).all())
+
+    # -- referees, leases, ladder hosts ----------------------------------------------------------
+
+    def register_referee(self, referee_id: str, ladders: Sequence[str], lease_s: float,
+                         standby: bool = False) -> dict[str, str]:
+        """Start a referee's lease and make it the host of ``ladders``.
+
+        A ladder whose host is another referee with a live lease is not taken: unless
+        ``standby``, that refuses the start with a :class:`StoreError` naming the ladder and
+        its host; with ``standby`` the referee waits for it (:meth:`claim_ladders`). Returns
+        the ladders held by others, with their hosts.
+        """
+        with self._session.begin() as s:
+            now = _db_now(s)
+            row = s.get(RefereeRow, referee_id, with_for_update=True)
+            if row is None:
+                s.add(RefereeRow(id=referee_id, started_at=datetime.now(UTC),
+                                 lease_until=now + lease_s, ladders=list(ladders)))
+                s.flush()
+            else:
+                row.started_at, row.lease_until = datetime.now(UTC), now + lease_s
+                row.ladders = list(ladders)
+            others = _claim(s, referee_id, ladders, now)
+            if others and not standby:
+                ladder, host = next(iter(sorted(others.items())))
+                raise StoreError(
+                    f"ladder {ladder!r} is served by referee {host!r}, whose lease is live: "
+                    "two referees must not schedule one ladder (give this one other ladders, "
+                    "stop the other, or start this one with referee.standby to take over when "
+                    "the other stops)")
+            return others
+
+    def renew_lease(self, referee_id: str, lease_s: float) -> None:
+        """Extend a referee's lease to ``lease_s`` from now (the database's clock)."""
+        with self._session.begin() as s:
+            row = s.get(RefereeRow, referee_id)
+            if row is None:
+                raise StoreError(f"no referee {referee_id!r}")
+            row.lease_until = _db_now(s) + lease_s
+
+    def claim_ladders(self, referee_id: str, ladders: Sequence[str]) -> dict[str, str]:
+        """Take every ladder of ``ladders`` that has no live host; returns those held by
+        other live referees, with their hosts."""
+        with self._session.begin() as s:
+            return _claim(s, referee_id, ladders, _db_now(s))
+
+    def release_referee(self, referee_id: str) -> None:
+        """A clean stop: give up the lease and the ladders at once (a standby takes over)."""
+        with self._session.begin() as s:
+            s.execute(delete(LadderHostRow).where(LadderHostRow.referee_id == referee_id))
+            row = s.get(RefereeRow, referee_id)
+            if row is not None:
+                row.lease_until = 0.0
+
+    def claim_orphans(self, referee_id: str, ladders: Sequence[str]) -> dict[str, HostedMatch]:
+        """Make ``referee_id`` the host of every running match of ``ladders`` whose host has
+        no live lease (or is unknown). Rows are locked, skipping those another referee is
+        claiming, so exactly one referee gets each orphan. Returns the claimed matches."""
+        if not ladders:
+            return {}
+        with self._session.begin() as s:
+            now = _db_now(s)
+            live = select(RefereeRow.id).where(RefereeRow.lease_until > now)
+            q = (select(MatchRow).where(
+                MatchRow.status == "running", MatchRow.ladder.in_(list(ladders)),
+                or_(MatchRow.referee_id.is_(None), MatchRow.referee_id.not_in(live)))
+                .order_by(MatchRow.started_at).limit(500).with_for_update(skip_locked=True))
+            rows = list(s.scalars(q))
+            for row in rows:
+                row.referee_id = referee_id
+            return _hosted(s, rows)
 
     # -- queries -------------------------------------------------------------------------------
 
     def check_consistency(self) -> list[str]:
-        """Problems that a crash must never leave behind (empty when all is well)."""
+        """Problems that a crash must never leave behind (empty when all is well), read in one
+        snapshot (REPEATABLE READ on PostgreSQL), so matches finishing meanwhile raise no
+        false alarm. Includes the rating chain: for every bot and ladder, each match's
+        rating before equals the previous match's rating after."""
         problems = []
-        with self._session() as s:
+        with self._snapshot() as s:
             finished = dict(s.execute(
                 select(MatchSeatRow.bot_id, func.count()).join(MatchRow)
                 .where(MatchRow.status == "finished").group_by(MatchSeatRow.bot_id)).all())
@@ -320,7 +466,14 @@ class Store:
                 MatchRow.status == "finished", MatchRow.replay_path.is_(None)))
             if missing:
                 problems.append(f"{missing} finished matches have no replay reference")
+            problems += _chain_problems(s)
         return problems
+
+    def _snapshot(self) -> Session:
+        """A session whose reads all see one moment of the store."""
+        if self.engine.dialect.name == "postgresql":
+            return Session(self.engine.execution_options(isolation_level="REPEATABLE READ"))
+        return self._session()  # SQLite: reads run in one BEGIN IMMEDIATE transaction
 
     def standings(self, ladder: str) -> list[Standing]:
         """Bots on a ladder by ordinal (mu - 3 sigma), best first."""
@@ -370,6 +523,83 @@ class Store:
                                  x.mu_after, x.sigma_after) for x, name in seats))
 
 
+def _add_match(s: Session, match_id: str, ladder: str, players: int,
+               seats: Sequence[tuple[int, int, int]], referee_id: str | None,
+               replay_path: str | None, started_at: datetime) -> None:
+    s.add(MatchRow(id=match_id, ladder=ladder, status="running", players=players,
+                   started_at=started_at, referee_id=referee_id, replay_path=replay_path))
+    s.flush()
+    for seat, side, bot_id in seats:
+        s.add(MatchSeatRow(match_id=match_id, seat=seat, side=side, bot_id=bot_id))
+    s.flush()
+
+
+def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
+    ids = [r.id for r in rows]
+    bots: dict[str, list[int]] = {i: [] for i in ids}
+    for i in range(0, len(ids), 500):
+        for match_id, bot_id in s.execute(
+                select(MatchSeatRow.match_id, MatchSeatRow.bot_id)
+                .where(MatchSeatRow.match_id.in_(ids[i:i + 500]))
+                .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)):
+            bots[match_id].append(bot_id)
+    return {r.id: HostedMatch(r.id, r.ladder, tuple(bots[r.id]), r.replay_path) for r in rows}
+
+
+def _db_now(s: Session) -> float:
+    """The database's clock in epoch seconds: leases of processes on different machines are
+    compared on one clock, so clock skew cannot make two hosts overlap."""
+    if s.get_bind().dialect.name == "postgresql":
+        return float(s.execute(text("SELECT extract(epoch from clock_timestamp())")).scalar())
+    return float(s.execute(text("SELECT (julianday('now') - 2440587.5) * 86400.0")).scalar())
+
+
+def _claim(s: Session, referee_id: str, ladders: Sequence[str], now: float) -> dict[str, str]:
+    """Host ``ladders`` unless a live referee hosts them; returns those it does, by ladder."""
+    others: dict[str, str] = {}
+    for ladder in sorted(ladders):  # locked in one order: no deadlock between two claimers
+        host = s.get(LadderHostRow, ladder, with_for_update=True)
+        if host is None:
+            s.add(LadderHostRow(ladder=ladder, referee_id=referee_id))
+            s.flush()
+        elif host.referee_id != referee_id:
+            lease = s.scalar(select(RefereeRow.lease_until)
+                             .where(RefereeRow.id == host.referee_id))
+            if lease is not None and lease > now:
+                others[ladder] = host.referee_id
+            else:
+                host.referee_id = referee_id
+    return others
+
+
+def _chain_problems(s: Session) -> list[str]:
+    """Breaks in the rating chains: per bot and ladder, matches in rating order must be numbered
+    1, 2, 3 ... and each one's rating before must be the previous one's rating after (or the
+    starting rating, after a reset)."""
+    rows = s.execute(
+        select(MatchSeatRow.bot_id, MatchRow.ladder, MatchSeatRow.rating_seq,
+               MatchSeatRow.mu_before, MatchSeatRow.mu_after, MatchRow.id)
+        .join(MatchRow).where(MatchRow.status == "finished")
+        .order_by(MatchSeatRow.bot_id, MatchRow.ladder, MatchSeatRow.rating_seq)).all()
+    problems: list[str] = []
+    start = Rating().mu
+    prev: tuple[int, str] | None = None
+    seq, last_after = 0, start
+    for bot_id, ladder, n, before, after, match_id in rows:
+        if (bot_id, ladder) != prev:
+            prev, seq, last_after = (bot_id, ladder), 0, start
+        seq += 1
+        if n != seq:
+            problems.append(f"bot {bot_id} on {ladder}: match {match_id} is rated match "
+                            f"{n}, expected {seq}")
+        elif before is None or not (abs(before - last_after) < 1e-9
+                                    or abs(before - start) < 1e-9):
+            problems.append(f"bot {bot_id} on {ladder}: match {match_id} starts from mu "
+                            f"{before} but the previous match left {last_after}")
+        last_after = after if after is not None else last_after
+    return problems
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     dbapi_conn.isolation_level = None  # transactions are begun explicitly (see Store)
     cur = dbapi_conn.cursor()
@@ -379,5 +609,5 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-__all__ = ["Bot", "MatchDetail", "SeatDetail", "SeatResult", "Standing", "Store", "StoreError",
-           "default_url", "hash_token"]
+__all__ = ["Bot", "HostedMatch", "MatchDetail", "RECOVERY_ABORTS", "SeatDetail", "SeatResult",
+           "Standing", "Store", "StoreError", "default_url", "hash_token", "is_transient"]

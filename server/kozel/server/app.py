@@ -8,6 +8,7 @@ import contextlib
 import gc
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from wsgiref.simple_server import WSGIServer
 
@@ -24,6 +25,7 @@ from kozel.server.ladder_service import LadderService
 from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
 from kozel.server.service import RefereeService
+from kozel.server.shared_store import SharedStore, open_store
 from kozel.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2, ladder_pb2_grpc
 from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2, referee_pb2_grpc
 
@@ -36,6 +38,10 @@ ADMIN_SERVICE_NAME = admin_pb2.DESCRIPTOR.services_by_name["AdminService"].full_
 # A health name for liveness probes: SERVING from start to stop, also while draining (the
 # overall "" and the RefereeService names turn NOT_SERVING as soon as a drain starts).
 LIVENESS_NAME = "kozel.liveness"
+# SERVING while rated ladder play runs here: the store answers and the referee is not draining;
+# "kozel.ladder.<name>" likewise per ladder (NOT_SERVING too while a standby waits for it).
+LADDERS_NAME = "kozel.ladders"
+LADDER_NAME_PREFIX = "kozel.ladder."
 
 
 @dataclass(slots=True)
@@ -52,6 +58,33 @@ class Referee:
     metrics_http: tuple[WSGIServer, threading.Thread] | None = None
     metrics_port: int = 0
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    shared: SharedStore | None = None  # the ladder store and this referee's lease in it
+
+    def ladder_health(self) -> dict[str, int]:
+        """The ladder health names with their status now."""
+        if self.shared is None:
+            return {}
+        serving, not_serving = (health_pb2.HealthCheckResponse.SERVING,
+                                health_pb2.HealthCheckResponse.NOT_SERVING)
+        up = self.shared.available and not self.lobby.draining
+        out = {LADDERS_NAME: serving if up else not_serving}
+        for name in self.lobby.ladders:
+            ok = up and self.shared.rated_ok(name)
+            out[LADDER_NAME_PREFIX + name] = serving if ok else not_serving
+        return out
+
+    async def update_ladder_health(self) -> None:
+        for name, status in self.ladder_health().items():
+            await self.health.set(name, status)
+
+    def store_changed(self) -> None:
+        """The store came or went, ladders were taken over, or orphans settled: publish the
+        health, reload the ratings the scheduler pairs by, and start what may start."""
+        asyncio.get_running_loop().create_task(self.update_ladder_health())
+        for ladder in self.lobby.ladders.values():
+            ladder.refresh_ratings()
+        if self.shared is not None and self.shared.available:
+            self.lobby.admit_waiting()
 
     @property
     def address(self) -> str:
@@ -60,13 +93,14 @@ class Referee:
     async def _set_health(self, status: int) -> None:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, status)
+        await self.update_ladder_health()
 
     async def drain(self, timeout: float) -> int:
         """Health NOT_SERVING, no new matches, wait up to ``timeout`` s for running matches to
         finish. Returns how many were still running (``stop`` aborts them)."""
         metrics.DRAINING.set(1)
-        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         self.lobby.start_drain()
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         log.info("drain_started", running_matches=len(self.lobby.matches), timeout_s=timeout)
         left = await self.lobby.wait_idle(timeout)
         log.info("drain_finished", still_running=left)
@@ -75,9 +109,11 @@ class Referee:
     async def stop(self, grace: float = 1.0) -> None:
         """Stop serving: health NOT_SERVING, abort running matches (replays are written, ladder
         matches recorded as aborted), close the servers."""
-        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         self.lobby.start_drain()
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.lobby.shutdown()
+        if self.shared is not None:  # flush results, give back the lease, close the store
+            await self.shared.stop()
         for task in self.tasks:
             task.cancel()
         servers = [self.server] + ([self.operator] if self.operator is not None else [])
@@ -134,18 +170,21 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
 
         house_bots = HOUSE_BOTS
     lobby = Lobby(config, house_bots)
+    shared = None
+    changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
     if config.ladders:
-        from kozel.ladder.runtime import recover
-        from kozel.ladder.store import Store, default_url
-
-        store = Store(config.database_url or default_url(config.data_dir))
-        store.migrate()
-        committed, aborted = recover(store, config.replay_dir)
-        if committed or aborted:
-            log.warning("recovered", committed_from_replays=len(committed),
-                        marked_aborted=len(aborted))
+        opened = await asyncio.to_thread(open_store, config)
+        rec = opened.recovery
+        if rec:
+            log.warning("recovered", committed_from_replays=len(rec.committed),
+                        marked_aborted=len(rec.aborted), not_committed=len(rec.skipped))
+        if opened.others:
+            log.warning("ladder_standby", waiting_for=opened.others)
+        shared = SharedStore(opened, config, on_change=lambda: [f() for f in changed])
+        lobby.rated_ok = shared.rated_ok
+        lobby.standby_reason = shared.standby_reason
         for spec in config.ladders:
-            lobby.add_ladder(spec, store)
+            lobby.add_ladder(spec, shared.store, shared.queue, shared.referee_id)
             metrics.init_ladder(spec.name)
     service = RefereeService(config, lobby)
     health_servicer = health.aio.HealthServicer()
@@ -173,15 +212,24 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
         names.insert(2, ADMIN_SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
 
-    port = _bind(server, config.listen, config.tls)
-    operator_port = _bind(operator, config.operator_listen, config.operator_tls) if operator else 0
-    metrics_http, metrics_port = (_start_metrics(config.metrics_listen) if config.metrics_listen
-                                  else (None, 0))
+    try:
+        port = _bind(server, config.listen, config.tls)
+        operator_port = (_bind(operator, config.operator_listen, config.operator_tls)
+                         if operator else 0)
+        metrics_http, metrics_port = (_start_metrics(config.metrics_listen)
+                                      if config.metrics_listen else (None, 0))
+    except BaseException:
+        if shared is not None:
+            await shared.stop()
+        raise
     await server.start()
     if operator is not None:
         await operator.start()
     referee = Referee(server, port, lobby, service, health_servicer, operator, operator_port,
-                      metrics_http, metrics_port)
+                      metrics_http, metrics_port, shared=shared)
+    changed.append(referee.store_changed)
+    if shared is not None:
+        shared.start()
     referee.tasks.append(asyncio.get_running_loop().create_task(
         metrics.watch_loop_lag(on_lag=lobby.observe_lag)))
     metrics.watch_gc()

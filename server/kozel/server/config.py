@@ -79,3 +79,9 @@ class ServerConfig:
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
     database_url: str = ""
+    referee_id: str = ""  # this referee's name in the store; "" = kept in data_dir/referee-id
+    lease_s: float = 10.0  # the referee's lease in the store: renewed every lease_s / 4
+    # A ladder another live referee serves: False refuses to start; True waits as its standby
+    # and takes it over (with its orphaned matches) once that referee's lease expires.
+    ladder_standby: bool = False
+    store_flush_timeout_s: float = 10.0  # at stop, queued store writes get this long

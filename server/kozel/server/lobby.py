@@ -26,6 +26,7 @@ from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
 from kozel.server.spectators import SpectatorHub
+from kozel.server.store_queue import StoreQueue
 
 log = structlog.get_logger("kozel.lobby")
 
@@ -71,6 +72,10 @@ class Lobby:
         self.runners: dict[str, MatchRunner] = {}  # running matches (details, spectators)
         self.ladders: dict[str, LadderRuntime] = {}
         self.store: Store | None = None  # the ladders' store (one per referee), if any
+        # Whether a ladder's rated matches may start: the store answers and this referee hosts
+        # the ladder (not a standby waiting for another referee to let go of it).
+        self.rated_ok: Callable[[str], bool] = lambda ladder: True
+        self.standby_reason: Callable[[str], str] = lambda ladder: ""
         self.draining = False
         self.overloaded = False  # the event loop lags: queue and ladder matches wait
         self._lag = 0.0  # smoothed event-loop lag, seconds
@@ -85,10 +90,15 @@ class Lobby:
                           else config.max_running_matches)
         self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
 
-    def add_ladder(self, spec: LadderSpec, store: Store) -> LadderRuntime:
-        """Serve a ladder from its definition; its results go to ``store``."""
+    def add_ladder(self, spec: LadderSpec, store: Store,
+                   queue: StoreQueue | None = None, referee_id: str | None = None
+                   ) -> LadderRuntime:
+        """Serve a ladder from its definition; its results go to ``store`` through ``queue``."""
         self.store = store
-        ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed, admit=self.admits)
+        ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed,
+                               admit=lambda: self.admits() and self.rated_ok(spec.name),
+                               queue=queue, referee_id=referee_id,
+                               replay_dir=Path(self.config.replay_dir))
         self.ladders[spec.name] = ladder
         return ladder
 
@@ -97,6 +107,9 @@ class Lobby:
         if ladder is None:
             raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no ladder {name!r}; ladders: "
                              f"{', '.join(sorted(self.ladders)) or 'none'}")
+        why = self.standby_reason(name)
+        if why:
+            raise LobbyError(grpc.StatusCode.UNAVAILABLE, why)
         session.ladder = name
         ladder.join(session)
 
@@ -263,7 +276,7 @@ class Lobby:
         self.matches.pop(match_id, None)
         self.runners.pop(match_id, None)
         if self.admits():  # a slot under the cap freed up: waiting bots may start
-            self._admit_waiting()
+            self.admit_waiting()
         if not task.cancelled() and task.exception() is not None:
             log.error("match_crashed", match_id=match_id, exc_info=task.exception())
 
@@ -302,7 +315,7 @@ class Lobby:
         limit = self.config.admission_lag_ms / 1000
         if not limit:
             if refill:
-                self._admit_waiting()
+                self.admit_waiting()
             return
         self._lag = 0.7 * self._lag + 0.3 * lag_s
         self._busy = 0.7 * self._busy + 0.3 * busy
@@ -325,9 +338,10 @@ class Lobby:
             log.warning("admission_paused" if self.overloaded else "admission_resumed",
                         loop_lag_ms=round(self._lag * 1000, 1), running=len(self.matches))
         if self.admits():  # the budget refilled, the cap grew or the lag passed
-            self._admit_waiting()
+            self.admit_waiting()
 
-    def _admit_waiting(self) -> None:
+    def admit_waiting(self) -> None:
+        """Start what waiting queue and ladder bots allow now."""
         for key in list(self.queues):
             self._drain_queue(key)
         for ladder in self.ladders.values():
@@ -352,8 +366,6 @@ class Lobby:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for ladder in self.ladders.values():
-            await ladder.flush()
 
 
 def _settle(table: Table) -> None:

@@ -58,6 +58,16 @@ ADMISSION_CAP = Gauge("kozel_admission_match_cap",
                       "How many queue and ladder matches may run now (adaptive)")
 ADMISSION_PAUSED = Gauge("kozel_admission_paused",
                          "1 while queue and ladder matches wait because the event loop lags")
+STORE_BACKLOG = Gauge("kozel_store_backlog",
+                      "Store writes (results, match starts, ratings) waiting to be committed")
+STORE_ERRORS = Counter("kozel_store_errors",
+                       "Failed store calls: transient ones are retried, refused ones dropped",
+                       ["kind"])  # transient | refused
+STORE_AVAILABLE = Gauge("kozel_store_available",
+                        "1 while the ladder store answers (rated play runs), 0 during an outage")
+ORPHANS = Counter("kozel_orphans_settled",
+                  "Matches of lost referees this referee took over, by outcome",
+                  ["outcome"])  # committed | aborted
 
 
 @dataclass(frozen=True, slots=True)

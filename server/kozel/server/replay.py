@@ -95,7 +95,7 @@ def build_replay(
     match: Match, *, match_id: str, names: Sequence[str], time_control: game_pb2.TimeControl,
     steps: Sequence[Sequence[StepMeta]], result: game_pb2.MatchResult, started_at: datetime,
     ended_at: datetime, table_id: str = "", engine_version: str = ENGINE_VERSION,
-    protocol_version: int = 1,
+    protocol_version: int = 1, ladder: str = "",
 ) -> replay_pb2.Replay:
     """The replay of ``match``. ``steps[i]`` holds one :class:`StepMeta` per action of deal i.
 
@@ -118,7 +118,7 @@ def build_replay(
         seats=[replay_pb2.ReplaySeat(seat=s, name=n, side=match.side_of[s])
                for s, n in enumerate(names)],
         seed=match.seed, seed_commitment=commitment(match.seed), time_control=time_control,
-        deals=deals, result=result, table_id=table_id,
+        deals=deals, result=result, table_id=table_id, ladder=ladder,
     )
     replay.started_at.FromDatetime(started_at)
     replay.ended_at.FromDatetime(ended_at)

@@ -402,7 +402,8 @@ class MatchRunner:
         replay = build_replay(
             self.match, match_id=self.match_id, names=[link.name for link in self.links],
             time_control=self.clock.to_pb(), steps=self.steps, result=result,
-            started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id)
+            started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id,
+            ladder=self.ladder)
         path = self.replay_dir / f"{self.match_id}.kzr"
         replay_id = self.match_id
         try:  # on disk before anyone is told

@@ -11,6 +11,7 @@ import structlog
 from google.protobuf.message import DecodeError
 
 from kozel.engine.rules import RulesError
+from kozel.ladder.store import is_transient
 from kozel.server import convert, metrics
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import REPLAY_ID, Lobby, LobbyError  # noqa: F401 (re-exported)
@@ -208,8 +209,14 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             raise HelloError(grpc.StatusCode.NOT_FOUND,
                              f"no ladder {hello.join_ladder.ladder!r}; ladders: "
                              f"{', '.join(sorted(self.lobby.ladders)) or 'none'}")
-        bot = (await asyncio.to_thread(ladder.store.authenticate, hello.token)
-               if hello.token else None)
+        try:
+            bot = (await asyncio.to_thread(ladder.store.authenticate, hello.token)
+                   if hello.token else None)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            raise HelloError(grpc.StatusCode.UNAVAILABLE, "the ladder store is unreachable "
+                             "right now; retry in a few seconds") from None
         if bot is None:
             if len(self.auth_failures) > 10_000:
                 self.auth_failures.clear()

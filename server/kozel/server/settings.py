@@ -18,6 +18,7 @@ from pydantic_settings import YamlConfigSettingsSource
 
 from kozel.ladder.config import ClockSpec, ConfigError, LadderSpec, load_ladders, parse_ladders
 from kozel.server.config import ServerConfig, TlsFiles
+from kozel.server.identity import check_id
 
 ENV_PREFIX = "KOZEL_"
 
@@ -112,6 +113,20 @@ class StorageSettings(_Section):
         return value
 
 
+class RefereeSettings(_Section):
+    """This referee's identity in a shared store."""
+
+    id: str = ""  # default: generated once and kept in <data_dir>/referee-id
+    lease_s: float = Field(10.0, ge=1, le=3600)
+    standby: bool = False  # wait for ladders another live referee serves instead of refusing
+    store_flush_timeout_s: float = Field(10.0, ge=0, le=3600)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        return check_id(value) if value else value
+
+
 class LoggingSettings(_Section):
     """Log level and rendering (JSON lines for machines, console for humans)."""
 
@@ -161,6 +176,7 @@ class Settings(BaseSettings):
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
+    referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     drain_timeout_s: float = Field(60.0, ge=0, le=86_400)
     clock: ClockSpec = Field(default_factory=ClockSpec)
@@ -202,6 +218,9 @@ class Settings(BaseSettings):
             admin_token=self.operator.token(), metrics_listen=self.metrics.listen,
             replay_dir=st.replay_dir or st.data_dir / "replays", data_dir=st.data_dir,
             database_url=st.database_url, drain_timeout_s=self.drain_timeout_s,
+            referee_id=self.referee.id, lease_s=self.referee.lease_s,
+            ladder_standby=self.referee.standby,
+            store_flush_timeout_s=self.referee.store_flush_timeout_s,
             clock=self.clock.clock(), **self.limits.model_dump(),  # limits share their names
             ladders=tuple(self.ladder_specs()))
 

@@ -57,7 +57,11 @@ type Replay struct {
 	// When it ended.
 	EndedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// The table the match was played at, if any.
-	TableId       string `protobuf:"bytes,15,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	TableId string `protobuf:"bytes,15,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The ladder the match was rated on, if any ("" for tables and queues). With the seat names
+	// (bot names) it lets a referee commit the result from the replay alone, after a crash or
+	// a store outage.
+	Ladder        string `protobuf:"bytes,16,opt,name=ladder,proto3" json:"ladder,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -193,6 +197,13 @@ func (x *Replay) GetEndedAt() *timestamppb.Timestamp {
 func (x *Replay) GetTableId() string {
 	if x != nil {
 		return x.TableId
+	}
+	return ""
+}
+
+func (x *Replay) GetLadder() string {
+	if x != nil {
+		return x.Ladder
 	}
 	return ""
 }
@@ -565,7 +576,7 @@ var File_kozel_v1_replay_proto protoreflect.FileDescriptor
 
 const file_kozel_v1_replay_proto_rawDesc = "" +
 	"\n" +
-	"\x15kozel/v1/replay.proto\x12\bkozel.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13kozel/v1/game.proto\"\xee\x04\n" +
+	"\x15kozel/v1/replay.proto\x12\bkozel.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13kozel/v1/game.proto\"\x86\x05\n" +
 	"\x06Replay\x12%\n" +
 	"\x0eformat_version\x18\x01 \x01(\rR\rformatVersion\x12)\n" +
 	"\x10protocol_version\x18\x02 \x01(\rR\x0fprotocolVersion\x12%\n" +
@@ -583,7 +594,8 @@ const file_kozel_v1_replay_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bended_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x19\n" +
-	"\btable_id\x18\x0f \x01(\tR\atableId\"H\n" +
+	"\btable_id\x18\x0f \x01(\tR\atableId\x12\x16\n" +
+	"\x06ladder\x18\x10 \x01(\tR\x06ladder\"H\n" +
 	"\n" +
 	"ReplaySeat\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +

@@ -1,0 +1,121 @@
+"""The referee's side of the ladder store, which other referees may share.
+
+One object owns, from start to stop: the store itself, the data-folder lock and the referee id,
+the ordered write queue (:mod:`kozel.server.store_queue`), the lease and the ladders this referee
+hosts (:mod:`kozel.server.lease`), and the recovery at start (:mod:`kozel.server.recovery`).
+It says whether rated play may run (``rated_ok``): the store answers and the ladder is held.
+Its stop flushes the queue, gives the lease back and closes the store (on SQLite this
+checkpoints the WAL into ``kozel.db``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from kozel.ladder.store import Store, default_url
+from kozel.server import metrics
+from kozel.server.config import ServerConfig
+from kozel.server.identity import FolderLock, referee_id
+from kozel.server.lease import LeaseKeeper
+from kozel.server.recovery import Recovery, recover
+from kozel.server.store_queue import StoreQueue
+
+log = structlog.get_logger("kozel.store")
+
+
+@dataclass
+class Opened:
+    """What the blocking part of the start found."""
+
+    store: Store
+    lock: FolderLock
+    referee_id: str
+    others: dict[str, str]  # ladders other live referees host, by ladder (standby)
+    recovery: Recovery
+
+
+def open_store(config: ServerConfig) -> Opened:
+    """(Blocking.) Lock the data folder, migrate, register the lease, take the ladders (or
+    refuse: :class:`~kozel.ladder.store.StoreError`), and recover from the replay folder."""
+    lock = FolderLock(config.data_dir)
+    store: Store | None = None
+    try:
+        rid = referee_id(config.data_dir, config.referee_id)
+        store = Store(config.database_url or default_url(config.data_dir))
+        store.migrate()
+        names = [spec.name for spec in config.ladders]
+        others = store.register_referee(rid, names, config.lease_s, config.ladder_standby)
+        recovery = recover(store, rid, config.replay_dir)
+    except BaseException:
+        if store is not None:
+            store.close()
+        lock.release()
+        raise
+    return Opened(store, lock, rid, others, recovery)
+
+
+class SharedStore:
+    """The store parts of a running referee (see the module docstring)."""
+
+    def __init__(self, opened: Opened, config: ServerConfig,
+                 on_change: Callable[[], None]) -> None:
+        self.store = opened.store
+        self.referee_id = opened.referee_id
+        self.config = config
+        self._lock = opened.lock
+        self._on_change = on_change
+        self.others = dict(opened.others)
+        names = [spec.name for spec in config.ladders]
+        self.held: set[str] = {n for n in names if n not in self.others}
+        self.queue = StoreQueue(on_health=lambda ok: self._changed())
+        self.keeper = LeaseKeeper(self.store, self.referee_id, names, config.lease_s,
+                                  self.held, self._changed)
+        metrics.STORE_AVAILABLE.set(1)
+        metrics.STORE_BACKLOG.set(0)
+
+    @property
+    def available(self) -> bool:
+        """The store answers: the write queue is not stuck and the lease was renewed."""
+        return self.queue.healthy and self.keeper.ok
+
+    def rated_ok(self, ladder: str) -> bool:
+        """Whether a rated match of ``ladder`` may start here now."""
+        return self.available and ladder in self.held
+
+    def standby_reason(self, ladder: str) -> str:
+        """Why this referee does not take bots for ``ladder`` ("" when it does)."""
+        if ladder in self.held:
+            return ""
+        host = self.others.get(ladder, "another referee")
+        return (f"ladder {ladder!r} is served by referee {host!r}; this referee "
+                f"({self.referee_id}) is its standby and takes over when that one stops")
+
+    def start(self) -> None:
+        self.keeper.start()
+
+    def _changed(self) -> None:
+        metrics.STORE_AVAILABLE.set(int(self.available))
+        self._on_change()
+
+    async def stop(self) -> None:
+        """Flush queued writes (up to ``store_flush_timeout_s``), give back the lease and the
+        ladders, close the store. What is left unwritten is in the replays: the next start
+        commits it."""
+        await self.keeper.stop()
+        left = await self.queue.flush(self.config.store_flush_timeout_s)
+        await self.queue.close()
+        if left:
+            log.warning("store_writes_left", backlog=left,
+                        note="their results are in the replay folder; the next start "
+                             "commits them")
+        else:
+            try:
+                await asyncio.to_thread(self.store.release_referee, self.referee_id)
+            except Exception:  # noqa: BLE001 - the lease then simply expires
+                log.warning("lease_not_released", exc_info=True)
+        await asyncio.to_thread(self.store.close)
+        self._lock.release()
