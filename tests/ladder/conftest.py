@@ -48,3 +48,83 @@ def store(store_url: str) -> Iterator[Store]:
     s.migrate()
     yield s
     s.close()
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of the test's own, on a free port, that the test may stop and start
+    (the shared one from .ci/run must never go down under other tests)."""
+
+    def __init__(self, bin_dir: Path, port: int) -> None:
+        import tempfile
+
+        self.bin_dir, self.port = bin_dir, port
+        self.dir = Path(tempfile.mkdtemp(prefix="kozel-pg-", dir="/tmp"))
+        self.data = self.dir / "data"
+        self._as = []
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+            import shutil
+
+            shutil.chown(self.dir, "postgres")
+            self._as = ["runuser", "-u", "postgres", "--"]
+        self._run("initdb", "-D", str(self.data), "-U", "kozel", "--auth=trust", "-E", "UTF8")
+        self.url = f"postgresql+psycopg://kozel@127.0.0.1:{port}/postgres"
+
+    def _run(self, tool: str, *args: str) -> None:
+        import subprocess
+
+        subprocess.run([*self._as, str(self.bin_dir / tool), *args], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+
+    def start(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-l",
+                  str(self.dir / "log"), "-o",
+                  f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
+                  "start")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-m", "fast", "stop")
+
+    def remove(self) -> None:
+        import shutil
+
+        try:
+            self.stop()
+        except Exception:  # noqa: BLE001 - already stopped
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivatePostgres]:
+    from tests.ladder.fleet import free_port, pg_binaries
+
+    bin_dir = pg_binaries()
+    if bin_dir is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide PostgreSQL's server programs (.ci/run installs them)")
+        pytest.skip("no PostgreSQL server programs (apt-get install postgresql)")
+    pg = PrivatePostgres(bin_dir, free_port())
+    pg.start()
+    try:
+        yield pg
+    finally:
+        pg.remove()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh database on the shared PostgreSQL (skipped without one, outside CI)."""
+    if not PG_URL:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide PostgreSQL: KOZEL_TEST_DATABASE_URL is not set")
+        pytest.skip("no PostgreSQL: set KOZEL_TEST_DATABASE_URL (.ci/run does) to run these")
+    name = f"kozel_t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -247,14 +247,6 @@ async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> int
     # What startup built (modules, descriptors, settings) lives as long as the process: keep it
     # out of garbage collection, or every full collection walks it all (100+ ms pauses).
     gc.freeze()
-    host = config.listen.rsplit(":", 1)[0]
-    print(f"kozel referee listening on {host}:{referee.port}", flush=True)
-    if referee.operator is not None:
-        op_host = config.operator_listen.rsplit(":", 1)[0]
-        print(f"operator port listening on {op_host}:{referee.operator_port}", flush=True)
-    if referee.metrics_http is not None:
-        m_host = config.metrics_listen.rsplit(":", 1)[0]
-        print(f"metrics on http://{m_host}:{referee.metrics_port}/metrics", flush=True)
     stop, force = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -263,6 +255,15 @@ async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> int
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    # Announced only once a signal means a drain: a supervisor may stop us at once.
+    host = config.listen.rsplit(":", 1)[0]
+    print(f"kozel referee listening on {host}:{referee.port}", flush=True)
+    if referee.operator is not None:
+        op_host = config.operator_listen.rsplit(":", 1)[0]
+        print(f"operator port listening on {op_host}:{referee.operator_port}", flush=True)
+    if referee.metrics_http is not None:
+        m_host = config.metrics_listen.rsplit(":", 1)[0]
+        print(f"metrics on http://{m_host}:{referee.metrics_port}/metrics", flush=True)
     if ready is not None:
         ready.set()
     await stop.wait()
