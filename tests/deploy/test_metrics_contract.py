@@ -24,9 +24,11 @@ CONTRACT = (
     "kozel_disconnects_total", "kozel_resumes_total", "kozel_auth_failures_total",
     "kozel_active_streams", "kozel_active_matches", "kozel_event_loop_lag_seconds",
     "kozel_replay_bytes_written_total", "kozel_rating_updates_total", "kozel_draining",
-    "kozel_event_loop_busy_ratio", "kozel_gc_pause_seconds",
+    "kozel_event_loop_busy_ratio", "kozel_gc_pause_seconds", "kozel_store_backlog",
+    "kozel_store_errors_total", "kozel_store_available", "kozel_orphans_settled_total",
 )
-BOUNDED_LABELS = {"ladder", "reason", "code", "le", "generation"}  # generation: 0-2
+# generation: 0-2; kind: transient|refused; outcome: committed|aborted
+BOUNDED_LABELS = {"ladder", "reason", "code", "le", "generation", "kind", "outcome"}
 
 
 @pytest.fixture(scope="module")

@@ -85,21 +85,23 @@ def test_a_second_referee_on_a_live_ladder_is_refused_or_waits(store: Store) -> 
 
 
 def test_a_ladder_is_taken_over_once_its_hosts_lease_expires(store: Store) -> None:
-    store.register_referee("ref-a", ["alpha"], lease_s=1)
+    store.register_referee("ref-a", ["alpha"], lease_s=60)
     store.register_referee("ref-b", [], lease_s=60)
     assert store.claim_ladders("ref-b", ["alpha"]) == {"alpha": "ref-a"}
+    store.renew_lease("ref-a", 0.5)  # ref-a stops renewing: its lease runs out
     _wait(lambda: store.claim_ladders("ref-b", ["alpha"]) == {}, "the lease to expire", 20)
 
 
 def test_orphans_are_claimed_by_exactly_one_referee_and_never_while_the_host_lives(
         store: Store, store_url: str, tmp_path: Path) -> None:
     ids = _bots(store, "a", "b")
-    store.register_referee("host", ["l"], lease_s=1)
+    store.register_referee("host", ["l"], lease_s=60)
     for i in range(20):
         store.start_match(f"m{i}", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])],
                           referee_id="host", replay_path=str(tmp_path / f"m{i}.kzr"))
     assert store.claim_orphans("other", ["l"]) == {}  # the host's lease is live
     store.register_referee("probe", [], lease_s=60)
+    store.renew_lease("host", 0.5)  # the host stops renewing: its lease runs out
     _wait(lambda: store.claim_ladders("probe", ["l"]) == {}, "the host's lease to expire")
     for k in range(3):
         store.register_referee(f"r{k}", [], lease_s=60)

@@ -239,3 +239,65 @@ def test_sqlite_clean_stop_and_the_documented_backup_and_restore(tmp_path: Path)
         / "report.json")
     store.close()
     assert not (data / "kozel.db-wal").exists()
+
+
+def test_a_second_referee_on_a_live_ladder_is_refused_and_aborted_matches_keep_their_replay(
+        tmp_path: Path) -> None:
+    """One store, one ladder: a second referee without --standby is refused at start with one
+    line naming the ladder and its referee. A match aborted at a stop keeps its replay:
+    ``kozel ladder match`` and GetMatch show it."""
+    import sys
+
+    import grpc
+
+    from kozel.v1 import match_pb2 as mpb
+    from kozel.v1 import match_pb2_grpc
+
+    data = tmp_path / "ref-x" / "data"
+    db = f"sqlite:///{data / 'kozel.db'}"
+    store = Store(db)
+    store.migrate()
+    tokens = _tokens(store, "x", n=1)
+    store.close()
+    ladders = fleet.ladder_file(tmp_path / "l.yaml", "x-2p")
+    ref = fleet.referee(tmp_path, "ref-x", ladders, db, "--drain-timeout", "0")
+    procs = fleet.bots(ref.address, "x-2p", tokens)
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
+             "--ladders", str(ladders), "--db", db, "--data-dir", str(tmp_path / "other"),
+             "--referee-id", "ref-y", "--log-level", "ERROR"],
+            capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        assert second.stdout.strip().splitlines() == [
+            line for line in second.stdout.strip().splitlines() if line.startswith("error:")]
+        assert "ladder 'x-2p' is served by referee 'ref-x'" in second.stdout
+        assert "Traceback" not in second.stdout + second.stderr
+
+        def running() -> list[str]:
+            s = Store(db)
+            try:
+                return list(s.running_matches())
+            finally:
+                s.close()
+
+        fleet.wait(running, "a match runs")
+        assert fleet.drain(ref) == 0  # drain timeout 0: the running match is aborted
+    finally:
+        fleet.stop(procs)
+    store = Store(db)
+    (aborted,) = [m for m in store.matches(limit=1000) if m.status == "aborted"]
+    assert aborted.replay_path and Path(aborted.replay_path).exists()
+    store.close()
+    shown = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "ladder", "--data-dir", str(data), "match",
+         aborted.id], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and f"replay {aborted.id}" in shown.stdout, shown.stdout
+    ref = fleet.referee(tmp_path, "ref-x", ladders, db)
+    try:
+        with grpc.insecure_channel(ref.address) as channel:
+            got = match_pb2_grpc.MatchServiceStub(channel).GetMatch(
+                mpb.GetMatchRequest(match_id=aborted.id), timeout=30)
+        assert got.status == "aborted" and got.replay_id == aborted.id
+    finally:
+        stop_referee_process(ref)

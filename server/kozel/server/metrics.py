@@ -68,6 +68,11 @@ STORE_AVAILABLE = Gauge("kozel_store_available",
 ORPHANS = Counter("kozel_orphans_settled",
                   "Matches of lost referees this referee took over, by outcome",
                   ["outcome"])  # committed | aborted
+for _kind in ("transient", "refused"):  # every series exists from the start, at zero
+    STORE_ERRORS.labels(_kind)
+for _outcome in ("committed", "aborted"):
+    ORPHANS.labels(_outcome)
+STORE_AVAILABLE.set(1)  # a referee without a store has no outage
 
 
 @dataclass(frozen=True, slots=True)
