@@ -21,11 +21,8 @@ from kozel.ladder.store import Store
 PG_URL = os.environ.get("KOZEL_TEST_DATABASE_URL", "")
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'kozel.db'}"
-        return
+def _pg_database() -> Iterator[str]:
+    """A fresh database on the shared PostgreSQL, dropped afterwards."""
     if not PG_URL:
         if os.environ.get("CI"):
             pytest.fail("CI must provide PostgreSQL: KOZEL_TEST_DATABASE_URL is not set")
@@ -40,6 +37,14 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'kozel.db'}"
+        return
+    yield from _pg_database()
 
 
 @pytest.fixture
@@ -114,17 +119,4 @@ def private_postgres() -> Iterator[PrivatePostgres]:
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A fresh database on the shared PostgreSQL (skipped without one, outside CI)."""
-    if not PG_URL:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide PostgreSQL: KOZEL_TEST_DATABASE_URL is not set")
-        pytest.skip("no PostgreSQL: set KOZEL_TEST_DATABASE_URL (.ci/run does) to run these")
-    name = f"kozel_t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    yield from _pg_database()

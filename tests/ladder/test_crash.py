@@ -79,30 +79,11 @@ def test_sigkill_mid_ladder_loses_no_finished_match(store_url: str, tmp_path: Pa
 
 def test_recover_commits_a_finished_replay_and_aborts_the_rest(store: Store,
                                                                tmp_path: Path) -> None:
-    import random
-    from datetime import UTC, datetime
-
-    from kozel.engine import Match, Ruleset
     from kozel.server.recovery import recover
-    from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
-    from kozel.v1 import game_pb2 as pb
+    from tests.ladder.fleet import random_match_replay
 
     ids = [store.authenticate(store.register_bot(n)).id for n in ("x", "y")]
-    match = Match(Ruleset.preset("classic"), 2, 5)
-    rng = random.Random(5)
-    steps: list[list[StepMeta]] = [[]]
-    while not match.over:
-        seat = match.deal.to_act[0]
-        before = len(match.records)
-        match.apply(seat, rng.choice(match.deal.legal_actions(seat)))
-        steps[before].append(StepMeta(0, 1))
-        if len(match.records) > before and not match.over:
-            steps.append([])
-    result = result_to_pb(match, forfeits=[], timeouts=[0, 0], rejections=[0, 0])
-    now = datetime.now(UTC)
-    write_replay(tmp_path / "done.kzr", build_replay(
-        match, match_id="done", names=["x", "y"], time_control=pb.TimeControl(), steps=steps,
-        result=result, started_at=now, ended_at=now, ladder="l"))
+    random_match_replay(tmp_path / "done.kzr", "done", ["x", "y"], "l", 5)
     seats = [(0, 0, ids[0]), (1, 1, ids[1])]
     store.start_match("done", "l", 2, seats, referee_id="r1")  # crash before commit
     store.start_match("cut", "l", 2, seats, referee_id="r1")  # crash mid-match

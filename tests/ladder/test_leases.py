@@ -4,10 +4,8 @@ commits, the retrying write queue, the rating chain and the snapshot consistency
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,12 +14,10 @@ from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from kozel.engine import Match, Ruleset
 from kozel.ladder.store import MIGRATIONS, SeatResult, Store, StoreError
 from kozel.server.recovery import adopt, recover
-from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
 from kozel.server.store_queue import Backoff, StoreQueue
-from kozel.v1 import game_pb2 as pb
+from tests.ladder.fleet import random_match_replay
 
 
 def _bots(store: Store, *names: str) -> list[int]:
@@ -31,25 +27,6 @@ def _bots(store: Store, *names: str) -> list[int]:
 def _seats(ids: list[int], ranks: tuple[int, int] = (1, 2)) -> list[SeatResult]:
     return [SeatResult(0, 0, ids[0], ranks[0], 4, ranks[0] == 1, 0, False),
             SeatResult(1, 1, ids[1], ranks[1], 12, ranks[1] == 1, 0, False)]
-
-
-def _replay(path: Path, match_id: str, names: list[str], ladder: str, seed: int) -> None:
-    """A finished 2p classic match played by random moves, written as a replay."""
-    match = Match(Ruleset.preset("classic"), 2, seed)
-    rng = random.Random(seed)
-    steps: list[list[StepMeta]] = [[]]
-    while not match.over:
-        seat = match.deal.to_act[0]
-        before = len(match.records)
-        match.apply(seat, rng.choice(match.deal.legal_actions(seat)))
-        steps[before].append(StepMeta(0, 1))
-        if len(match.records) > before and not match.over:
-            steps.append([])
-    now = datetime.now(UTC)
-    write_replay(path, build_replay(
-        match, match_id=match_id, names=names, time_control=pb.TimeControl(), steps=steps,
-        result=result_to_pb(match, forfeits=[], timeouts=[0, 0], rejections=[0, 0]),
-        started_at=now, ended_at=now, ladder=ladder))
 
 
 def _wait(cond, what: str, timeout: float = 30.0) -> None:
@@ -129,14 +106,14 @@ def test_adopted_orphans_are_committed_from_the_replay_or_aborted(store: Store,
                                                                   tmp_path: Path) -> None:
     ids = _bots(store, "a", "b")
     seats = [(0, 0, ids[0]), (1, 1, ids[1])]
-    _replay(tmp_path / "done.kzr", "done", ["a", "b"], "l", 3)
+    random_match_replay(tmp_path / "done.kzr", "done", ["a", "b"], "l", 3)
     for m in ("done", "cut"):
         store.start_match(m, "l", 2, seats, referee_id="dead",
                           replay_path=str(tmp_path / f"{m}.kzr"))
     out = adopt(store, "me", store.claim_orphans("me", ["l"]))
     assert (out.committed, out.aborted) == (["done"], ["cut"])
     # The host was not dead after all and finishes "cut" later: its result is not lost.
-    _replay(tmp_path / "cut.kzr", "cut", ["a", "b"], "l", 4)
+    random_match_replay(tmp_path / "cut.kzr", "cut", ["a", "b"], "l", 4)
     assert recover(store, "dead", tmp_path).committed == ["cut"]
     assert store.match_counts("l") == {"finished": 2}
     assert store.check_consistency() == []
@@ -146,8 +123,8 @@ def test_recovery_commits_replays_the_store_lacks_in_the_order_they_ended(
         store: Store, tmp_path: Path) -> None:
     _bots(store, "a", "b")
     for i in range(4):  # e.g. finished during an outage, or after the backup being restored
-        _replay(tmp_path / f"r{i}.kzr", f"r{i}", ["a", "b"], "l", 10 + i)
-    _replay(tmp_path / "table.kzr", "table", ["a", "b"], "", 20)  # not a ladder match
+        random_match_replay(tmp_path / f"r{i}.kzr", f"r{i}", ["a", "b"], "l", 10 + i)
+    random_match_replay(tmp_path / "table.kzr", "table", ["a", "b"], "", 20)  # not a ladder match
     rec = recover(store, "me", tmp_path)
     assert rec.committed == [f"r{i}" for i in range(4)] and rec.aborted == []
     assert store.match_counts() == {"finished": 4}

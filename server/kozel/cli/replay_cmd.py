@@ -19,8 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("file", type=Path)
     s.add_argument("--json", action="store_true", help="print the replay message as JSON")
     s.set_defaults(func=cmd_show)
-    v = rsub.add_parser("verify", help="re-play a replay from its seed; non-zero exit on problems")
-    v.add_argument("file", type=Path)
+    v = rsub.add_parser("verify", help="re-play replays from their seeds; non-zero exit on "
+                                       "problems")
+    v.add_argument("file", type=Path, nargs="+")
     v.set_defaults(func=cmd_verify)
 
 
@@ -45,14 +46,19 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    replay = _load(args.file)
-    if replay is None:
-        return 2
-    problems = verify_replay(replay)
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"replay FAILED: {len(problems)} problem(s)", file=sys.stderr)
-        return 1
-    print(f"replay OK: {len(replay.deals)} deals verified")
-    return 0
+    worst = 0
+    for path in args.file:
+        prefix = f"{path}: " if len(args.file) > 1 else ""
+        replay = _load(path)
+        if replay is None:
+            worst = 2
+            continue
+        problems = verify_replay(replay)
+        for problem in problems:
+            print(prefix + problem)
+        if problems:
+            print(f"{prefix}replay FAILED: {len(problems)} problem(s)", file=sys.stderr)
+            worst = max(worst, 1)
+        else:
+            print(f"{prefix}replay OK: {len(replay.deals)} deals verified")
+    return worst

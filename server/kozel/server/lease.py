@@ -18,6 +18,7 @@ import structlog
 from kozel.ladder.store import Store, is_transient
 from kozel.server import metrics
 from kozel.server.recovery import adopt
+from kozel.server.store_queue import cancel
 
 log = structlog.get_logger("kozel.lease")
 
@@ -40,13 +41,8 @@ class LeaseKeeper:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="lease")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         beat = 0

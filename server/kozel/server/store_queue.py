@@ -117,13 +117,19 @@ class StoreQueue:
 
     async def close(self) -> None:
         """Stop the worker (after :meth:`flush`); calls still queued are dropped."""
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel(self._task)
+        self._task = None
+
+
+async def cancel(task: asyncio.Task[None] | None) -> None:
+    """Cancel a background task and wait until it has stopped."""
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
 
 
 def _name(call: Callable[..., object]) -> str:
