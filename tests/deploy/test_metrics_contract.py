@@ -26,6 +26,7 @@ CONTRACT = (
     "kozel_replay_bytes_written_total", "kozel_rating_updates_total", "kozel_draining",
     "kozel_event_loop_busy_ratio", "kozel_gc_pause_seconds", "kozel_store_backlog",
     "kozel_store_errors_total", "kozel_store_available", "kozel_orphans_settled_total",
+    "kozel_admission_match_cap", "kozel_admission_paused",
 )
 # generation: 0-2; kind: transient|refused; outcome: committed|aborted
 BOUNDED_LABELS = {"ladder", "reason", "code", "le", "generation", "kind", "outcome"}

@@ -38,3 +38,13 @@ def test_register_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> N
     assert matches.returncode == 0 and "m1" in matches.stdout and "running" in matches.stdout
     assert kozel(tmp_path, "reset-rating", "classic-2p", "greedy-v1").returncode == 0
     assert kozel(tmp_path, "reset-rating", "classic-2p", "nobody").returncode == 1
+
+
+def test_a_folder_without_a_store_is_said_to_have_none(tmp_path: Path) -> None:
+    for args in (("standings", "classic-2p"), ("matches",), ("match", "0123456789abcdef")):
+        res = kozel(tmp_path / "nowhere", *args)
+        assert res.returncode == 1
+        assert res.stderr.strip() == (f"error: no ladder store at {tmp_path / 'nowhere'}"
+                                      "/kozel.db (give the referee's --data-dir, or --db for "
+                                      "PostgreSQL)")
+        assert not (tmp_path / "nowhere" / "kozel.db").exists()  # nothing created

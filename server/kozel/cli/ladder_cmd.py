@@ -56,9 +56,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     match_details_cmd.add_parser(lsub)
 
 
-def _store(args: argparse.Namespace):
+def open_store(args: argparse.Namespace, create: bool = False):
+    """The store named by ``--db`` or ``--data-dir``. A SQLite file that does not exist is
+    created only when ``create`` (registering the first bot); otherwise the command stops
+    with one line saying there is none, instead of showing an empty new store."""
     from kozel.ladder.store import Store, default_url
 
+    if not args.db:
+        db = Path(args.data_dir) / "kozel.db"
+        if not create and not db.exists():
+            raise SystemExit(f"error: no ladder store at {db} (give the referee's --data-dir, "
+                             "or --db for PostgreSQL)")
     store = Store(args.db or default_url(args.data_dir))
     store.migrate()
     return store
@@ -92,7 +100,7 @@ def cmd_register(args: argparse.Namespace) -> int:
         if args.server:
             token = _admin(args, "RegisterBot", apb.RegisterBotRequest(name=args.name)).token
         else:
-            token = _store(args).register_bot(args.name)
+            token = open_store(args, create=True).register_bot(args.name)
     except (StoreError, AdminError) as exc:
         print(f"error: {exc}")
         return 1
@@ -109,7 +117,7 @@ def _act(args: argparse.Namespace, action, done: str, remote=None) -> int:
         if args.server and remote is not None:
             remote()
         else:
-            action(_store(args))
+            action(open_store(args))
     except (StoreError, AdminError) as exc:
         print(f"error: {exc}")
         return 1
@@ -168,7 +176,7 @@ def cmd_ladders(args: argparse.Namespace) -> int:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    rows = _store(args).standings(args.ladder)
+    rows = open_store(args).standings(args.ladder)
     table = Table(title=f"Standings: {args.ladder}")
     for col in ("#", "bot", "ordinal", "mu", "sigma", "matches", "wins", "avg penalty",
                 "timeouts", "forfeits"):
@@ -191,7 +199,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
-    rows = _store(args).matches(ladder=args.ladder, bot=args.bot, limit=args.limit)
+    rows = open_store(args).matches(ladder=args.ladder, bot=args.bot, limit=args.limit)
     table = Table(title="Matches")
     for col in ("match", "ladder", "status", "started", "reason", "replay"):
         table.add_column(col)
