@@ -135,8 +135,8 @@ def test_scoring_override_merges_field_by_field() -> None:
 
 def test_money_leads_one_or_three_sets_the_lead_sizes() -> None:
     assert Ruleset.preset("money", {"money_leads": "one_or_three"}).lead_sizes == (1, 3)
-    both = Ruleset.preset("money", {"money_leads": "one_or_three", "lead_sizes": [1, 2]})
-    assert both.lead_sizes == (1, 2)
+    with pytest.raises(RulesError, match="lead_sizes"):  # a conflict, refused
+        Ruleset.preset("money", {"money_leads": "one_or_three", "lead_sizes": [1, 2]})
 
 
 def test_removed_cards_and_lists_are_normalised() -> None:

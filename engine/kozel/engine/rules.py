@@ -169,7 +169,15 @@ class Ruleset:
         if self.game == Game.MONEY and self.fixed_deals is None:
             raise RulesError("the money game needs fixed_deals")
         if self.deck_size < 4 * max(self.players_allowed) + 1:
-            raise RulesError(f"a deck of {self.deck_size} cards is too small for this table")
+            raise RulesError(f"a deck of {self.deck_size} cards (removed_cards) is too small "
+                             f"for players_allowed {list(self.players_allowed)}")
+        if self.game == Game.PENALTY and max(self.players_allowed) > 4:
+            raise RulesError(f"players_allowed {list(self.players_allowed)}: the penalty game "
+                             "(game: penalty) is scored for 2 to 4 players (scoring entries "
+                             "'2', '3', '4'); five play the money game only")
+        if self.money_leads == MoneyLeads.ONE_OR_THREE and self.lead_sizes != (1, 3):
+            raise RulesError(f"money_leads one_or_three sets lead_sizes to [1, 3]; lead_sizes "
+                             f"{list(self.lead_sizes)} conflicts with it (leave lead_sizes out)")
 
     def check_players(self, players: int) -> None:
         """Raise :class:`RulesError` unless this ruleset allows ``players`` seats."""

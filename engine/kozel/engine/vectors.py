@@ -14,7 +14,7 @@ from kozel.engine.cards import CARD_OF, SUITS, codes
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
 from kozel.engine.match import Scoreboard
-from kozel.engine.rules import Ruleset, RulesError
+from kozel.engine.rules import FirstLead, Ruleset, RulesError
 from kozel.engine.scoring import deal_penalties, split_pot
 
 ACTION_KEYS = ("lead", "beat", "discard", "declare", "pass")
@@ -73,6 +73,12 @@ def _run_deal(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[s
     if not isinstance(dealer, int) or not 0 <= dealer < players:
         raise SetupError(f"dealer {dealer!r} is not a seat of {players}")
     first = vector.get("first_leader")
+    if first is not None and rules.first_lead != FirstLead.PREV_LAST_TRICK:
+        raise SetupError(f"first_leader is only for first_lead: prev_last_trick, not "
+                         f"{rules.first_lead} (the seat left of the dealer leads)")
+    if first is not None and (not isinstance(first, int) or isinstance(first, bool)
+                              or not 0 <= first < players):
+        raise SetupError(f"first_leader {first!r} is not a seat of {players}")
     deal = Deal.start(rules, players, [CARD_OF[c] for c in raw_deck], dealer,
                       trump_index=vector.get("trump_index"), first_leader=first)
     error = None
@@ -162,21 +168,38 @@ def _run_score(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[
     sides = _sides(vector)
     if rules.is_money:
         return {"penalties": None}
-    try:
-        entry = rules.scoring_for(players)
-        pen = deal_penalties(entry, [s["points"] for s in sides], [s["tricks"] for s in sides])
-    except (KeyError, TypeError) as exc:
-        raise SetupError(f"each side needs 'points' and 'tricks': {exc}") from None
+    n_sides = len(set(rules.side_of(players)))
+    if len(sides) != n_sides:
+        raise SetupError(f"{players} players are {n_sides} sides"
+                         + (" (two teams)" if rules.teams(players) else "")
+                         + f"; the vector lists {len(sides)}")
+    _check_sides(sides, "sides")
+    entry = rules.scoring_for(players)
+    pen = deal_penalties(entry, [s["points"] for s in sides], [s["tricks"] for s in sides])
     return {"penalties": pen}
+
+
+def _check_sides(sides: list[Any], where: str, out: frozenset[int] = frozenset()) -> None:
+    """Every side still in is an object of whole-number ``points`` and ``tricks`` (``null``
+    only for a side that is out)."""
+    for i, side in enumerate(sides):
+        if side is None and i in out:
+            continue
+        if not isinstance(side, Mapping) or any(
+                not isinstance(side.get(k), int) or isinstance(side.get(k), bool)
+                or side.get(k) < 0 for k in ("points", "tricks")):
+            raise SetupError(f"{where}[{i}] must have whole-number 'points' and 'tricks' (null "
+                             f"only for a side that is out), not {side!r}")
 
 
 def _run_match(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[str, Any]:
     board = Scoreboard(rules, players)
-    for deal in _sides(vector, "deals"):
+    for k, deal in enumerate(_sides(vector, "deals")):
         if board.over:
             break
         if not isinstance(deal, list) or len(deal) != board.n_sides:
             raise SetupError(f"each deal lists {board.n_sides} sides")
+        _check_sides(deal, f"deals[{k}]", frozenset(board.eliminated))
         pts = [None if s is None else s["points"] for s in deal]
         trk = [None if s is None else s["tricks"] for s in deal]
         board.record(pts, trk)

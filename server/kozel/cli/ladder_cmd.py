@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kozel.cli import match_details_cmd
 from kozel.cli.tls import add_tls_args, open_channel
+from kozel.server.text import rich_text
 
 DEFAULT_DB = os.environ.get("KOZEL_DATABASE_URL", "")
 
@@ -169,7 +170,7 @@ def cmd_ladders(args: argparse.Namespace) -> int:
     for col in ("ladder", "ruleset", "players", "scheduling", "waiting", "running"):
         table.add_column(col)
     for lad in ladders:
-        table.add_row(lad.name, lad.ruleset, str(lad.players), "yes" if lad.running else "no",
+        table.add_row(rich_text(lad.name), lad.ruleset, str(lad.players), "yes" if lad.running else "no",
                       str(lad.waiting), str(lad.running_matches))
     Console().print(table)
     return 0
@@ -182,7 +183,7 @@ def cmd_standings(args: argparse.Namespace) -> int:
                 "timeouts", "forfeits"):
         table.add_column(col, justify="left" if col == "bot" else "right")
     for i, r in enumerate(rows, 1):
-        table.add_row(str(i), r.name, f"{r.ordinal:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+        table.add_row(str(i), rich_text(r.name), f"{r.ordinal:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
                       str(r.matches), str(r.wins), f"{r.avg_penalty:.1f}", str(r.timeouts),
                       str(r.forfeits))
     Console().print(table)

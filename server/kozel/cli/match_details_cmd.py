@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kozel.server.text import escape, rich_text
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 
@@ -36,14 +37,14 @@ def cmd_match(args: argparse.Namespace) -> int:
                 details = match_pb2_grpc.MatchServiceStub(channel).GetMatch(
                     mpb.GetMatchRequest(match_id=args.match_id))
             except grpc.RpcError as exc:
-                print(f"error: {exc.code().name}: {exc.details()}")
+                print(escape(f"error: {exc.code().name}: {exc.details()}"))
                 return 1
     else:
         from kozel.cli.ladder_cmd import open_store
         from kozel.server.match_details import match_details
         from kozel.server.service import REPLAY_ID
 
-        if not REPLAY_ID.match(args.match_id):
+        if not REPLAY_ID.fullmatch(args.match_id):
             print("error: a match id is 8 to 64 lowercase hex digits")
             return 1
         details = match_details(args.match_id, store=open_store(args), replay_dir=args.replay_dir)
@@ -57,7 +58,8 @@ def cmd_match(args: argparse.Namespace) -> int:
 def render(d: mpb.GetMatchResponse, console: Console) -> None:
     """Print a match's details: a header, then one row per seat."""
     r = d.result
-    where = f"ladder {d.ladder}" if d.ladder else f"table {d.table_id}" if d.table_id else "queue"
+    where = (f"ladder {rich_text(d.ladder)}" if d.ladder
+             else f"table {rich_text(d.table_id)}" if d.table_id else "queue")
     console.print(f"match {d.match_id} ({where}): {d.status}, {d.players} players, "
                   f"{d.ruleset.preset or 'ruleset unknown'}")
     if d.HasField("started_at"):
@@ -78,7 +80,7 @@ def render(d: mpb.GetMatchResponse, console: Console) -> None:
     for s in d.seats:
         rating = (f"{s.rating.mu_before:.2f} -> {s.rating.mu_after:.2f}"
                   if s.HasField("rating") else "")
-        table.add_row(str(s.seat), s.bot, str(s.side), str(s.rank or "-"),
+        table.add_row(str(s.seat), rich_text(s.bot), str(s.side), str(s.rank or "-"),
                       str(s.chips if money else s.penalty), str(s.timeouts),
                       "yes" if s.forfeited else "", rating)
     console.print(table)

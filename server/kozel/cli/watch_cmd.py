@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 
+from kozel.server.text import escape
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import referee_pb2 as rpb
@@ -31,9 +32,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
             for resp in stub.WatchMatch(mpb.WatchMatchRequest(match_id=args.match_id,
                                                               full=args.full)):
                 for line in lines.of(resp.event):
-                    print(line, flush=True)
+                    print(escape(line), flush=True)  # names and cards come from clients
         except grpc.RpcError as exc:
-            print(f"error: {exc.code().name}: {exc.details()}", flush=True)
+            print(escape(f"error: {exc.code().name}: {exc.details()}"), flush=True)
             return 1
     return 0
 

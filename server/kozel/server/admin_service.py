@@ -12,6 +12,7 @@ from kozel.ladder.runtime import LadderRuntime
 from kozel.ladder.store import Store, StoreError
 from kozel.server import metrics
 from kozel.server.lobby import Lobby
+from kozel.server.text import name_problem
 from kozel.v1 import admin_pb2 as apb
 from kozel.v1 import admin_pb2_grpc
 
@@ -65,6 +66,8 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
     async def RegisterBot(self, request: apb.RegisterBotRequest,
                           context: grpc.aio.ServicerContext) -> apb.RegisterBotResponse:
         await self._authorize(context, "register_bot")
+        if why := name_problem(request.name, "name"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         store = await self._store(context)
         token = await self._store_call(context, store.register_bot, request.name)
         return apb.RegisterBotResponse(name=request.name, token=token)

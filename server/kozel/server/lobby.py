@@ -30,7 +30,7 @@ from kozel.server.store_queue import StoreQueue
 
 log = structlog.get_logger("kozel.lobby")
 
-REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
+REPLAY_ID = re.compile(r"[0-9a-f]{8,64}")  # use fullmatch
 CAP_START = 32  # adaptive match cap: where it starts ...
 CAP_MIN = 4  # ... and how low it may go
 BUSY_ROOM = 0.9  # the cap grows only while the loop is less busy than this share of its target
@@ -283,7 +283,7 @@ class Lobby:
     async def replay_bytes(self, replay_id: str) -> bytes:
         """A finished match's replay file, unless it is unknown or sealed (a duplicate first
         half whose twin is still to be played: the file holds the seed of the twin's decks)."""
-        if not REPLAY_ID.match(replay_id):
+        if not REPLAY_ID.fullmatch(replay_id):
             raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
                              "a replay id is 8 to 64 lowercase hex digits")
         if replay_id in self.sealed:

@@ -12,6 +12,8 @@ import sys
 
 import structlog
 
+from kozel.server.text import escape
+
 _SHARED: list[structlog.types.Processor] = [
     structlog.contextvars.merge_contextvars,
     structlog.stdlib.add_log_level,
@@ -29,6 +31,12 @@ structlog.configure(
 )
 
 
+def _escape_strings(_logger: object, _name: str, event: dict) -> dict:
+    """Console lines: client strings (bot names, ids) may hold terminal escapes; JSON lines
+    escape them already."""
+    return {k: escape(v) if isinstance(v, str) else v for k, v in event.items()}
+
+
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     """Send every log line to stderr, rendered as JSON (``fmt="json"``) or for a console."""
     renderer: structlog.types.Processor = (
@@ -38,7 +46,8 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=_SHARED,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    structlog.processors.format_exc_info, renderer]))
+                    structlog.processors.format_exc_info,
+                    *([] if fmt == "json" else [_escape_strings]), renderer]))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -57,8 +57,9 @@ def from_runner(runner: MatchRunner) -> mpb.GetMatchResponse:
     if runner.outcome is not None:
         result, replay_id = runner.outcome.result, runner.outcome.replay_id
     else:
-        result = result_to_pb(runner.match, forfeits=runner.forfeits, timeouts=runner.timeouts,
-                              rejections=runner.rejections)
+        result = result_to_pb(runner.match, forfeits=runner.forfeits,
+                              timeouts=runner.public_timeouts,
+                              rejections=runner.public_rejections)
         replay_id = ""
         if result.reason == pb.MATCH_END_REASON_UNSPECIFIED:
             result.draw = False  # no result yet, only the totals so far

@@ -30,7 +30,7 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
 
     async def GetMatch(self, request: mpb.GetMatchRequest,
                        context: grpc.aio.ServicerContext) -> mpb.GetMatchResponse:
-        if not REPLAY_ID.match(request.match_id):
+        if not REPLAY_ID.fullmatch(request.match_id):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "a match id is 8 to 64 lowercase hex digits")
         runner = self.lobby.runners.get(request.match_id)

@@ -27,6 +27,7 @@ from kozel.engine.errors import IllegalAction, SetupError
 from kozel.engine.match import DealRecord, Match
 from kozel.engine.rules import Ruleset, RulesError
 from kozel.engine.shuffle import commitment
+from kozel.server.text import escape
 from kozel.server.convert import (
     END_REASON_TO_PB,
     action_from_pb,
@@ -452,7 +453,8 @@ def replay_to_text(replay: replay_pb2.Replay) -> str:
         lines.extend(_deal_lines(replay, d, rules, names))
     lines.append("")
     lines.extend(_result_lines(replay, names))
-    return "\n".join(lines) + "\n"
+    # Names, ids, card codes and messages come from clients: nothing unprintable goes out.
+    return "\n".join(map(escape, lines)) + "\n"
 
 
 def _who(seat: int, names: dict[int, str]) -> str:

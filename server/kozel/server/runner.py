@@ -77,8 +77,16 @@ class MatchRunner:
         self.table_id = table_id
         self.match = Match(rules, players, seed)
         self.banks = [clock.bank_ms] * players
-        self.timeouts = [0] * players
+        self.timeouts = [0] * players  # every timeout and refused answer, per seat
         self.rejections = [0] * players
+        # The part of those counts that comes from the sealed declaration windows of the deal
+        # in play: kept out of every public view (GetMatch, spectators, public notices) until
+        # the deal ends, when DealEnd shows every hand and so who was asked. A forfeit earned
+        # inside a window waits for the deal's end too, or its timing would give the seat away.
+        self._held_timeouts = [0] * players
+        self._held_rejections = [0] * players
+        self._held_forfeits: dict[int, int] = {}  # seat: reason
+        self._due_forfeits: list[tuple[int, int]] = []  # applied before the next step
         self.forfeits: list[pb.Forfeit] = []
         self.steps: list[list[StepMeta]] = [[]]
         self._next_request = [0] * players  # per seat: ids must not reveal others' requests
@@ -98,6 +106,16 @@ class MatchRunner:
             link.resync = self._resync_messages(seat)
             link.notice = lambda kind, s=seat: self._notice(s, kind)
             link.grace_s = clock.grace_ms / 1000
+
+    @property
+    def public_timeouts(self) -> list[int]:
+        """Timeouts per seat as anyone may know them (sealed-window ones once their deal ended)."""
+        return [t - h for t, h in zip(self.timeouts, self._held_timeouts)]
+
+    @property
+    def public_rejections(self) -> list[int]:
+        """Refused answers per seat as anyone may know them (see :attr:`public_timeouts`)."""
+        return [r - h for r, h in zip(self.rejections, self._held_rejections)]
 
     # -- the match -----------------------------------------------------------------------------
 
@@ -167,6 +185,7 @@ class MatchRunner:
         deal = match.deal
         if not self._ready_at:
             self._ready_at = loop.time()
+        sealed = deal.decision is Decision.DECLARE  # only the asked seats know of the window
         legal = deal.legal_actions(seat)
         self._next_request[seat] += 1
         rid = self._next_request[seat]
@@ -210,7 +229,7 @@ class MatchRunner:
                         deadline = loop.time() + min(late, MAX_STALL_GRACE_S)
                         continue
                     if link.replies.empty():
-                        return self._timeout(seat, rid, sent, rejected, steps)
+                        return self._timeout(seat, rid, sent, rejected, steps, sealed)
                     # It was queued before the timer ran: the referee was late, not the bot.
                     item = link.replies.get_nowait()
                 if item is Wake.FORFEIT:
@@ -220,6 +239,7 @@ class MatchRunner:
                     self._apply_reply(seat, item.message, legal)
                 except IllegalAction as exc:
                     self.rejections[seat] += 1
+                    self._held_rejections[seat] += sealed
                     metrics.REJECTED.labels(exc.code.name).inc()
                     rejected.append(replay_pb2.ReplayRejection(
                         code=convert.ERROR_TO_PB[exc.code], message=exc.message,
@@ -228,6 +248,12 @@ class MatchRunner:
                         match_id=self.match_id, request_id=rid, code=convert.ERROR_TO_PB[exc.code],
                         message=exc.message, retry_allowed=retries > 0,
                         retries_left=max(retries - 1, 0))))
+                    if retries == 0 and sealed:  # forfeits when the deal ends; passes now
+                        self._held_forfeits.setdefault(seat, pb.FORFEIT_REASON_ILLEGAL_ACTIONS)
+                        self.match.apply(seat, default_action(self.match.deal, seat))
+                        elapsed = int(min(item.received_at - sent, allowance) * 1000)
+                        steps.append(StepMeta(rid, max(elapsed, 0), False, rejected))
+                        return 0
                     if retries == 0:
                         return pb.FORFEIT_REASON_ILLEGAL_ACTIONS
                     retries -= 1
@@ -258,16 +284,17 @@ class MatchRunner:
             raise IllegalAction(ErrorCode.MALFORMED, "the answer has neither legal_index nor action")
 
     def _timeout(self, seat: int, rid: int, sent: float, rejected: list,
-                 steps: list[StepMeta]) -> int:
+                 steps: list[StepMeta], sealed: bool = False) -> int:
         self.timeouts[seat] += 1
-        self.metrics.timeouts.inc()
-        self.metrics.strikes.inc()
+        if sealed:  # in a sealed window only the seat itself may learn that it was asked
+            self._held_timeouts[seat] += 1
+        else:
+            self.metrics.timeouts.inc()
+            self.metrics.strikes.inc()
         self._ready_at = asyncio.get_running_loop().time()
-        self.log.info("timeout", seat=seat, strikes=self.timeouts[seat])
-        # In a sealed window only the seat itself may learn that it was asked.
-        self._notice(seat, rpb.NOTICE_KIND_TIMEOUT,
-                     only=seat if self.match.deal.decision is Decision.DECLARE else None)
-        if self.timeouts[seat] > self.clock.max_strikes:
+        self.log.info("timeout", seat=seat, strikes=self.timeouts[seat], sealed=sealed)
+        self._notice(seat, rpb.NOTICE_KIND_TIMEOUT, only=seat if sealed else None)
+        if not sealed and self.public_timeouts[seat] > self.clock.max_strikes:
             return pb.FORFEIT_REASON_STRIKES
         elapsed = int((asyncio.get_running_loop().time() - sent) * 1000)
         self.banks[seat] = 0
@@ -278,8 +305,26 @@ class MatchRunner:
     # -- forfeits ------------------------------------------------------------------------------
 
     def _apply_requested_forfeits(self) -> None:
-        self._forfeit([(seat, link.forfeit_reason) for seat, link in enumerate(self.links)
-                       if link.forfeit_reason])
+        due, self._due_forfeits = self._due_forfeits, []
+        self._forfeit(due + [(seat, link.forfeit_reason) for seat, link in enumerate(self.links)
+                             if link.forfeit_reason and seat not in {s for s, _ in due}])
+
+    def _release_window_counts(self) -> None:
+        """The deal ended: its sealed-window counts become public, and a seat whose strikes
+        (now counted in full) pass the limit, or whose retries ran out in a window, forfeits
+        before the next deal is played."""
+        held = sum(self._held_timeouts)
+        if held:
+            self.metrics.timeouts.inc(held)
+            self.metrics.strikes.inc(held)
+        self._held_timeouts = [0] * self.players
+        self._held_rejections = [0] * self.players
+        due = dict(self._held_forfeits)
+        self._held_forfeits.clear()
+        for seat, count in enumerate(self.timeouts):
+            if count > self.clock.max_strikes:
+                due.setdefault(seat, pb.FORFEIT_REASON_STRIKES)
+        self._due_forfeits.extend(sorted(due.items()))
 
     def _forfeit(self, requests: list[tuple[int, int]]) -> None:
         """Forfeit seats together: the deal in play is voided once for all of them."""
@@ -304,8 +349,8 @@ class MatchRunner:
 
     def _notice(self, seat: int, kind: int, reason: int = 0, *, only: int | None = None,
                 deal_index: int | None = None) -> None:
-        notice = rpb.SeatNotice(seat=seat, kind=kind, strikes=self.timeouts[seat],
-                                forfeit_reason=reason)
+        strikes = self.timeouts[seat] if only is not None else self.public_timeouts[seat]
+        notice = rpb.SeatNotice(seat=seat, kind=kind, strikes=strikes, forfeit_reason=reason)
         msg = rpb.PlayResponse(event=rpb.Event(
             match_id=self.match_id, notice=notice,
             deal_index=len(self.match.records) if deal_index is None else deal_index))
@@ -358,6 +403,7 @@ class MatchRunner:
     def _deal_end(self, deal: Deal, voided: bool) -> None:
         match = self.match
         record = match.records[-1]
+        self._release_window_counts()
         view = full_view(deal)
         scores = []
         for side in range(match.board.n_sides):

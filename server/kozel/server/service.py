@@ -16,6 +16,7 @@ from kozel.server import convert, metrics
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import REPLAY_ID, Lobby, LobbyError  # noqa: F401 (re-exported)
 from kozel.server.session import CLOSE, Outbox, Session
+from kozel.server.text import id_problem, name_problem
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -162,13 +163,16 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             raise HelloError(grpc.StatusCode.UNAVAILABLE,
                              "the referee is draining before it stops; connect to another "
                              "referee or retry later")
-        if not 1 <= len(hello.bot_name) <= 64:
-            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
-                             "bot_name must be 1 to 64 characters")
+        if why := name_problem(hello.bot_name, "bot_name"):
+            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
         want = hello.WhichOneof("want")
         if want is None:
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
                              "Hello must ask for join_table or join_queue")
+        if want == "join_table" and (why := id_problem(hello.join_table.table_id, "table_id")):
+            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
+        if want == "join_ladder" and (why := name_problem(hello.join_ladder.ladder, "ladder")):
+            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
         queue_rules = None
         bot = None
         if want == "join_ladder":
@@ -272,6 +276,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     async def CreateTable(self, request: rpb.CreateTableRequest,
                           context: grpc.aio.ServicerContext) -> rpb.CreateTableResponse:
+        if request.table_id and (why := id_problem(request.table_id, "table_id")):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
             rules = convert.ruleset_from_pb(request.ruleset)
             table = self.lobby.create_table(
@@ -287,6 +293,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     async def WaitTable(self, request: rpb.WaitTableRequest,
                         context: grpc.aio.ServicerContext) -> rpb.WaitTableResponse:
+        if why := id_problem(request.table_id, "table_id"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
             outcome = await self.lobby.wait_table(request.table_id)
         except LobbyError as exc:

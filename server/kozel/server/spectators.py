@@ -226,7 +226,7 @@ class SpectatorHub:
                 ruleset=convert.ruleset_to_pb(runner.rules), time_control=runner.clock.to_pb(),
                 seating=runner.seating, seed_commitment=commitment(runner.match.seed),
                 table_id=runner.table_id),
-            full=full, delay_ms=round(self._delay(full) * 1000), timeouts=runner.timeouts,
+            full=full, delay_ms=round(self._delay(full) * 1000), timeouts=runner.public_timeouts,
             ladder=runner.ladder))
         deal = self._deal
         if deal is None or self._deal_start is None:
