@@ -15,6 +15,7 @@ from kozel.cli import (
     match_cmd,
     replay_cmd,
     serve_cmd,
+    table_cmd,
     vectors_cmd,
     watch_cmd,
 )
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     conformance_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
     watch_cmd.add_parser(sub)
+    table_cmd.add_parser(sub)
     return parser
 
 
