@@ -13,6 +13,7 @@ from kozel.cli import (
     health_cmd,
     ladder_cmd,
     match_cmd,
+    play_cmd,
     replay_cmd,
     serve_cmd,
     table_cmd,
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     ladder_cmd.add_parser(sub)
     watch_cmd.add_parser(sub)
     table_cmd.add_parser(sub)
+    play_cmd.add_parser(sub)
     return parser
 
 
