@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
 from kozel.cli.tls import add_tls_args, channel_security
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bot", help="run a house bot against a referee")
-    p.add_argument("kind", help="which house bot: random or greedy")
+    p.add_argument("kind", help="which house bot: random, greedy, ismcts or ismcts-fast")
     p.add_argument("--server", required=True, help="referee address host:port")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--table", help="join this table")
@@ -40,11 +41,23 @@ def cmd_bot(args: argparse.Namespace) -> int:
         print(f"error: {exc}")
         return 2
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
-    ends = run_bot(
-        HOUSE_BOTS[args.kind], args.server, name=args.name or args.kind, token=args.token,
-        join_table=args.table, join_queue=(args.queue, args.players) if args.queue else None,
-        join_ladder=args.ladder, matches=args.matches, max_matches=args.max_matches,
-        credentials=creds, channel_options=options)
+    import grpc
+
+    try:
+        ends = run_bot(
+            HOUSE_BOTS[args.kind], args.server, name=args.name or args.kind, token=args.token,
+            join_table=args.table, join_queue=(args.queue, args.players) if args.queue else None,
+            join_ladder=args.ladder, matches=args.matches, max_matches=args.max_matches,
+            credentials=creds, channel_options=options)
+    except grpc.aio.AioRpcError as exc:
+        details = exc.details() or ""
+        if exc.code() == grpc.StatusCode.UNAVAILABLE:
+            details = f"no referee reachable at {args.server}"
+        print(f"error: {exc.code().name}: {details}", file=sys.stderr)
+        return 1
+    except ConnectionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if not args.quiet:
         for end in ends:
             print(f"match {end.match_id}: replay {end.replay_id}")

@@ -13,8 +13,10 @@ from kozel.cli import (
     health_cmd,
     ladder_cmd,
     match_cmd,
+    play_cmd,
     replay_cmd,
     serve_cmd,
+    table_cmd,
     vectors_cmd,
     watch_cmd,
 )
@@ -34,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     conformance_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
     watch_cmd.add_parser(sub)
+    table_cmd.add_parser(sub)
+    play_cmd.add_parser(sub)
     return parser
 
 

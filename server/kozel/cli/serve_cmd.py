@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import logging
+import re
+import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,18 +104,63 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"{' (TLS)' if config.tls else ''}, ladders: {ladders}")
         return 0
     configure_logging(settings.logging.level, settings.logging.format)
-    from sqlalchemy.exc import OperationalError
-
-    from kozel.ladder.store import StoreError
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # no schema set-up chatter
     from kozel.server.app import serve
-    from kozel.server.identity import IdentityError
 
+    for address in (config.listen, config.operator_listen, config.metrics_listen):
+        if address and (taken := port_taken(address)):
+            print(f"error: {taken}", file=sys.stderr)
+            return 1
     try:
         return asyncio.run(serve(config))
-    except (IdentityError, StoreError) as exc:
-        print(f"error: {exc}", flush=True)
-        return 2
-    except OperationalError as exc:
-        print(f"error: cannot reach the store: {str(exc.orig).strip().splitlines()[0]}",
-              flush=True)
-        return 2
+    except Exception as exc:  # the first minutes: one line, not a traceback
+        message = start_failure(exc)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1
+
+
+def port_taken(address: str) -> str | None:
+    """Why ``host:port`` cannot be listened on (checked before gRPC tries, whose own
+    failure is a C-core log line and a traceback), or None."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"
+    if not port.isdigit() or int(port) == 0:
+        return None  # port 0 picks a free one; a malformed address is gRPC's to refuse
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, int(port)))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"cannot listen on {address}: the port is in use by another program; "
+                        f"choose another (--listen, --operator-listen, --metrics-listen)")
+            return f"cannot listen on {address}: {exc.strerror or exc}"
+    return None
+
+
+def start_failure(exc: BaseException) -> str | None:
+    """One line for the failures a referee meets at start (a port in use, an unreachable
+    database, a file it cannot open); None for anything else (a bug: keep the traceback)."""
+    from kozel.ladder.store import StoreError
+    from kozel.server.identity import IdentityError
+
+    text = str(exc)
+    if isinstance(exc, IdentityError | StoreError):  # folder in use, ladder served elsewhere
+        return text
+    if m := re.search(r"Failed to bind to address (\S+?);", text):
+        return (f"cannot listen on {m.group(1)}: the port is in use by another program "
+                f"(or the address is not this machine's); choose another with --listen")
+    try:
+        from sqlalchemy.exc import DBAPIError, OperationalError
+    except ImportError:  # pragma: no cover - sqlalchemy is a dependency
+        DBAPIError = OperationalError = ()  # type: ignore[assignment,misc]  # noqa: N806
+    if isinstance(exc, OperationalError | DBAPIError):
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        return f"cannot use the database: {cause[0] if cause else type(exc).__name__}"
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return None

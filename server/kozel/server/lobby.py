@@ -47,14 +47,16 @@ class LobbyError(Exception):
 
 @dataclass(slots=True)
 class Table:
-    """A named table: seats fill in join order; the match starts when all are taken."""
+    """A named table: house bots sit at their seats, remote bots fill the others in join
+    order; the match starts when all are taken."""
 
     id: str
     rules: Ruleset
     players: int
     clock: Clock
     seed: bytes
-    links: list[SeatLink] = field(default_factory=list)
+    links: list[SeatLink] = field(default_factory=list)  # remote seats, in join order
+    house_at: dict[int, SeatLink] = field(default_factory=dict)  # in-process bots by seat
     runner: MatchRunner | None = None
     done: asyncio.Future[MatchOutcome] | None = None
 
@@ -130,17 +132,19 @@ class Lobby:
             raise LobbyError(grpc.StatusCode.ALREADY_EXISTS, f"table {table_id!r} exists")
         if seed is not None and len(seed) != 32:
             raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT, "a seed is exactly 32 bytes")
-        house = list(house or [])
-        unknown = [h for h in house if h not in self.house_bots]
+        house = list(house or [])  # by seat; "" leaves a seat to a remote bot
+        unknown = [h for h in house if h and h not in self.house_bots]
         if unknown or len(house) > players:
             raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
                              f"house bots must be at most {players} of "
-                             f"{sorted(self.house_bots)}; got {house}")
+                             f"{sorted(self.house_bots)} (\"\" for a remote seat); "
+                             f"got {house}")
         table = Table(table_id, rules, players, clock, seed or new_seed())
         table.done = asyncio.get_running_loop().create_future()
         self.tables[table_id] = table
         for i, name in enumerate(house):
-            table.links.append(LocalLink(f"{name}-{i}", self.house_bots[name]()))
+            if name:
+                table.house_at[i] = LocalLink(f"{name}-{i}", self.house_bots[name]())
         self._maybe_start_table(table)
         asyncio.get_running_loop().call_later(self.config.table_linger_s, self._expire, table)
         return table
@@ -165,15 +169,18 @@ class Lobby:
         table = self.tables.get(table_id)
         if table is None:
             raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no table {table_id!r}")
-        if table.runner is not None or len(table.links) >= table.players:
+        if table.runner is not None or len(table.links) + len(table.house_at) >= table.players:
             raise LobbyError(grpc.StatusCode.FAILED_PRECONDITION, f"table {table_id!r} is full")
         table.links.append(session.new_link())
         self._maybe_start_table(table)
 
     def _maybe_start_table(self, table: Table) -> None:
-        if len(table.links) < table.players:
+        if len(table.links) + len(table.house_at) < table.players:
             return
-        runner = self._start(table.links, table.rules, table.players, table.clock, table.seed,
+        remote = iter(table.links)
+        links = [table.house_at[s] if s in table.house_at else next(remote)
+                 for s in range(table.players)]
+        runner = self._start(links, table.rules, table.players, table.clock, table.seed,
                              table.id)
         table.runner = runner
         self.matches[runner.match_id].add_done_callback(lambda _: self._table_done(table))

@@ -98,14 +98,27 @@ class LocalLink(SeatLink):
         which = msg.WhichOneof("message")
         body = getattr(msg, which)
         if which == "decision":
-            choice = self.bot.choose(body)
-            reply = rpb.ActionReply(match_id=body.match_id, request_id=body.request_id)
-            if isinstance(choice, int):
-                reply.legal_index = choice
-            else:
-                reply.action.CopyFrom(choice)
-            self._loop.call_soon(self.offer, Reply(reply, self._loop.time()))
+            if getattr(self.bot, "thinks", False):  # a searching bot: off the event loop
+                fut = self._loop.run_in_executor(None, self.bot.choose, body)
+                fut.add_done_callback(lambda f: self._thought(body, f))
+                return
+            self._answer(body, self.bot.choose(body))
             return
         hook = getattr(self.bot, f"on_{which}", None)
         if hook is not None:
             hook(body)
+
+    def _thought(self, request: rpb.DecisionRequest, fut: asyncio.Future[object]) -> None:
+        if fut.cancelled():
+            return
+        if fut.exception() is not None:  # the runner's clock and retries deal with a bad bot
+            return
+        self._answer(request, fut.result())
+
+    def _answer(self, request: rpb.DecisionRequest, choice: object) -> None:
+        reply = rpb.ActionReply(match_id=request.match_id, request_id=request.request_id)
+        if isinstance(choice, int):
+            reply.legal_index = choice
+        else:
+            reply.action.CopyFrom(choice)  # type: ignore[arg-type]
+        self._loop.call_soon(self.offer, Reply(reply, self._loop.time()))

@@ -6,7 +6,7 @@ is the shokha, the deck, the money game)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from math import comb
 
 from kozel.engine.cards import CARD_OF, POINTS, RANK_OF, SUIT_OF
@@ -108,16 +108,21 @@ class GreedyBot(Bot):
         for i, a in enumerate(legal):
             if a.kind == game_pb2.ACTION_KIND_DECLARE:
                 return i
-        ctx = _Context(self, request.observation)
-        if request.kind == game_pb2.DECISION_KIND_RESPOND:
-            scores = [ctx.respond_value(a) for a in legal]
-        elif request.kind == game_pb2.DECISION_KIND_LEAD:
-            cap = request.observation.lead_cap or 4
-            scores = [ctx.lead_value(a) if len(a.cards) <= cap else float("-inf")
-                      for a in legal]
-        else:
+        scores = self.scores(request)
+        if scores is None:
             return 0
         return max(range(len(legal)), key=scores.__getitem__)
+
+    def scores(self, request: referee_pb2.DecisionRequest) -> list[float] | None:
+        """Each legal action's value in expected card points (None for a declaration)."""
+        legal = request.legal_actions
+        ctx = _Context(self, request.observation)
+        if request.kind == game_pb2.DECISION_KIND_RESPOND:
+            return [ctx.respond_value(a) for a in legal]
+        if request.kind == game_pb2.DECISION_KIND_LEAD:
+            cap = request.observation.lead_cap or 4
+            return [ctx.lead_value(a) if len(a.cards) <= cap else float("-inf") for a in legal]
+        return None
 
     def power(self, card: int, trump: int) -> float:
         """What holding ``card`` is worth beyond its points."""
@@ -252,4 +257,18 @@ class _Context:
         return -stake - self.power(cards)
 
 
-HOUSE_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "greedy": GreedyBot}
+def _ismcts() -> Bot:
+    from kozel.sdk.ismcts import IsmctsBot
+
+    return IsmctsBot()
+
+
+def _ismcts_fast() -> Bot:
+    from kozel.sdk.ismcts import IsmctsBot
+
+    return IsmctsBot(budget_s=0.025)
+
+
+# Factories by name: the referee seats these in-process (CreateTable.house_bots).
+HOUSE_BOTS: dict[str, Callable[[], Bot]] = {
+    "random": RandomBot, "greedy": GreedyBot, "ismcts": _ismcts, "ismcts-fast": _ismcts_fast}

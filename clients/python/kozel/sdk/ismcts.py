@@ -1,0 +1,484 @@
+"""The ``ismcts`` house bot: Monte Carlo search over determinizations of what the seat knows.
+
+Each decision draws deals consistent with the seat's observation alone: every card the seat
+saw (its hand, its start hand, face-up plays, publicly known cards, the trump card at the
+bottom of the talon) stays where it was seen; the cards it never saw are shuffled into the
+other hands, the face-down discards and the talon. A drawn deal is replayed from its start
+through the public engine API (:meth:`Deal.start`, :meth:`Deal.apply`) and kept only if it
+reproduces the seat's observation (the same legal actions now); so every card a seat was seen
+to hold is placed where it could have been drawn, and face-down discards come from cards it
+still had. The search is single-observer information-set MCTS at the root: UCB1 chooses among
+the seat's legal actions (the same in every determinization), each iteration plays one
+determinization out to the end of the deal with a fast heuristic policy, and the reward is the
+deal's penalties (card points in the money game). It thinks for ``budget_s`` seconds at most,
+and never more than ``clock_share`` of the request's ``move_ms`` (so it never times out);
+declarations, single legal actions and deals it cannot determinize (a ``random_middle`` trump,
+combination interrupts) are answered by :class:`GreedyBot`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict
+
+from kozel.engine import (
+    Action,
+    ActionKind,
+    Combo,
+    Deal,
+    IllegalAction,
+    Ruleset,
+    RulesError,
+    observe,
+)
+from kozel.engine.cards import CODES, SUIT_OF, points
+from kozel.engine.rules import FirstLead, TrumpMode
+from kozel.sdk.house import GreedyBot
+from kozel.v1 import game_pb2, referee_pb2
+
+_KIND = {game_pb2.ACTION_KIND_LEAD: ActionKind.LEAD, game_pb2.ACTION_KIND_BEAT: ActionKind.BEAT,
+         game_pb2.ACTION_KIND_DISCARD: ActionKind.DISCARD}
+_COMBO = {game_pb2.COMBO_MOSCOW: Combo.MOSCOW, game_pb2.COMBO_MOLODKA: Combo.MOLODKA}
+_CARD = {c: i for i, c in enumerate(CODES)}
+_UCB_C = 0.7
+
+
+_RULESETS: dict[str, Ruleset] = {}
+
+
+def _ruleset(preset: str, options: dict[str, Any], players: int) -> Ruleset:
+    """One Ruleset object per ruleset and process, its engine tables built for every trump
+    suit at once (they are cached by object, and building them mid-decision would overrun
+    the think budget)."""
+    key = f"{preset}:{sorted(options.items())!r}:{players}"
+    rules = _RULESETS.get(key)
+    if rules is None:
+        rules = Ruleset.preset(preset, options)
+        deck = [c for c in range(36) if rules.deck >> c & 1]
+        if rules.trump_mode != TrumpMode.RANDOM_MIDDLE and 2 <= players <= 5:
+            for suit in range(4):  # a deck whose trump card is of this suit
+                top = [c for c in deck if SUIT_OF[c] == suit][0]
+                rest = [c for c in deck if c != top]
+                order = rest[:4 * players] + [top] + rest[4 * players:]
+                Deal.start(rules, players, order, 0)
+        _RULESETS[key] = rules
+    return rules
+
+
+def _whole(value: Any) -> Any:
+    """Struct numbers are doubles: whole ones back to ints, as the ruleset wants them."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
+
+
+def _mask(codes: Sequence[str]) -> int:
+    m = 0
+    for c in codes:
+        m |= 1 << _CARD[c]
+    return m
+
+
+class _Clock:
+    """The think budget: CPU time of the thinking thread (so a busy machine does not make the
+    bot weaker), within a wall-clock deadline that keeps the answer inside the move clock."""
+
+    def __init__(self, wall_deadline: float, cpu_budget: float) -> None:
+        self.wall_deadline = wall_deadline
+        self.cpu_start = time.thread_time()
+        self.cpu_deadline = self.cpu_start + cpu_budget
+
+    def share(self, fraction: float) -> _Clock:
+        """A clock for the first ``fraction`` of this one's budget."""
+        part = _Clock.__new__(_Clock)
+        now = time.monotonic()
+        part.wall_deadline = now + fraction * max(0.0, self.wall_deadline - now)
+        part.cpu_start = self.cpu_start
+        part.cpu_deadline = self.cpu_start + fraction * (self.cpu_deadline - self.cpu_start)
+        return part
+
+    def up(self) -> bool:
+        return time.thread_time() >= self.cpu_deadline or time.monotonic() >= self.wall_deadline
+
+
+class _Fail(Exception):
+    """This determinization does not reproduce the observation."""
+
+
+class IsmctsBot(GreedyBot):
+    """Information-set Monte Carlo search over determinizations (see the module docstring).
+    ``budget_s`` is the think time per decision; ``seed`` makes it repeatable."""
+
+    thinks = True  # the referee runs choose() off its event loop (kozel.server.seats)
+    budget_s = 0.1
+    clock_share = 0.5  # of move_ms, at most, in wall-clock time
+    max_wall_s = 1.0  # wall-clock cap when the request names no move_ms
+    safety_s = 0.015  # kept back for the answer's way to the referee
+    max_worlds = 48
+    candidates = 3  # greedy's best actions searched
+    margin = 1.0  # standard errors by which the search must beat greedy's pick
+    min_visits = 12  # playouts each of the two needs before the search may overrule
+
+    def __init__(self, budget_s: float | None = None, seed: int | None = None) -> None:
+        super().__init__()
+        if budget_s is not None:
+            self.budget_s = budget_s
+        self.rng = random.Random(seed)
+        self.rules: Ruleset | None = None
+        self.start_hand = 0
+        self.prev_last_winner: int | None = None
+        self.stats = {"searched": 0, "fallback": 0, "worlds": 0, "playouts": 0}
+
+    # -- what the seat learns --------------------------------------------------------------
+
+    def on_match_start(self, msg: referee_pb2.MatchStart) -> None:
+        super().on_match_start(msg)
+        try:
+            options = (_whole(MessageToDict(msg.ruleset.options))
+                       if msg.ruleset.HasField("options") else {})
+            self.rules = _ruleset(msg.ruleset.preset or "classic", options, msg.players)
+        except (RulesError, ValueError, TypeError, KeyError, IllegalAction):
+            self.rules = None  # unknown knobs: play greedy
+
+    def on_deal_start(self, msg: referee_pb2.DealStart) -> None:
+        self.start_hand = _mask(msg.hand)
+
+    def on_deal_end(self, msg: referee_pb2.DealEnd) -> None:
+        if msg.tricks:
+            self.prev_last_winner = msg.tricks[-1].winner
+
+    # -- the decision ----------------------------------------------------------------------
+
+    def choose(self, request: referee_pb2.DecisionRequest) -> int:
+        legal = request.legal_actions
+        if (len(legal) == 1 or request.kind not in (game_pb2.DECISION_KIND_LEAD,
+                                                    game_pb2.DECISION_KIND_RESPOND)
+                or self.rules is None):
+            return super().choose(request)
+        started = time.monotonic()
+        wall = self.max_wall_s
+        if request.move_ms:
+            wall = min(wall, self.clock_share * request.move_ms / 1000)
+        clock = _Clock(started + max(0.0, wall - self.safety_s), self.budget_s)
+        worlds = self._worlds(request, clock.share(0.35))
+        if not worlds:
+            self.stats["fallback"] += 1
+            return super().choose(request)
+        self.stats["searched"] += 1
+        self.stats["worlds"] += len(worlds)
+        scores = self.scores(request) or [0.0] * len(legal)
+        ranked = sorted(range(len(legal)), key=lambda i: -scores[i])
+        return self._search(worlds, request.observation.seat, ranked[:self.candidates], clock)
+
+    def _search(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
+        """UCB1 over the candidates (greedy's best first); greedy's pick stands unless the
+        search finds one better by more than ``margin`` standard errors."""
+        n = len(cands)
+        visits = [0] * n
+        totals = [0.0] * n
+        squares = [0.0] * n
+        assert self.rules is not None
+        side = self.rules.side_of(worlds[0].players)[me]
+        it = 0
+        # Every action once per world first is too slow at 4 cards of 4 leads; UCB1 it is.
+        while True:
+            if it >= n and clock.up():
+                break
+            world = worlds[it % len(worlds)]
+            if it < n:
+                a = it
+            else:
+                log_t = math.log(it)
+                a = max(range(n), key=lambda i: totals[i] / visits[i]
+                        + _UCB_C * math.sqrt(log_t / visits[i]))
+            sim = world.clone()
+            sim.apply(me, sim.legal_actions(me)[cands[a]])
+            reward = _playout(sim, side, self.rng)
+            visits[a] += 1
+            totals[a] += reward
+            squares[a] += reward * reward
+            it += 1
+        self.stats["playouts"] += it
+        best = max(range(n), key=lambda i: totals[i] / visits[i])
+        if best == 0 or min(visits[0], visits[best]) < self.min_visits:
+            return cands[0]
+
+        def mean_se(i: int) -> tuple[float, float]:
+            m = totals[i] / visits[i]
+            var = max(0.0, squares[i] / visits[i] - m * m)
+            return m, math.sqrt(var / visits[i])
+
+        (m0, se0), (mb, seb) = mean_se(0), mean_se(best)
+        return cands[best] if mb - m0 > self.margin * math.hypot(se0, seb) else cands[0]
+
+    # -- determinizations ------------------------------------------------------------------
+
+    def _worlds(self, request: referee_pb2.DecisionRequest, clock: _Clock) -> list[Deal]:
+        obs = request.observation
+        rules = self.rules
+        assert rules is not None
+        if rules.trump_mode == TrumpMode.RANDOM_MIDDLE or rules.midtrick_interrupt:
+            return []
+        try:
+            plan = _Plan(rules, obs, self.start_hand, self.prev_last_winner)
+        except _Fail:
+            return []
+        want = len(request.legal_actions)
+        worlds: list[Deal] = []
+        tries = 0
+        while len(worlds) < self.max_worlds and (tries < 2 or not clock.up()):
+            tries += 1
+            try:
+                deal = plan.sample(self.rng)
+            except (_Fail, IllegalAction):
+                if tries >= 8 and not worlds:
+                    return []  # this position is beyond the model: play greedy
+                continue
+            if len(deal.legal_actions(obs.seat)) == want:
+                worlds.append(deal)
+        return worlds
+
+
+class _Plan:
+    """What one observation fixes: the deal's set-up, the plays in order, and which cards
+    each seat must have held by when."""
+
+    def __init__(self, rules: Ruleset, obs: game_pb2.Observation, start_hand: int,
+                 prev_last_winner: int | None) -> None:
+        self.rules = rules
+        self.me = me = obs.seat
+        self.players = n = obs.players
+        self.active = active = tuple(s.seat for s in obs.seats if s.active)
+        self.dealer = obs.dealer
+        deck = [c for c in range(36) if rules.deck >> c & 1]
+        self.deck = deck
+        if not obs.trump_card:
+            raise _Fail
+        self.indicator = _CARD[obs.trump_card]
+        self.first_leader: int | None = None
+        if rules.first_lead == FirstLead.PREV_LAST_TRICK and prev_last_winner is not None:
+            self.first_leader = next(s for k in range(n)
+                                     if (s := (prev_last_winner + k) % n) in active)
+        tricks = list(obs.tricks) + ([obs.trick] if obs.HasField("trick") and obs.trick.plays
+                                     else [])
+        self.tricks = tricks
+        na = len(active)
+        # Deck positions: the deal goes clockwise from the dealer's left, four rounds; then the
+        # trump card, which lies under the talon.
+        order = _clockwise(active, obs.dealer, n)
+        deal_order = order[1:] + order[:1]
+        slots: dict[int, list[tuple[int, int]]] = {s: [] for s in active}  # (time, position)
+        for p in range(4 * na):
+            slots[deal_order[p % na]].append((0, p))
+        talon = list(range(4 * na + 1, len(deck))) + [4 * na]  # positions, top first
+        self.indicator_pos = 4 * na
+        held = dict.fromkeys(active, 4)
+        tpos = 0
+        for t, trick in enumerate(obs.tricks):  # completed tricks: then the draw
+            for play in trick.plays:
+                held[play.seat] -= play.count
+            tpos = _draw(slots, held, talon, tpos, _clockwise(active, trick.winner, n),
+                         rules.draw_mode == "round_robin", t + 1)
+        if len(deck) - 4 * na - tpos != obs.talon:
+            raise _Fail  # the draw model does not match what the seat saw
+        self.slots = slots
+        self.undrawn = talon[tpos:]
+        # Demands: cards a seat must have held by a trick (its slot's time <= the trick).
+        now = len(obs.tricks)
+        demands: dict[int, list[tuple[int, int]]] = {s: [] for s in active}
+        seen = 0
+        for t, trick in enumerate(tricks):
+            for play in trick.plays:
+                if play.cards and not play.forced:
+                    m = _mask(play.cards)
+                    seen |= m
+                    demands[play.seat] += [(c, t) for c in _bits(m)]
+                elif play.forced and play.cards:
+                    seen |= _mask(play.cards)
+                    demands[play.seat] += [(c, t) for c in _bits(_mask(play.cards))]
+        hand = _mask(obs.hand)
+        seen |= hand
+        demands[me] += [(c, now) for c in _bits(hand)]
+        for sv in obs.seats:
+            if sv.seat != me and sv.known_cards and sv.seat in demands:
+                m = _mask(sv.known_cards)
+                seen |= m
+                demands[sv.seat] += [(c, now) for c in _bits(m)]
+        start = start_hand
+        if start and (start & seen) == start:
+            got = {c for c, _ in demands[me]}
+            demands[me] = [(c, 0 if start >> c & 1 else d) for c, d in demands[me]]
+            if not all(c in got for c in _bits(start)):
+                raise _Fail
+        seen |= 1 << self.indicator
+        self.demands = {s: [(c, d) for c, d in ds if c != self.indicator]
+                        for s, ds in demands.items()}
+        self.unseen = [c for c in deck if not seen >> c & 1]
+        # Cards each seat must still keep for later plays (not to be discarded face down).
+        self.hidden_discards = any(p.count and not p.cards and not p.forced
+                                   for tr in tricks for p in tr.plays)
+
+    def sample(self, rng: random.Random) -> Deal:
+        """A deal drawn at random from the ones consistent with the observation, replayed up
+        to now."""
+        deck: list[int | None] = [None] * len(self.deck)
+        deck[self.indicator_pos] = self.indicator
+        free: list[int] = []
+        for s, slots in self.slots.items():
+            open_slots = sorted((tm, p) for tm, p in slots if p != self.indicator_pos)
+            taken = [False] * len(open_slots)
+            for card, due in sorted(self.demands[s], key=lambda cd: -cd[1]):
+                for i in range(len(open_slots) - 1, -1, -1):
+                    if not taken[i] and open_slots[i][0] <= due:
+                        taken[i] = True
+                        deck[open_slots[i][1]] = card
+                        break
+                else:
+                    raise _Fail
+            free += [p for (tm, p), used in zip(open_slots, taken) if not used]
+        free += [p for p in self.undrawn if p != self.indicator_pos]
+        pool = self.unseen[:]
+        if len(pool) != len(free):
+            raise _Fail
+        rng.shuffle(pool)
+        for p, c in zip(free, pool):
+            deck[p] = c
+        deal = Deal.start(self.rules, self.players, deck, self.dealer,  # type: ignore[arg-type]
+                          active=self.active, first_leader=self.first_leader)
+        keep = {s: {c for c, _ in ds} for s, ds in self.demands.items()}
+        for trick in self.tricks:
+            for play in trick.plays:
+                _answer_windows(deal, trick)
+                if play.forced:
+                    continue
+                if deal.to_act != (play.seat,):
+                    raise _Fail
+                if play.cards:
+                    cards = _mask(play.cards)
+                else:  # another seat's face-down discard: cards it had and need not keep
+                    hand = [c for c in _hand_of(deal, play.seat) if c not in keep[play.seat]]
+                    if len(hand) < play.count:
+                        raise _Fail
+                    cards = sum(1 << c for c in rng.sample(hand, play.count))
+                kind = _KIND[play.kind]
+                if play is trick.plays[0] and trick.combo:
+                    continue  # led by the declaration window
+                deal.apply(play.seat, Action(kind, cards))
+        _answer_windows(deal, None)
+        if self.me not in deal.to_act:
+            raise _Fail
+        return deal
+
+
+def _hand_of(deal: Deal, seat: int) -> list[int]:
+    """The seat's cards in this determinization."""
+    return [_CARD[c] for c in observe(deal, seat).hand]
+
+
+def _answer_windows(deal: Deal, trick: game_pb2.Trick | None) -> None:
+    """Answer declaration windows as the observed trick shows: its leader declared its combo."""
+    while deal.decision == "declare":
+        for s in deal.to_act:
+            if trick is not None and trick.combo and trick.leader == s:
+                deal.apply(s, Action(ActionKind.DECLARE, 0, _COMBO[trick.combo]))
+            else:
+                deal.apply(s, Action(ActionKind.PASS))
+            if deal.decision != "declare":
+                break
+
+
+def _bits(m: int) -> list[int]:
+    return [c for c in range(36) if m >> c & 1]
+
+
+def _clockwise(active: Sequence[int], start: int, n: int) -> list[int]:
+    return [s for k in range(n) if (s := (start + k) % n) in active]
+
+
+def _draw(slots: dict[int, list[tuple[int, int]]], held: dict[int, int], talon: list[int],
+          pos: int, order: list[int], round_robin: bool, time_: int) -> int:
+    """Who takes which talon positions after a trick (RULES.md: the winner first, clockwise,
+    up to four cards each; one card a turn or a whole hand a turn)."""
+    end = len(talon)
+    need = [4 - held[s] for s in order]
+    if round_robin:
+        for r in range(max(need, default=0)):
+            for i, s in enumerate(order):
+                if need[i] > r and pos < end:
+                    slots[s].append((time_, talon[pos]))
+                    held[s] += 1
+                    pos += 1
+    else:
+        for i, s in enumerate(order):
+            take = min(need[i], end - pos)
+            for p in talon[pos:pos + take]:
+                slots[s].append((time_, p))
+            held[s] += take
+            pos += take
+    return pos
+
+
+def _playout(deal: Deal, side: int, rng: random.Random) -> float:
+    """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]."""
+    trump = "SCDH".index(deal.trump_suit)
+    while not deal.over:
+        seat = deal.to_act[0]
+        acts = deal.legal_actions(seat)
+        deal.apply(seat, _policy(deal, acts, trump, rng))
+    pen = deal.penalties()
+    pts = deal.card_points()
+    others = [s for s in deal.active_sides() if s != side]
+    opp_pts = sum(pts[s] for s in others) / max(1, len(others))
+    if pen is None:  # money game: card points
+        return (pts[side] - opp_pts) / 120
+    opp_pen = sum(pen[s] or 0 for s in others) / max(1, len(others))
+    return ((opp_pen - (pen[side] or 0)) / 6 + (pts[side] - opp_pts) / 600) / 1.2
+
+
+def _cost(mask: int, trump: int) -> float:
+    """What spending these cards gives up: their points, more for trumps and the shokha."""
+    c = points(mask)
+    m = mask
+    while m:
+        low = m & -m
+        card = low.bit_length() - 1
+        if card == 0:
+            c += 30
+        elif SUIT_OF[card] == trump:
+            c += 8 + card % 9
+        else:
+            c += 0.2 * (card % 9)
+        m ^= low
+    return c
+
+
+def _policy(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) -> Action:
+    if len(acts) == 1:
+        return acts[0]
+    if rng.random() < 0.15:
+        return acts[rng.randrange(len(acts))]
+    kind = acts[0].kind
+    if kind in (ActionKind.DECLARE, ActionKind.PASS):
+        return next((a for a in acts if a.kind is ActionKind.DECLARE), acts[0])
+    if kind is ActionKind.LEAD:
+        return min(acts, key=lambda a: _cost(a.cards, trump) / a.cards.bit_count() ** 1.5)
+    on_table = 0
+    for p in getattr(deal, "trick", ()):  # the plays of the trick in progress
+        on_table |= p.cards
+    stake = points(on_table)
+    beats = [a for a in acts if a.kind is ActionKind.BEAT]
+    if beats and stake >= 10:
+        best = min(beats, key=lambda a: _cost(a.cards, trump) - points(a.cards))
+        if _cost(best.cards, trump) - points(best.cards) < stake + 8:
+            return best
+    discards = [a for a in acts if a.kind is ActionKind.DISCARD] or list(acts)
+    return min(discards, key=lambda a: _cost(a.cards, trump))

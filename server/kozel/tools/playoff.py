@@ -1,0 +1,332 @@
+"""The match loop of ``kozel play``: many matches of one bot against others at tables of a
+referee, seats rotated, each pair of two-sided matches dealt from the same seed with the
+sides swapped (as fastchess plays an opening twice), several at once.
+
+A bot is a house bot name (seated in-process by the referee through
+``CreateTable.house_bots``) or a shell command started once per match with ``{server}``,
+``{table}`` (and, optionally, ``{name}``) filled in; a command without ``{server}`` gets
+``--server ADDR --table ID`` appended."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from kozel.cli.local import wait_table
+from kozel.tools.elo import (
+    Estimate,
+    Sprt,
+    elo_interval,
+    llr_pentanomial,
+    llr_trinomial,
+    score_interval,
+)
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import referee_pb2_grpc
+
+BOT, VS = "bot", "vs"
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A house bot (``house``) or a command (``command``)."""
+
+    label: str
+    house: str = ""
+    command: str = ""
+
+
+def entrant(spec: str, house_bots: set[str]) -> Entrant:
+    """A house bot when ``spec`` names one, else a command."""
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("an empty bot")
+    if spec in house_bots:
+        return Entrant(spec, house=spec)
+    shlex.split(spec)  # ValueError on unbalanced quotes
+    return Entrant(spec, command=spec)
+
+
+def command_line(command: str, server: str, table: str, name: str) -> list[str]:
+    """The command's argv with the placeholders filled in."""
+    argv = [a.replace("{server}", server).replace("{table}", table).replace("{name}", name)
+            for a in shlex.split(command)]
+    if "{server}" not in command:
+        argv += ["--server", server, "--table", table]
+    return argv
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One match to play: who sits where, and its seed."""
+
+    index: int
+    seats: tuple[str, ...]  # BOT or VS by seat
+    seed: bytes
+    pair: int  # matches sharing a seed and a pair number are scored as a pair (two sides)
+
+
+def fixtures(players: int, teams: bool, matches: int, seed: bytes | None) -> Iterator[Fixture]:
+    """Seat rotation: with two sides the bot takes side 0 then side 1 of the same deal
+    sequence (one seed per pair); with three seats it takes seat 0, 1, 2 in turn, one seed per
+    turn. ``seed`` makes the seeds repeatable."""
+    two_sides = players == 2 or teams
+    rotation = 2 if two_sides else players
+    group_seed = b""
+    for i in range(matches):
+        group, turn = divmod(i, rotation)
+        if turn == 0:
+            group_seed = (hashlib.sha256(seed + group.to_bytes(8, "big")).digest() if seed
+                          else secrets.token_bytes(32))
+        if two_sides:
+            seats = tuple(BOT if (s % 2 if teams else s) == turn else VS for s in range(players))
+        else:
+            seats = tuple(BOT if s == turn else VS for s in range(players))
+        yield Fixture(i, seats, group_seed, group)
+
+
+@dataclass
+class Outcome:
+    """One finished match from the bot's point of view."""
+
+    fixture: Fixture
+    score: float | None  # 1, 0.5, 0; None when the match was aborted
+    bot_total: int  # penalties (penalty game) or chips (money game) of the bot's side
+    money: bool
+    timeouts: int  # the bot's seats'
+    forfeits: int  # the bot's seats'
+    vs_timeouts: int
+    vs_forfeits: int
+    replay_path: str
+    reason: str
+    error: str = ""
+    logs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Tally:
+    """Running totals and the statistics of ``kozel play``."""
+
+    players: int
+    two_sides: bool
+    sprt: Sprt | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+    pair_scores: dict[int, list[float]] = field(default_factory=dict)
+    verdict: str | None = None
+    verdict_llr: float | None = None
+    verdict_matches: int = 0
+
+    def add(self, out: Outcome) -> None:
+        self.outcomes.append(out)
+        if out.score is not None and self.two_sides:
+            self.pair_scores.setdefault(out.fixture.pair, []).append(out.score)
+
+    def count(self, score: float) -> int:
+        return sum(1 for o in self.outcomes if o.score == score)
+
+    @property
+    def wdl(self) -> tuple[int, int, int]:
+        return self.count(1.0), self.count(0.5), self.count(0.0)
+
+    def pentanomial(self) -> list[int]:
+        """Finished pairs by half-points of 4: LL, LD, WL+DD, WD, WW."""
+        out = [0] * 5
+        for scores in self.pair_scores.values():
+            if len(scores) == 2:
+                out[round(2 * sum(scores))] += 1
+        return out
+
+    def llr(self) -> float | None:
+        """Pentanomial over finished pairs with two sides (matches come in pairs), else
+        trinomial."""
+        if self.sprt is None:
+            return None
+        if self.two_sides:
+            return llr_pentanomial(self.pentanomial(), self.sprt.elo0, self.sprt.elo1)
+        return llr_trinomial(*self.wdl, self.sprt.elo0, self.sprt.elo1)
+
+    def decided(self) -> str | None:
+        """The SPRT's verdict, kept from the first match that reached it (matches still
+        under way then count in the totals, not in the verdict)."""
+        if self.verdict is None and self.sprt is not None:
+            llr = self.llr()
+            if llr is not None and (verdict := self.sprt.decide(llr)) is not None:
+                self.verdict, self.verdict_llr = verdict, llr
+                self.verdict_matches = len(self.outcomes)
+        return self.verdict
+
+    def summary(self) -> dict[str, object]:
+        w, d, lo = self.wdl
+        played = [o for o in self.outcomes if o.score is not None]
+        score = score_interval(w, d, lo)
+        out: dict[str, object] = {
+            "matches": len(self.outcomes), "wins": w, "draws": d, "losses": lo,
+            "aborted": len(self.outcomes) - len(played),
+            "score": _est(score),
+            "win_rate": w / len(played) if played else None,
+            "timeouts": sum(o.timeouts for o in self.outcomes),
+            "forfeits": sum(o.forfeits for o in self.outcomes),
+            "opponent_timeouts": sum(o.vs_timeouts for o in self.outcomes),
+            "opponent_forfeits": sum(o.vs_forfeits for o in self.outcomes),
+            "losses_replays": [o.replay_path for o in self.outcomes if o.score == 0.0],
+            "errors": [o.error for o in self.outcomes if o.error],
+        }
+        if played:
+            key = "average_chips" if played[0].money else "average_penalty"
+            out[key] = sum(o.bot_total for o in played) / len(played)
+        if self.two_sides:
+            out["elo"] = _est(elo_interval(w, d, lo))
+            out["pentanomial"] = self.pentanomial()
+        else:
+            out["fair_share"] = 1 / self.players  # the win rate of an equal bot
+        if self.sprt is not None:
+            low, high = self.sprt.bounds
+            out["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1,
+                           "alpha": self.sprt.alpha, "beta": self.sprt.beta,
+                           "llr": self.llr(), "bounds": [low, high],
+                           "result": self.decided(), "decided_llr": self.verdict_llr,
+                           "decided_after": self.verdict_matches or None}
+        return out
+
+
+def _est(e: Estimate) -> dict[str, float | None]:
+    def clean(x: float) -> float | None:
+        return x if math.isfinite(x) else None  # strict JSON has no NaN or infinity
+    return {"value": clean(e.value), "low": clean(e.low), "high": clean(e.high)}
+
+
+@dataclass
+class PlaySpec:
+    """What ``kozel play`` was asked to do."""
+
+    bot: Entrant
+    vs: Entrant
+    ruleset: pb.Ruleset
+    players: int
+    teams: bool
+    clock: pb.TimeControl | None
+    log_dir: Path
+    timeout_s: float = 1800
+
+
+def play_fixture(spec: PlaySpec, address: str, fx: Fixture) -> Outcome:
+    """Open the table, start the command bots, wait for the result."""
+    who = {BOT: spec.bot, VS: spec.vs}
+    house = [who[s].house for s in fx.seats]
+    table_id = _create(address, spec, fx, house)
+    procs: list[subprocess.Popen[bytes]] = []
+    logs: list[str] = []
+    named = {}
+    try:
+        for seat, role in enumerate(fx.seats):
+            ent = who[role]
+            if not ent.command:
+                continue
+            name = f"{role}-{fx.index}-{seat}"
+            named[name] = role
+            log = spec.log_dir / f"{table_id}-seat{seat}-{role}.log"
+            logs.append(str(log))
+            with log.open("wb") as fh:
+                procs.append(subprocess.Popen(
+                    command_line(ent.command, address, table_id, name),
+                    stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    start_new_session=True))
+            if spec.bot.command and spec.vs.command and "{name}" not in ent.command:
+                time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
+        done = wait_table(address, table_id, timeout=spec.timeout_s)
+    except grpc.RpcError as exc:
+        return Outcome(fx, None, 0, False, 0, 0, 0, 0, "", "error",
+                       error=f"table {table_id}: {exc.code().name}: {exc.details()}",  # type: ignore[attr-defined]
+                       logs=logs)
+    finally:
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return _outcome(spec, fx, done, named, logs)
+
+
+def _create(address: str, spec: PlaySpec, fx: Fixture, house: list[str]) -> str:
+    with grpc.insecure_channel(address) as channel:
+        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+        req = rpb.CreateTableRequest(ruleset=spec.ruleset, players=spec.players, seed=fx.seed,
+                                     house_bots=house)
+        if spec.clock is not None:
+            req.time_control.CopyFrom(spec.clock)
+        return stub.CreateTable(req, timeout=30).table_id
+
+
+def _outcome(spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse,
+             named: dict[str, str], logs: list[str]) -> Outcome:
+    res = done.result
+    roles = list(fx.seats)
+    for p in done.seating:  # commands given {name} say where they really sat
+        if p.name in named:
+            roles[p.seat] = named[p.name]
+    side_of = {p.seat: p.side for p in done.seating}
+    bot_seats = [s for s, r in enumerate(roles) if r == BOT]
+    bot_sides = {side_of[s] for s in bot_seats}
+    money = not res.penalty_totals
+    reason = pb.MatchEndReason.Name(res.reason).removeprefix("MATCH_END_REASON_").lower()
+    if res.reason == pb.MATCH_END_REASON_ABORTED:
+        score = None
+    elif res.draw:
+        score = 0.5
+    else:
+        score = 1.0 if (res.winner_side in bot_sides if not money
+                        else res.winner_side in bot_seats) else 0.0
+    if money:
+        total = sum(res.chips[s] for s in bot_seats)
+    else:
+        total = res.penalty_totals[next(iter(bot_sides))]
+    forfeited = [f.seat for f in res.forfeits]
+    timeouts = list(res.timeouts) or [0] * spec.players
+    return Outcome(
+        fx, score, total, money,
+        timeouts=sum(timeouts[s] for s in bot_seats),
+        forfeits=sum(1 for s in forfeited if s in bot_seats),
+        vs_timeouts=sum(t for s, t in enumerate(timeouts) if s not in bot_seats),
+        vs_forfeits=sum(1 for s in forfeited if s not in bot_seats),
+        replay_path=done.replay_path, reason=reason, logs=logs)
+
+
+def run(spec: PlaySpec, addresses: list[str], todo: Iterator[Fixture], concurrency: int,
+        tally: Tally, on_done: Callable[[Outcome], None]) -> None:
+    """Play fixtures ``concurrency`` at a time (spread over ``addresses``) until they run out
+    or the SPRT is decided; matches under way when it is decided still count."""
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def worker(k: int) -> None:
+        address = addresses[k % len(addresses)]
+        while not stop.is_set():
+            with lock:
+                fx = next(todo, None)
+            if fx is None:
+                return
+            out = play_fixture(spec, address, fx)
+            with lock:
+                tally.add(out)
+                on_done(out)
+                if tally.decided() is not None:
+                    stop.set()
+
+    threads = [threading.Thread(target=worker, args=(k,), daemon=True)
+               for k in range(max(1, concurrency))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

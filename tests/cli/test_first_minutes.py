@@ -1,0 +1,81 @@
+"""The first minutes with the referee, as real processes: a taken port, an unreachable
+database, a bad flag or an absent referee is one line and a non-zero exit, never a traceback;
+a referee starts without schema set-up chatter."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+KOZEL = [sys.executable, "-m", "kozel.cli.main"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def kozel(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*KOZEL, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def one_error_line(res: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in res.stderr + res.stdout
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.stderr
+    return lines[0]
+
+
+def test_taken_port(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        res = kozel("serve", "--listen", f"127.0.0.1:{port}", "--data-dir", str(tmp_path),
+                    "--replay-dir", str(tmp_path / "r"))
+    assert res.returncode == 1
+    line = one_error_line(res)
+    assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}: the port is in use")
+
+
+def test_unreachable_database(tmp_path: Path) -> None:
+    res = kozel("serve", "--listen", "127.0.0.1:0", "--db",
+                "postgresql+psycopg://kozel:secret@127.0.0.1:1/kozel",
+                "--ladders", "deploy/ladders.example.yaml", "--replay-dir", str(tmp_path))
+    assert res.returncode == 1
+    line = one_error_line(res)
+    assert line.startswith("error: cannot use the database: ")
+    assert "secret" not in line  # the URL's password is not repeated
+
+
+def test_bad_flag() -> None:
+    res = kozel("serve", "--no-such-flag")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines()[-1] == (
+        "kozel: error: unrecognized arguments: --no-such-flag")
+
+
+def test_no_referee_for_a_bot() -> None:
+    res = kozel("bot", "greedy", "--server", "127.0.0.1:1", "--table", "t", "--quiet")
+    assert res.returncode == 1
+    assert one_error_line(res) == "error: UNAVAILABLE: no referee reachable at 127.0.0.1:1"
+
+
+def test_referee_start_is_quiet(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [*KOZEL, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path),
+         "--replay-dir", str(tmp_path / "r")], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    seen: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            seen.append(line)
+            if "listening on" in line:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert any("listening on" in ln for ln in seen), seen
+    assert not [ln for ln in seen if "alembic" in ln], seen
+    assert len(seen) <= 3, seen  # referee_started, the listening line
