@@ -65,8 +65,11 @@ def test_a_ladder_is_taken_over_once_its_hosts_lease_expires(store: Store) -> No
     store.register_referee("ref-a", ["alpha"], lease_s=60)
     store.register_referee("ref-b", [], lease_s=60)
     assert store.claim_ladders("ref-b", ["alpha"]) == {"alpha": "ref-a"}
-    store.renew_lease("ref-a", 0.5)  # ref-a stops renewing: its lease runs out
+    assert store.renew_lease("ref-a", 0.5) == {"alpha"}  # ref-a stops renewing: it lapses
     _wait(lambda: store.claim_ladders("ref-b", ["alpha"]) == {}, "the lease to expire", 20)
+    # ref-a comes back: its renewal tells it that alpha is no longer its to schedule.
+    assert store.renew_lease("ref-a", 30) == set()
+    assert store.renew_lease("ref-b", 30) == {"alpha"}
 
 
 def test_orphans_are_claimed_by_exactly_one_referee_and_never_while_the_host_lives(

@@ -399,13 +399,16 @@ class Store:
                     "the other stops)")
             return others
 
-    def renew_lease(self, referee_id: str, lease_s: float) -> None:
-        """Extend a referee's lease to ``lease_s`` from now (the database's clock)."""
+    def renew_lease(self, referee_id: str, lease_s: float) -> set[str]:
+        """Extend a referee's lease to ``lease_s`` from now (the database's clock); returns the
+        ladders it still hosts (one it lost while its lease had lapsed is not among them)."""
         with self._session.begin() as s:
             row = s.get(RefereeRow, referee_id)
             if row is None:
                 raise StoreError(f"no referee {referee_id!r}")
             row.lease_until = _db_now(s) + lease_s
+            return set(s.scalars(select(LadderHostRow.ladder)
+                                 .where(LadderHostRow.referee_id == referee_id)))
 
     def claim_ladders(self, referee_id: str, ladders: Sequence[str]) -> dict[str, str]:
         """Take every ladder of ``ladders`` that has no live host; returns those held by

@@ -5,7 +5,8 @@ thread, outside the write queue so a backlog cannot starve it. Every other renew
 claims the ladders it waits for as a standby, and takes over the orphans of the ladders it hosts:
 running matches whose host's lease expired, committed from the host's replay when it can be read,
 else aborted (:func:`kozel.server.recovery.adopt`). A renewal that fails marks the store
-unavailable (no new rated match starts) until one succeeds.
+unavailable (no new rated match starts) until one succeeds; a ladder that another referee took
+while the lease had lapsed is no longer scheduled here.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class LeaseKeeper:
             await asyncio.sleep(self.lease_s / 4)
             beat += 1
             try:
-                await asyncio.to_thread(self.store.renew_lease, self.referee_id, self.lease_s)
+                hosted = await asyncio.to_thread(self.store.renew_lease, self.referee_id,
+                                                 self.lease_s)
+                self._lost(self.held - hosted)
                 if beat % 2 == 0:
                     await self._sweep()
             except Exception as exc:  # noqa: BLE001 - the keeper must outlive any failure
@@ -80,6 +83,16 @@ class LeaseKeeper:
             metrics.ORPHANS.labels("committed").inc(len(done.committed))
             metrics.ORPHANS.labels("aborted").inc(len(done.aborted))
             log.warning("orphans_taken_over", committed=done.committed, aborted=done.aborted)
+            self._on_change()
+
+    def _lost(self, ladders: set[str]) -> None:
+        """Ladders another referee took while this one's lease had lapsed: schedule them no
+        more (their running matches here still finish and commit); wait for them as a
+        standby."""
+        if ladders:
+            self.held.difference_update(ladders)
+            log.warning("ladders_lost", ladders=sorted(ladders),
+                        note="another referee took them over while this lease had lapsed")
             self._on_change()
 
     def _set(self, ok: bool) -> None:
