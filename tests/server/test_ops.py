@@ -133,8 +133,21 @@ def test_tls_port_plays_over_tls_and_refuses_plaintext(tmp_path: Path,
         with grpc.insecure_channel(ref.addr()) as plain, pytest.raises(grpc.RpcError) as err:
             health_status(plain)
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        # The commands that read a match reach a TLS referee with the shared TLS flags.
+        tls = ["--tls-ca", str(pki["ca"])]
+        shown = _kozel("ladder", *tls, "match", end.match_id, "--referee", ref.addr())
+        assert shown.returncode == 0 and f"replay {end.replay_id}" in shown.stdout, shown
+        watched = _kozel("watch", end.match_id, "--server", ref.addr(), *tls)
+        assert "NOT_FOUND" in watched.stdout, watched  # over TLS: the referee answered
+        plain_watch = _kozel("watch", end.match_id, "--server", ref.addr())
+        assert "UNAVAILABLE" in plain_watch.stdout, plain_watch
     finally:
         assert ref.stop() == 0
+
+
+def _kozel(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kozel.cli.main", *args], capture_output=True,
+                          text=True, timeout=60)
 
 
 def test_mutual_tls_needs_a_client_certificate(tmp_path: Path, pki: dict[str, Path]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kozel.cli.tls import open_channel
 from kozel.server.text import escape, rich_text
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
@@ -32,7 +33,12 @@ def cmd_match(args: argparse.Namespace) -> int:
 
         from kozel.v1 import match_pb2_grpc
 
-        with grpc.insecure_channel(args.referee) as channel:
+        try:
+            channel = open_channel(args, args.referee)  # the ladder command's TLS flags
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}")
+            return 2
+        with channel:
             try:
                 details = match_pb2_grpc.MatchServiceStub(channel).GetMatch(
                     mpb.GetMatchRequest(match_id=args.match_id))

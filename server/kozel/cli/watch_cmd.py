@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 
+from kozel.cli.tls import add_tls_args, open_channel
 from kozel.server.text import escape
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
@@ -17,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--server", default="127.0.0.1:50051", help="the referee, host:port")
     p.add_argument("--full", action="store_true",
                    help="every card and hand, held back by the referee's spectator delay")
+    add_tls_args(p)
     p.set_defaults(func=cmd_watch)
 
 
@@ -26,7 +28,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from kozel.v1 import match_pb2_grpc
 
     lines = EventLines()
-    with grpc.insecure_channel(args.server) as channel:
+    try:
+        channel = open_channel(args, args.server)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}")
+        return 2
+    with channel:
         stub = match_pb2_grpc.MatchServiceStub(channel)
         try:
             for resp in stub.WatchMatch(mpb.WatchMatchRequest(match_id=args.match_id,
