@@ -40,7 +40,7 @@
         K.el("div", { class: "who" }, K.el("span", { class: "name", text: seatName(s) }),
           K.el("span", { class: "tag", text: `seat ${s}` }), st.dealer === s ? K.el("span", { class: "tag", text: "dealer" }) : null),
         K.el("div", { class: "hand", "data-hand": s }, Cards.hand(shown, hidden, st.trump, false)),
-        K.el("div", { class: "facts", text: `${st.sizes[s] || 0} cards` + (st.totals.length ? ` · penalty total ${st.totals[s] ?? ""}` : "") })));
+        K.el("div", { class: "facts", text: `${st.sizes[s] || 0} cards` + (st.totals.length ? ` · penalty total ${st.totals[(st.sides || [])[s] ?? s] ?? ""}` : "") })));
     }
     const center = K.el("section", { class: "center" },
       K.el("div", { class: "box" }, K.el("div", { class: "label", text: `Deal ${st.deal + 1} · trump` }),
@@ -72,7 +72,8 @@
       st.players = m.players || 0;
       const opts = (m.ruleset && m.ruleset.options) || {};
       st.deckSize = 36 - (opts.removed_cards || []).length;
-      st.names = []; for (const p of m.seating || []) st.names[p.seat || 0] = p.name || "";
+      st.names = []; st.sides = [];
+      for (const p of m.seating || []) { st.names[p.seat || 0] = p.name || ""; st.sides[p.seat || 0] = p.side || 0; }
       if (snap.deal) fromObservation(snap.deal);
       if (snap.deal_start) { st.deal = snap.deal_start.deal_index || 0; st.totals = snap.deal_start.penalty_totals || []; }
       status.textContent = `${st.players} players · ${m.ruleset && m.ruleset.preset || "classic"}` + (snap.ladder ? ` · ladder ${snap.ladder}` : "") + (snap.full ? ` · full view, ${snap.delay_ms} ms behind` : " · public view");
