@@ -17,6 +17,7 @@ from kozel.cli import (
     serve_cmd,
     vectors_cmd,
     watch_cmd,
+    web_cmd,
 )
 
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     conformance_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
     watch_cmd.add_parser(sub)
+    web_cmd.add_parser(sub)
     return parser
 
 

@@ -306,6 +306,8 @@ def build_router(api: Api) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=lim.max_page)] = lim.default_page,
         cursor: Annotated[str | None, Query(max_length=200)] = None,
     ) -> dict[str, Any]:
+        if api.sources.store is None:  # a web server over replays only
+            return {"matches": [], "next_cursor": None}
         f = _match_filter(ladder, bot, since, until, reason, status)
         try:
             page, nxt = await asyncio.to_thread(api.queries.matches, f, limit, cursor)
