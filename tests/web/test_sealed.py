@@ -101,11 +101,12 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
         store.close()
 
 
-def test_standalone_web_serves_the_store_and_follows_the_referee(arena, tmp_path: Path) -> None:
+def test_standalone_web_serves_the_store_and_the_referees_replays_and_live_matches(arena, tmp_path: Path) -> None:
     url = str(arena.store.engine.url)
+    empty = tmp_path / "no-replays-here"  # replays come from the referee (DownloadReplay)
     alone, found, _ = _start(
         [sys.executable, "-m", "kozel.cli.main", "web", "--db", url, "--replays",
-         str(arena.replay_dir), "--listen", "127.0.0.1:0", "--referee", arena.grpc],
+         str(empty), "--listen", "127.0.0.1:0", "--referee", arena.grpc],
         {"web": r"web pages on (http://\S+)"})
     base = found["web"].rstrip("/")
     try:

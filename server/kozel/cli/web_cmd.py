@@ -16,7 +16,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "matches are followed through --referee (gRPC WatchMatch).")
     p.add_argument("--db", default="", help="the ladder store's database URL "
                    "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only")
-    p.add_argument("--replays", type=Path, required=True, help="the referees' replay folder")
+    p.add_argument("--replays", type=Path, default=Path("replays"),
+                   help="the referees' replay folder (default ./replays); a replay not in it "
+                        "is downloaded from --referee")
     p.add_argument("--listen", default="127.0.0.1:8080", help="host:port (default %(default)s)")
     p.add_argument("--referee", default="", help="a referee's gRPC address, to follow its "
                    "live matches")

@@ -12,7 +12,6 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
@@ -198,11 +197,15 @@ class Api:
         if await asyncio.to_thread(self.sources.sealed, match_id):
             raise HTTPException(403, f"replay {match_id} is sealed until its duplicate twin "
                                      "match has been played")
-        path = self.sources.replay_dir / f"{match_id}.kzr"
         try:
-            data = await asyncio.to_thread(_read_bounded, path, self.limits.max_replay_bytes)
-        except FileNotFoundError:
-            raise HTTPException(404, f"no replay {match_id}") from None
+            data = await self.sources.replay_bytes(match_id, self.limits.max_replay_bytes)
+        except OverflowError:
+            raise HTTPException(413, f"the replay is larger than "
+                                     f"{self.limits.max_replay_bytes} bytes") from None
+        except LiveError as exc:
+            raise HTTPException(exc.status, exc.message) from None
+        if data is None:
+            raise HTTPException(404, f"no replay {match_id}")
         return data, '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
 
     async def replay_json(self, match_id: str, data: bytes, etag: str) -> bytes:
@@ -218,14 +221,6 @@ class Api:
         while len(self._json) > self.limits.replay_cache:
             self._json.popitem(last=False)
         return body
-
-
-def _read_bounded(path: Path, limit: int) -> bytes:
-    with path.open("rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise HTTPException(413, f"the replay is larger than {limit} bytes")
-    return data
 
 
 def _convert(data: bytes) -> bytes:

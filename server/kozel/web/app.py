@@ -106,6 +106,12 @@ def create_app(sources: Sources, limits: WebLimits | None = None) -> FastAPI:
         errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
 
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> Response:
+        """For probes: the process serves (no store round trip, so a slow database does not
+        restart web pods)."""
+        return JSONResponse({"status": "ok"})
+
     @app.get("/", include_in_schema=False)
     async def home() -> Response:
         return shell("home", "Home")

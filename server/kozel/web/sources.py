@@ -70,6 +70,11 @@ class Sources:
         """The running match's details, when it runs here."""
         return None
 
+    async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
+        """A replay file's bytes from the replay folder (None: not there); ``OverflowError``
+        past ``limit`` bytes. The caller has checked that it is not sealed."""
+        return await asyncio.to_thread(_read_bounded, self.replay_dir / f"{match_id}.kzr", limit)
+
     def ladder_names(self) -> list[str] | None:
         """The ladders served (None: whatever the store knows)."""
         return None
@@ -179,6 +184,36 @@ class StandaloneSources(Sources):
                 continue
         return False
 
+    async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
+        """From the replay folder, else from the referee (DownloadReplay, which refuses sealed
+        halves too): a web server on another machine needs no copy of the replays."""
+        data = await super().replay_bytes(match_id, limit)
+        if data is not None or not self.referee:
+            return data
+        from kozel.v1 import ladder_pb2, ladder_pb2_grpc
+
+        stub = ladder_pb2_grpc.LadderServiceStub(self._chan())
+        chunks, size = [], 0
+        try:
+            async for msg in stub.DownloadReplay(
+                    ladder_pb2.DownloadReplayRequest(replay_id=match_id), timeout=60):
+                size += len(msg.chunk)
+                if size > limit:
+                    raise OverflowError(limit)
+                chunks.append(msg.chunk)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                raise LiveError(403, exc.details() or "sealed") from None
+            raise LiveError(502, f"the referee did not send the replay: {exc.details()}") from None
+        return b"".join(chunks)
+
+    def _chan(self) -> grpc.aio.Channel:
+        if self._channel is None:
+            self._channel = grpc.aio.insecure_channel(self.referee)
+        return self._channel
+
     async def running(self) -> list[dict[str, Any]]:
         if self.store is None:
             return []
@@ -193,9 +228,7 @@ class StandaloneSources(Sources):
     async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
         if not self.referee:
             raise LiveError(503, "this web server follows no referee (kozel web --referee)")
-        if self._channel is None:
-            self._channel = grpc.aio.insecure_channel(self.referee)
-        stub = match_pb2_grpc.MatchServiceStub(self._channel)
+        stub = match_pb2_grpc.MatchServiceStub(self._chan())
         call = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id, full=full))
 
         async def stream() -> AsyncIterator[dict[str, Any]]:
@@ -214,3 +247,13 @@ class StandaloneSources(Sources):
         if self._channel is not None:
             await self._channel.close()
 
+
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    try:
+        with path.open("rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        return None
+    if len(data) > limit:
+        raise OverflowError(limit)
+    return data
