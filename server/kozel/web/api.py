@@ -301,8 +301,10 @@ def build_router(api: Api) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=lim.max_page)] = lim.default_page,
         cursor: Annotated[str | None, Query(max_length=200)] = None,
     ) -> dict[str, Any]:
-        if api.sources.store is None:  # a web server over replays only
-            return {"matches": [], "next_cursor": None}
+        if api.sources.store is None:  # a web server over a replay folder only
+            offset = int(cursor) if cursor and cursor.isdigit() else 0
+            page, more = await asyncio.to_thread(api.sources.replay_matches, limit, offset)
+            return {"matches": page, "next_cursor": str(offset + limit) if more else None}
         f = _match_filter(ladder, bot, since, until, reason, status)
         try:
             page, nxt = await asyncio.to_thread(api.queries.matches, f, limit, cursor)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from google.protobuf.json_format import MessageToDict
 from kozel.ladder.store import Store
 from kozel.server.replay import read_replay
 from kozel.server.spectators import SpectatorError
+from kozel.v1 import game_pb2
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc
 
@@ -78,6 +80,30 @@ class Sources:
     def ladder_names(self) -> list[str] | None:
         """The ladders served (None: whatever the store knows)."""
         return None
+
+    def replay_matches(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], bool]:
+        """Without a store: the matches of the replay folder, newest file first (one page,
+        and whether more follow). Reads ``limit`` replay headers."""
+        try:
+            files = sorted(self.replay_dir.glob("*.kzr"), key=lambda p: p.stat().st_mtime,
+                           reverse=True)
+        except OSError:
+            return [], False
+        out = []
+        for path in files[offset:offset + limit]:
+            try:
+                r = read_replay(path)
+            except (OSError, ValueError):
+                continue
+            reason = game_pb2.MatchEndReason.Name(r.result.reason)
+            out.append({"match_id": r.match_id, "ladder": "", "status": "finished",
+                        "reason": reason, "players": r.players,
+                        "started_at": r.started_at.ToDatetime(tzinfo=UTC),
+                        "ended_at": r.ended_at.ToDatetime(tzinfo=UTC),
+                        "seats": [{"seat": x.seat, "side": x.side, "bot": x.name, "rank": None,
+                                   "penalty": None, "mu_before": None, "mu_after": None}
+                                  for x in r.seats]})
+        return out, offset + limit < len(files)
 
 
 class LobbySources(Sources):
