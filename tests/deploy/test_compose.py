@@ -56,7 +56,7 @@ def _balanced(expr: str) -> bool:
 
 def test_the_compose_file_has_its_four_services() -> None:
     compose = _compose()
-    assert set(compose["services"]) == {"referee", "postgres", "prometheus", "grafana"}
+    assert set(compose["services"]) == {"referee", "web", "postgres", "prometheus", "grafana"}
     named = set(compose["volumes"])
     for name, service in compose["services"].items():
         assert "image" in service, name
@@ -77,11 +77,12 @@ def test_every_bind_mount_source_exists() -> None:
             assert _host(source).exists(), f"{name}: {source} -> {target}"
 
 
-def test_only_the_bot_port_is_published_beyond_loopback() -> None:
+def test_only_the_bot_and_web_ports_are_published_beyond_loopback() -> None:
     for name, service in _compose()["services"].items():
         for port in service.get("ports", []):
             if not port.startswith("127.0.0.1:"):
-                assert (name, port) == ("referee", "50051:50051"), f"{name}: {port}"
+                assert (name, port) in {("referee", "50051:50051"), ("web", "8080:8080")}, \
+                    f"{name}: {port}"
 
 
 def test_secrets_come_from_the_environment_and_are_documented() -> None:
@@ -187,3 +188,24 @@ def test_the_dashboard_is_well_formed() -> None:
             assert target["expr"] and _balanced(target["expr"]), panel["title"]
     assert len([p for p in dash["panels"] if p["type"] != "row"]) >= 12
     assert all(_balanced(q) for q in dashboard_queries(dash))
+
+
+def test_the_web_service_reads_what_the_referee_writes() -> None:
+    """The web mounts the referee's data volume read-only at the referee's replay folder,
+    follows the referee's bot port, and uses the same database."""
+    compose = _compose()
+    web, referee = compose["services"]["web"], compose["services"]["referee"]
+    config = load_yaml(_host(_mounts("referee")["/etc/kozel/referee.yaml"]))
+    assert web["image"] == referee["image"]
+    args = web["entrypoint"] + web["command"]
+    assert args[:2] == ["kozel", "web"]
+    data = next(v for v in referee["volumes"] if v.startswith("referee-data:"))
+    mount = data.split(":")[1]
+    assert f"referee-data:{mount}:ro" in web["volumes"]
+    replays = Path(config["storage"]["data_dir"]) / "replays"
+    assert args[args.index("--replays") + 1] == str(replays)
+    host, port = args[args.index("--referee") + 1].split(":")
+    assert host == "referee" and int(port) == listen_port(config["listen"])
+    db = referee["environment"]["KOZEL_STORAGE__DATABASE_URL"]
+    assert args[args.index("--db") + 1] == db
+    assert config["web"]["listen"] == ""

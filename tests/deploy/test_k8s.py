@@ -32,6 +32,7 @@ K8S_VERSIONS = ("1.31", "1.35")
 CRD_KINDS = {"ServiceMonitor": "servicemonitor.json", "PrometheusRule": "prometheusrule.json"}
 SCHEMAS = Path(__file__).with_name("schemas")
 
+WEB_SERVICES = {"kozel-web"}  # the web's own Deployment (web.yaml), checked apart below
 CORE = [(path, i, doc) for path in k8s_files() for i, doc in enumerate(load_docs(path))
         if doc["kind"] not in CRD_KINDS]
 
@@ -74,7 +75,7 @@ def test_strict_validation_refuses_an_unknown_field() -> None:
 def test_every_kind_is_core_or_a_known_crd() -> None:
     kinds = {doc["kind"] for path in k8s_files() for doc in load_docs(path)}
     assert {"Namespace", "ConfigMap", "Secret", "Service", "StatefulSet", "PodDisruptionBudget",
-            "ServiceMonitor", "PrometheusRule"} == kinds
+            "ServiceMonitor", "PrometheusRule", "Deployment"} == kinds
 
 
 @pytest.mark.parametrize("kind", sorted(CRD_KINDS))
@@ -119,7 +120,8 @@ def test_selectors_match_the_referee_pods() -> None:
     assert selected.items() <= pod_labels.items()
     pdb = objects["PodDisruptionBudget", "kozel-referee"]
     assert pdb["spec"]["selector"]["matchLabels"] == selected
-    services = {name: doc for (kind, name), doc in objects.items() if kind == "Service"}
+    services = {name: doc for (kind, name), doc in objects.items()
+                if kind == "Service" and name not in WEB_SERVICES}
     for name, svc in services.items():
         assert svc["spec"]["selector"].items() <= pod_labels.items(), name
     # The governing Service of the set is headless, so every pod has a stable DNS name.
@@ -154,7 +156,7 @@ def test_ports_and_probes_follow_the_configuration() -> None:
             "", "kozel.v1.RefereeService", "kozel.liveness")
     assert not (config["operator"].get("tls") or {}).get("cert_file")
     for (kind, name), svc in k8s_objects().items():
-        if kind == "Service":
+        if kind == "Service" and name not in WEB_SERVICES:
             for port in svc["spec"]["ports"]:
                 assert port["targetPort"] in ports, f"{name}: {port}"
                 assert port["port"] == ports[port["targetPort"]], f"{name}: {port}"
@@ -245,3 +247,35 @@ def test_the_configmap_configuration_passes_check_config(tmp_path: Path) -> None
     res = check_config(config, env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "classic-2p" in res.stdout
+
+
+def test_the_web_deployment_reaches_the_referee_and_its_own_pods() -> None:
+    """kozel-web: its Service selects its pods on its port, its command names the referee's
+    bot Service and port, its probes ask /healthz, its secret and config keys exist."""
+    objects = k8s_objects()
+    web = objects["Deployment", "kozel-web"]
+    pod = web["spec"]["template"]
+    assert web["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    (container,) = pod["spec"]["containers"]
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    cmd = container["command"]
+    assert cmd[:2] == ["kozel", "web"]
+    assert listen_port(cmd[cmd.index("--listen") + 1]) == ports["http"]
+    host, port = cmd[cmd.index("--referee") + 1].split(":")
+    referee_svc = objects["Service", host]
+    assert int(port) in {p["port"] for p in referee_svc["spec"]["ports"]}
+    svc = objects["Service", "kozel-web"]
+    assert svc["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    for p in svc["spec"]["ports"]:
+        assert p["targetPort"] in ports and p["port"] == ports[p["targetPort"]]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
+    (env,) = container["env"]
+    ref = env["valueFrom"]["secretKeyRef"]
+    assert ref["key"] in objects["Secret", ref["name"]]["stringData"]
+    assert f"$({env['name']})" in cmd
+    config = objects["ConfigMap", pod["spec"]["volumes"][0]["configMap"]["name"]]
+    mount = container["volumeMounts"][0]["mountPath"]
+    assert cmd[cmd.index("--ladders") + 1].removeprefix(mount + "/") in config["data"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert _config()["web"]["listen"] == ""  # the referee pod serves no pages of its own

@@ -38,6 +38,9 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     ld.add_argument("--skip-events", dest="events", action="store_false",
                     help="bots set Hello.skip_events (timeouts are then counted by the "
                          "referee only)")
+    ld.add_argument("--web-load", type=int, default=0, metavar="N",
+                    help="meanwhile N connections fetch the referee's web pages, API and "
+                         "replays as fast as it answers (loopback)")
     ld.set_defaults(func=cmd_load)
 
     s = bsub.add_parser("soak", help="10,000 matches back to back, watching memory")
@@ -69,7 +72,8 @@ def cmd_referee(args: argparse.Namespace) -> int:
 
     result = run(RefereeBench(matches=args.matches, warmup_s=args.warmup,
                               duration_s=args.duration, echo_duration_s=args.echo_duration,
-                              profile=args.profile, events=args.events))
+                              profile=args.profile, events=args.events,
+                           web_load=args.web_load))
     _print("kozel bench referee", result, args.json)
     return 0
 
@@ -79,7 +83,8 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     result = run(LoadBench(streams=args.streams, duration_s=args.duration,
                            warmup_s=args.warmup, bot_processes=args.bot_processes,
-                           profile=args.profile, events=args.events))
+                           profile=args.profile, events=args.events,
+                           web_load=args.web_load))
     _print("kozel bench load", result, args.json)
     return 0
 

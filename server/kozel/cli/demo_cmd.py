@@ -79,7 +79,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.print("[bold]Replays[/] (kozel replay show FILE, kozel replay verify FILE):")
     for _, res in done:
         console.print(f"  {res.replay_path}")
+    _browser_hint(console, args.replay_dir, [Path(res.replay_path) for _, res in done])
     return 0
+
+
+def _browser_hint(console: Console, replay_dir: Path, paths: list[Path]) -> None:
+    """How to look at the replays in a browser: an HTML file per match, or the web pages."""
+    from kozel.server.replay import read_replay
+    from kozel.web.html_export import replay_html
+
+    pages = []
+    for path in paths:
+        html = path.with_suffix(".html")
+        html.write_text(replay_html(read_replay(path)), encoding="utf-8")
+        pages.append(html)
+    console.print("[bold]In a browser[/]: open one of these files (each holds the viewer and "
+                  "its match, and works offline):", highlight=False)
+    for html in pages:
+        console.print(f"  file://{html.resolve()}", markup=False, highlight=False, soft_wrap=True)
+    console.print("or serve the web pages over the replay folder:\n"
+                  f"  kozel web --replays {replay_dir}\n"
+                  f"  then open http://127.0.0.1:8080/matches/{paths[0].stem if paths else 'ID'}",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def standings(done: list[tuple[Fixture, rpb.WaitTableResponse]]) -> Table:

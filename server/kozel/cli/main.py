@@ -19,6 +19,7 @@ from kozel.cli import (
     table_cmd,
     vectors_cmd,
     watch_cmd,
+    web_cmd,
 )
 
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch_cmd.add_parser(sub)
     table_cmd.add_parser(sub)
     play_cmd.add_parser(sub)
+    web_cmd.add_parser(sub)
     return parser
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from kozel.cli import replay_web_cmd
 from kozel.server.replay import ReplayError, read_replay, replay_to_text, verify_replay
 from kozel.v1 import replay_pb2
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("replay", help="show or verify a match replay")
+    p = sub.add_parser("replay", help="show, verify, fetch a match replay or write it as HTML")
     rsub = p.add_subparsers(dest="replay_cmd", required=True)
     s = rsub.add_parser("show", help="print a replay as text (or JSON)")
     s.add_argument("file", type=Path)
@@ -23,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                        "problems")
     v.add_argument("file", type=Path, nargs="+")
     v.set_defaults(func=cmd_verify)
+    replay_web_cmd.add_subparsers(rsub)  # html, fetch
 
 
 def _load(path: Path) -> replay_pb2.Replay | None:

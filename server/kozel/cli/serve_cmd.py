@@ -17,6 +17,7 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "listen": ("listen",),
     "operator_listen": ("operator", "listen"),
     "metrics_listen": ("metrics", "listen"),
+    "web_listen": ("web", "listen"),
     "replay_dir": ("storage", "replay_dir"),
     "data_dir": ("storage", "data_dir"),
     "db": ("storage", "database_url"),
@@ -49,6 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--listen", help="bot port host:port (port 0 picks a free one)")
     p.add_argument("--operator-listen", help="operator port host:port (AdminService, health)")
     p.add_argument("--metrics-listen", help="Prometheus /metrics host:port")
+    p.add_argument("--web-listen", help="web pages and HTTP API host:port (default "
+                   "127.0.0.1:8080; '' turns them off)")
     p.add_argument("--replay-dir", type=Path)
     p.add_argument("--data-dir", type=Path, help="where the SQLite store is")
     p.add_argument("--db", help="database URL (PostgreSQL), instead of SQLite")

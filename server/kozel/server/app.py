@@ -10,6 +10,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 import grpc
@@ -58,6 +59,8 @@ class Referee:
     metrics_http: tuple[WSGIServer, threading.Thread] | None = None
     metrics_port: int = 0
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    web: Any = None  # kozel.web.app.WebServer, when the web pages are served
+    web_port: int = 0
     shared: SharedStore | None = None  # the ladder store and this referee's lease in it
 
     def ladder_health(self) -> dict[str, int]:
@@ -112,12 +115,14 @@ class Referee:
         self.lobby.start_drain()
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.lobby.shutdown()
-        if self.shared is not None:  # flush results, give back the lease, close the store
-            await self.shared.stop()
         for task in self.tasks:
             task.cancel()
         servers = [self.server] + ([self.operator] if self.operator is not None else [])
         await asyncio.gather(*(s.stop(grace) for s in servers))
+        if self.web is not None:
+            await self.web.stop()
+        if self.shared is not None:  # last reader gone: flush, give back the lease, close
+            await self.shared.stop()
         await self.health.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
         if self.metrics_http is not None:
             self.metrics_http[0].shutdown()
@@ -233,6 +238,10 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     referee.tasks.append(asyncio.get_running_loop().create_task(
         metrics.watch_loop_lag(on_lag=lobby.observe_lag)))
     metrics.watch_gc()
+    if config.web_listen:
+        from kozel.web.app import start_in_referee
+
+        referee.web, referee.web_port = await start_in_referee(lobby, config)
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info("referee_started", port=port, tls=config.tls is not None,
@@ -264,6 +273,9 @@ async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> int
     if referee.metrics_http is not None:
         m_host = config.metrics_listen.rsplit(":", 1)[0]
         print(f"metrics on http://{m_host}:{referee.metrics_port}/metrics", flush=True)
+    if referee.web is not None:
+        w_host = config.web_listen.rsplit(":", 1)[0]
+        print(f"web pages on http://{w_host}:{referee.web_port}/", flush=True)
     if ready is not None:
         ready.set()
     await stop.wait()

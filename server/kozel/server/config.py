@@ -51,6 +51,8 @@ class ServerConfig:
     operator_tls: TlsFiles | None = None
     admin_token: str = ""  # bearer token for AdminService; "" = admin RPCs refused
     metrics_listen: str = ""  # Prometheus /metrics over HTTP; "" = off
+    web_listen: str = ""  # web pages and HTTP API (kozel.web); "" = off (kozel serve: on)
+    web_optional: bool = False  # True: a web port in use is a warning, not an error
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)

@@ -87,6 +87,18 @@ class OperatorSettings(_Section):
         return self.admin_token.get_secret_value()
 
 
+class WebSettings(_Section):
+    """The web pages and HTTP API (kozel.web); an empty ``listen`` turns them off. Left at its
+    default, a port already in use only logs a warning (several referees on one machine)."""
+
+    listen: str = "127.0.0.1:8080"
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        return _check_listen(value) if value else value
+
+
 class MetricsSettings(_Section):
     """Prometheus ``/metrics`` over HTTP; an empty ``listen`` turns it off."""
 
@@ -175,6 +187,7 @@ class Settings(BaseSettings):
     tls: TlsSettings = Field(default_factory=TlsSettings)
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
@@ -216,6 +229,7 @@ class Settings(BaseSettings):
             listen=self.listen, tls=self.tls.files(),
             operator_listen=self.operator.listen, operator_tls=self.operator.tls.files(),
             admin_token=self.operator.token(), metrics_listen=self.metrics.listen,
+            web_listen=self.web.listen, web_optional="listen" not in self.web.model_fields_set,
             replay_dir=st.replay_dir or st.data_dir / "replays", data_dir=st.data_dir,
             database_url=st.database_url, drain_timeout_s=self.drain_timeout_s,
             referee_id=self.referee.id, lease_s=self.referee.lease_s,

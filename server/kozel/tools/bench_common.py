@@ -75,6 +75,7 @@ class ServerProcess:
     workdir: Path
     log_path: Path
     profiled: bool = False
+    web: str = ""  # the web pages' base URL, when served
 
     @property
     def pid(self) -> int:
@@ -109,7 +110,7 @@ class ServerProcess:
 
 def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
                  profile: Path | None = None, timeout: float = 60.0,
-                 env: dict[str, str] | None = None) -> ServerProcess:
+                 env: dict[str, str] | None = None, web: bool = False) -> ServerProcess:
     """Start a referee on a free loopback port, with ``/metrics`` on another, replays in a
     temporary folder and no drain on stop. With ``profile`` the referee runs under cProfile and
     writes its profile there when stopped. ``env`` adds environment variables (e.g.
@@ -117,7 +118,8 @@ def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
     workdir = Path(tempfile.mkdtemp(prefix="kozel-bench-"))
     args = ["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
             "--replay-dir", str(workdir / "replays"), "--data-dir", str(workdir / "data"),
-            "--log-level", "WARNING", "--drain-timeout", "0"]
+            "--log-level", "WARNING", "--drain-timeout", "0",
+            "--web-listen", "127.0.0.1:0" if web else ""]  # web pages only when measured
     if move_ms is not None:
         args += ["--move-ms", str(move_ms)]
     if bank_ms is not None:
@@ -137,10 +139,12 @@ def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
         text = log_path.read_text(errors="replace")
         port = re.search(r"referee listening on \S+:(\d+)", text)
         metrics = re.search(r"metrics on http://\S+:(\d+)/metrics", text)
-        if port and metrics:
+        pages = re.search(r"web pages on (http://\S+)", text)
+        if port and metrics and (pages or not web):
             return ServerProcess(proc, f"127.0.0.1:{port.group(1)}",
                                  f"127.0.0.1:{metrics.group(1)}", workdir, log_path,
-                                 profiled=profile is not None)
+                                 profiled=profile is not None,
+                                 web=pages.group(1) if pages else "")
         if proc.poll() is not None:
             break
         time.sleep(0.05)

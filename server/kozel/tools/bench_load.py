@@ -43,6 +43,9 @@ class LoadBench:
     # Bots take Event messages: they learn of their own timeouts from the notices, which is
     # how spurious timeouts are told apart from a late bot.
     events: bool = True
+    # Connections of a web load generator (kozel.tools.bench_web) fetching the referee's
+    # pages, API and replays as fast as it answers; 0: no web pages served.
+    web_load: int = 0
 
 
 def mix(streams: int) -> dict[int, int]:
@@ -66,7 +69,8 @@ def split(n: int, parts: int) -> list[int]:
 
 def run(bench: LoadBench) -> dict[str, Any]:
     started = time.perf_counter()
-    server = start_server(move_ms=bench.move_ms, bank_ms=0, profile=bench.profile)
+    server = start_server(move_ms=bench.move_ms, bank_ms=0, profile=bench.profile,
+                          web=bench.web_load > 0)
     children: list[Child] = []
     try:
         idle = server.usage()
@@ -84,6 +88,13 @@ def run(bench: LoadBench) -> dict[str, Any]:
             children.append(Child("kozel.tools.bench_bots", json.dumps(config)))
         note(f"load: {bench.streams} streams connecting to the referee at {server.address}")
         readies = [child.expect("ready", timeout=90) for child in children]
+        web = None
+        if bench.web_load:
+            web = Child("kozel.tools.bench_web",
+                        json.dumps({"base": server.web, "connections": bench.web_load}))
+            children.append(web)  # closed with the bots
+            web.expect("ready", timeout=60)
+            note(f"load: {bench.web_load} web connections fetching {server.web}")
         welcomed = sum(r["welcomed"] for r in readies)
         note(f"load: {welcomed} streams welcomed; warming up {bench.warmup_s:g} s")
         time.sleep(bench.warmup_s)
@@ -93,15 +104,17 @@ def run(bench: LoadBench) -> dict[str, Any]:
             child.send("start")
         for child in children:
             child.expect("started")
+        bots = [c for c in children if c is not web]
         s0 = server.usage()
-        b0 = [Usage.of(child.pid) for child in children]
+        b0 = [Usage.of(child.pid) for child in bots]
         note(f"load: measuring for {bench.duration_s:g} s")
         time.sleep(bench.duration_s)
         for child in children:
             child.send("stop")
-        windows = [child.expect("stopped") for child in children]
+        windows = [child.expect("stopped") for child in bots]
+        web_window = web.expect("stopped") if web is not None else None
         s1 = server.usage()
-        b1 = [Usage.of(child.pid) for child in children]
+        b1 = [Usage.of(child.pid) for child in bots]
         probe.finish()
     finally:
         for child in children:
@@ -155,6 +168,15 @@ def run(bench: LoadBench) -> dict[str, Any]:
     else:
         result.update(overhead_p99_us=result["client_gap_p99_us"],
                       overhead_source="client-gap (upper bound; no server histogram)")
+    if web_window is not None:
+        secs = web_window["seconds"] or 1.0
+        result.update(web_connections=bench.web_load,
+                      web_requests_per_s=web_window["requests"] / secs,
+                      web_replay_json_per_s=web_window["replay_json"] / secs,
+                      web_mb_per_s=web_window["bytes"] / secs / 1e6,
+                      web_errors=web_window["errors"],
+                      web_latency_p50_ms=web_window["latency_p50_ms"],
+                      web_latency_p99_ms=web_window["latency_p99_ms"])
     result["error_details"] = [d for x in windows for d in x["error_details"]][:5]
     result["wall_s"] = time.perf_counter() - started
     return result

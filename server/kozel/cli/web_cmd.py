@@ -1,0 +1,68 @@
+"""``kozel web``: the web pages and HTTP API on their own, over a ladder store and a replay
+folder (on Kubernetes they scale apart from the referees)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("web", help="serve the web pages and HTTP API on their own",
+                       description="Serve the read-only web pages and HTTP API from a ladder "
+                                   "store and a replay folder, without a referee. Live "
+                                   "matches are followed through --referee (gRPC WatchMatch).")
+    p.add_argument("--db", default="", help="the ladder store's database URL "
+                   "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only")
+    p.add_argument("--replays", type=Path, default=Path("replays"),
+                   help="the referees' replay folder (default ./replays); a replay not in it "
+                        "is downloaded from --referee")
+    p.add_argument("--listen", default="127.0.0.1:8080", help="host:port (default %(default)s)")
+    p.add_argument("--referee", default="", help="a referee's gRPC address, to follow its "
+                   "live matches")
+    p.add_argument("--ladders", type=Path, help="the referees' ladder file: a duplicate "
+                   "ladder's first halves stay sealed until their twin is on record")
+    p.set_defaults(func=cmd_web)
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    from kozel.ladder.config import ConfigError, load_ladders
+
+    duplicate: frozenset[str] = frozenset()
+    if args.ladders is not None:
+        try:
+            duplicate = frozenset(s.name for s in load_ladders(args.ladders) if s.duplicate)
+        except ConfigError as exc:
+            print(f"error: {exc}")
+            return 2
+    try:
+        return asyncio.run(_run(args, duplicate))
+    except OSError as exc:
+        print(f"error: {exc}")
+        return 1
+
+
+async def _run(args: argparse.Namespace, duplicate: frozenset[str]) -> int:
+    from kozel.ladder.store import Store
+    from kozel.web.app import WebServer, create_app
+    from kozel.web.sources import StandaloneSources
+
+    store = Store(args.db) if args.db else None
+    sources = StandaloneSources(store, args.replays, referee=args.referee,
+                                duplicate_ladders=duplicate)
+    server = WebServer(create_app(sources), args.listen)
+    port = await server.start()
+    host = args.listen.rsplit(":", 1)[0]
+    print(f"web pages on http://{host}:{port}/", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+    await sources.close()
+    if store is not None:
+        store.close()
+    return 0

@@ -1,0 +1,377 @@
+"""The read-only HTTP JSON API (``/api/...``, OpenAPI schema at ``/api/openapi.json``).
+
+Nothing here needs a token and nothing shows more than a public spectator may see: replays of
+sealed duplicate halves are refused, live streams are the spectator hub's (public view, or the
+full view held back by the referee's delay). Every list has a bounded size.
+"""
+
+
+import asyncio
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
+from fastapi.responses import JSONResponse, Response
+from google.protobuf.json_format import MessageToDict
+from pydantic import BaseModel
+from sse_starlette.sse import EventSourceResponse
+
+from kozel.server.lobby import REPLAY_ID
+from kozel.server.match_details import match_details
+from kozel.server.replay import ReplayError, decode_replay
+from kozel.web.queries import CursorError, MatchFilter, WebQueries
+from kozel.web.replay_json import JSON_FORMAT, replay_to_json
+from kozel.web.sources import LiveError, Sources
+
+NAME = r"^[^\x00-\x1f\x7f]{1,64}$"  # bot and ladder names as the store allows them
+MatchId = Annotated[str, PathParam(pattern=REPLAY_ID.pattern, description="8 to 64 hex digits")]
+BotName = Annotated[str, PathParam(pattern=NAME, description="a bot name")]
+LadderName = Annotated[str, PathParam(pattern=NAME, description="a ladder name")]
+
+
+@dataclass(frozen=True, slots=True)
+class WebLimits:
+    """Every bound of the web (listed in docs/web.md)."""
+
+    max_page: int = 200  # matches per page of a match list
+    default_page: int = 50
+    max_standings: int = 1000  # rows of a standings table
+    max_history: int = 1000  # points of a rating history
+    opponents_window: int = 2000  # a bot's latest finished matches counted against opponents
+    recent_matches: int = 20  # a bot page's latest matches
+    replay_cache: int = 16  # replays kept converted to JSON (by ETag)
+    max_replay_bytes: int = 32 * 1024 * 1024  # a bigger replay file is refused
+
+
+# -- response models (the OpenAPI schema) ------------------------------------------------------
+
+
+class Ladder(BaseModel):
+    name: str
+    bots: int
+    matches: dict[str, int]  # by status: running, finished, aborted
+
+
+class Standing(BaseModel):
+    rank: int
+    bot: str
+    ordinal: float
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    avg_penalty: float
+    timeouts: int
+    forfeits: int
+
+
+class Standings(BaseModel):
+    ladder: str
+    standings: list[Standing]
+
+
+class SeatSummary(BaseModel):
+    seat: int
+    side: int
+    bot: str
+    rank: int | None
+    penalty: int | None
+    mu_before: float | None
+    mu_after: float | None
+
+
+class MatchSummary(BaseModel):
+    match_id: str
+    ladder: str
+    status: str
+    reason: str | None
+    players: int
+    started_at: datetime
+    ended_at: datetime | None
+    seats: list[SeatSummary]
+
+
+class MatchPage(BaseModel):
+    matches: list[MatchSummary]
+    next_cursor: str | None  # pass as ?cursor= for the next page; null on the last page
+
+
+class LadderRating(BaseModel):
+    ladder: str
+    ordinal: float
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    avg_penalty: float
+    timeouts: int
+    forfeits: int
+
+
+class Opponent(BaseModel):
+    opponent: str
+    matches: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class BotPage(BaseModel):
+    name: str
+    status: str
+    created_at: datetime | None
+    ladders: list[LadderRating]
+    recent_matches: list[MatchSummary]
+    opponents: list[Opponent]
+
+
+class RatingPoint(BaseModel):
+    match_id: str
+    at: datetime | None
+    mu: float
+    sigma: float
+
+
+class RatingHistory(BaseModel):
+    bot: str
+    ladder: str
+    points: list[RatingPoint]
+
+
+class RunningMatch(BaseModel):
+    match_id: str
+    ladder: str
+    table_id: str
+    players: int
+    seats: list[str]
+    started_at: datetime
+    deal: int | None  # the deal in play, from 0 (unknown on a standalone web server)
+
+
+class Running(BaseModel):
+    matches: list[RunningMatch]
+
+
+# -- the router --------------------------------------------------------------------------------
+
+
+class Api:
+    """The API's state: the sources, the limits, the replay JSON cache."""
+
+    def __init__(self, sources: Sources, limits: WebLimits) -> None:
+        self.sources = sources
+        self.limits = limits
+        self._json: OrderedDict[str, bytes] = OrderedDict()
+
+    @property
+    def queries(self) -> WebQueries:
+        if self.sources.store is None:
+            raise HTTPException(404, "this server has no ladder store")
+        return WebQueries(self.sources.store)
+
+    async def ladder_names(self) -> list[str]:
+        names = self.sources.ladder_names()
+        if names is not None:
+            return names
+        if self.sources.store is None:
+            return []
+        return [x["name"] for x in await asyncio.to_thread(self.queries.ladders)]
+
+    async def details(self, match_id: str) -> dict[str, Any] | None:
+        live = self.sources.live_detail(match_id)
+        d = await asyncio.to_thread(match_details, match_id, store=self.sources.store,
+                                    replay_dir=self.sources.replay_dir, live=live)
+        if d is None:
+            return None
+        out = MessageToDict(d, preserving_proto_field_name=True,
+                            always_print_fields_with_no_presence=True)
+        out["sealed"] = await asyncio.to_thread(self.sources.sealed, match_id)
+        return out
+
+    async def replay_file(self, match_id: str) -> tuple[bytes, str]:
+        """A replay's bytes and ETag; 404 unknown, 403 sealed."""
+        if await asyncio.to_thread(self.sources.sealed, match_id):
+            raise HTTPException(403, f"replay {match_id} is sealed until its duplicate twin "
+                                     "match has been played")
+        try:
+            data = await self.sources.replay_bytes(match_id, self.limits.max_replay_bytes)
+        except OverflowError:
+            raise HTTPException(413, f"the replay is larger than "
+                                     f"{self.limits.max_replay_bytes} bytes") from None
+        except LiveError as exc:
+            raise HTTPException(exc.status, exc.message) from None
+        if data is None:
+            raise HTTPException(404, f"no replay {match_id}")
+        return data, '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+
+    async def replay_json(self, match_id: str, data: bytes, etag: str) -> bytes:
+        cached = self._json.get(etag)
+        if cached is not None:
+            self._json.move_to_end(etag)
+            return cached
+        try:
+            body = await asyncio.to_thread(_convert, data)
+        except ReplayError as exc:
+            raise HTTPException(500, f"replay {match_id} cannot be read: {exc}") from None
+        self._json[etag] = body
+        while len(self._json) > self.limits.replay_cache:
+            self._json.popitem(last=False)
+        return body
+
+
+def _convert(data: bytes) -> bytes:
+    return json.dumps(replay_to_json(decode_replay(data)), separators=(",", ":")).encode()
+
+
+def _not_modified(request: Request, etag: str) -> bool:
+    tags = request.headers.get("if-none-match", "")
+    return etag in [t.strip() for t in tags.split(",")] or tags.strip() == "*"
+
+
+def _match_filter(ladder: str | None, bot: str | None, since: datetime | None,
+                  until: datetime | None, reason: str | None, status: str | None) -> MatchFilter:
+    return MatchFilter(ladder=ladder or None, bot=bot or None, since=since, until=until,
+                       reason=reason or None, status=status or None)
+
+
+def build_router(api: Api) -> APIRouter:
+    """The ``/api`` routes."""
+    r = APIRouter(prefix="/api")
+    lim = api.limits
+
+    @r.get("/ladders", response_model=list[Ladder], summary="Ladders with bot and match counts")
+    async def ladders() -> list[dict[str, Any]]:
+        known = {x["name"]: x for x in (await asyncio.to_thread(api.queries.ladders)
+                                        if api.sources.store is not None else [])}
+        names = api.sources.ladder_names() or sorted(known)
+        return [known.get(n, {"name": n, "bots": 0, "matches": {}}) for n in names]
+
+    @r.get("/ladders/{ladder}/standings", response_model=Standings,
+           summary="A ladder's standings by ordinal (mu - 3 sigma)")
+    async def standings(ladder: LadderName,
+                        limit: Annotated[int, Query(ge=1, le=lim.max_standings)]
+                        = lim.max_standings) -> dict[str, Any]:
+        if ladder not in await api.ladder_names():
+            raise HTTPException(404, f"no ladder {ladder}")
+        rows = await asyncio.to_thread(api.queries.store.standings, ladder)
+        return {"ladder": ladder, "standings": [
+            {"rank": i + 1, "bot": x.name, "ordinal": x.ordinal, "mu": x.mu, "sigma": x.sigma,
+             "matches": x.matches, "wins": x.wins, "avg_penalty": x.avg_penalty,
+             "timeouts": x.timeouts, "forfeits": x.forfeits}
+            for i, x in enumerate(rows[:limit])]}
+
+    @r.get("/bots/{name}", response_model=BotPage,
+           summary="A bot: its ladders, latest matches and results against each opponent")
+    async def bot(name: BotName) -> dict[str, Any]:
+        q = api.queries
+        found = await asyncio.to_thread(q.bot, name)
+        if found is None:
+            raise HTTPException(404, f"no bot {name}")
+        recent, _ = await asyncio.to_thread(q.matches, MatchFilter(bot=name), lim.recent_matches)
+        found["recent_matches"] = recent
+        found["opponents"] = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
+        return found
+
+    @r.get("/bots/{name}/ratings", response_model=RatingHistory,
+           summary="A bot's rating after each rated match on a ladder, oldest first")
+    async def ratings(name: BotName, ladder: Annotated[str, Query(pattern=NAME)],
+                      limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history
+                      ) -> dict[str, Any]:
+        q = api.queries
+        if await asyncio.to_thread(q.bot, name) is None:
+            raise HTTPException(404, f"no bot {name}")
+        points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
+        return {"bot": name, "ladder": ladder, "points": points}
+
+    @r.get("/matches", response_model=MatchPage,
+           summary="Matches newest first, filtered, one page at a time")
+    async def matches(
+        ladder: Annotated[str | None, Query(pattern=NAME)] = None,
+        bot: Annotated[str | None, Query(pattern=NAME)] = None,
+        since: Annotated[datetime | None, Query(description="started at or after")] = None,
+        until: Annotated[datetime | None, Query(description="started before")] = None,
+        reason: Annotated[str | None, Query(pattern=NAME, description=(
+            "end reason as stored: MATCH_END_REASON_LIMIT, MATCH_END_REASON_FIXED_DEALS, "
+            "MATCH_END_REASON_FORFEIT, or an abort reason"))] = None,
+        status: Annotated[str | None, Query(pattern="^(running|finished|aborted)$")] = None,
+        limit: Annotated[int, Query(ge=1, le=lim.max_page)] = lim.default_page,
+        cursor: Annotated[str | None, Query(max_length=200)] = None,
+    ) -> dict[str, Any]:
+        if api.sources.store is None:  # a web server over a replay folder only
+            offset = int(cursor) if cursor and cursor.isdigit() else 0
+            page, more = await asyncio.to_thread(api.sources.replay_matches, limit, offset)
+            return {"matches": page, "next_cursor": str(offset + limit) if more else None}
+        f = _match_filter(ladder, bot, since, until, reason, status)
+        try:
+            page, nxt = await asyncio.to_thread(api.queries.matches, f, limit, cursor)
+        except CursorError as exc:
+            raise HTTPException(400, str(exc)) from None
+        return {"matches": page, "next_cursor": nxt}
+
+    @r.get("/matches/{match_id}", summary="One match: seats, result, ranks, rating changes",
+           description="GetMatchResponse of match.proto as JSON (proto field names), plus "
+                       "`sealed` (true for a duplicate first half whose twin is to be played).")
+    async def match(match_id: MatchId) -> dict[str, Any]:
+        d = await api.details(match_id)
+        if d is None:
+            raise HTTPException(404, f"no match {match_id}")
+        return d
+
+    @r.get("/matches/{match_id}/replay.kzr", summary="The replay file (gzip Replay message)",
+           response_class=Response, responses={200: {"content": {"application/octet-stream": {}}}})
+    async def replay_kzr(match_id: MatchId, request: Request) -> Response:
+        data, etag = await api.replay_file(match_id)
+        headers = {"ETag": etag, "Cache-Control": "no-cache"}
+        if _not_modified(request, etag):
+            return Response(status_code=304, headers=headers)
+        headers["Content-Disposition"] = f'attachment; filename="{match_id}.kzr"'
+        return Response(data, media_type="application/octet-stream", headers=headers)
+
+    @r.get("/matches/{match_id}/replay.json",
+           summary="The replay as JSON, with the table after every step as each seat saw it",
+           description=f"Format `{JSON_FORMAT}`: header, deals, steps (action, think time, "
+                       "bank left) and frames (`all`: everything; `seats[n]`: what seat n "
+                       "knew), built with the engine's observation filter.")
+    async def replay_json(match_id: MatchId, request: Request) -> Response:
+        data, etag = await api.replay_file(match_id)
+        etag = etag[:-1] + '-json"'
+        headers = {"ETag": etag, "Cache-Control": "no-cache"}
+        if _not_modified(request, etag):
+            return Response(status_code=304, headers=headers)
+        body = await api.replay_json(match_id, data, etag)
+        return Response(body, media_type="application/json", headers=headers)
+
+    @r.get("/live", response_model=Running, summary="The matches running now")
+    async def live() -> dict[str, Any]:
+        rows = await api.sources.running()
+        return {"matches": rows[:lim.max_page]}
+
+    @r.get("/live/{match_id}/events", summary="A running match as Server-Sent Events",
+           description="Each event's data is one WatchMatch SpectatorEvent as JSON (proto "
+                       "field names); the event name is its kind (snapshot, deal_start, event, "
+                       "deal_end, match_end). `full=true` asks for every hand, held back by the "
+                       "referee's spectator delay (409 for a sealed duplicate half or a referee "
+                       "without a delay). An event named `dropped` ends a stream the referee "
+                       "dropped.", response_class=Response,
+           responses={200: {"content": {"text/event-stream": {}}}})
+    async def live_events(match_id: MatchId, full: bool = False) -> Response:
+        try:
+            stream = await api.sources.watch(match_id, full)
+        except LiveError as exc:
+            return JSONResponse({"detail": exc.message}, status_code=exc.status)
+
+        async def events():
+            n = 0
+            async for ev in stream:
+                n += 1
+                kind = next((k for k in ("snapshot", "deal_start", "event", "deal_end",
+                                         "match_end", "dropped") if k in ev), "event")
+                yield {"event": kind, "id": str(n), "data": json.dumps(ev)}
+
+        return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-cache"})
+
+    return r

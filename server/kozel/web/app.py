@@ -1,0 +1,228 @@
+"""The web application: the JSON API, the pages and their assets (all shipped in this package),
+security headers on every response, and a uvicorn server that runs it inside an event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import re
+import socket
+from importlib import resources
+from collections.abc import Iterator
+from typing import Any
+
+import structlog
+import uvicorn
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.staticfiles import StaticFiles
+
+from kozel.server.lobby import REPLAY_ID
+from kozel.web.api import NAME, Api, WebLimits, build_router
+from kozel.web.sources import Sources
+
+STATIC = resources.files("kozel.web") / "static"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+PAGES = ("home", "standings", "bot", "matches", "viewer", "live")
+_NAME = re.compile(NAME)
+
+
+def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTMLResponse:
+    """A page: a fixed HTML shell whose script fills it from the API (names are set as text
+    by the script; the only text put here is escaped)."""
+    body = (f'<p class="notice">{html.escape(message)}</p>' if message
+            else '<p class="loading">Loading…</p>')
+    script = f'<script src="/static/js/{page}.js"></script>' if page in PAGES else ""
+    extra = ('<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
+             '<script src="/static/vendor/uPlot.iife.min.js"></script>' if page == "bot" else "")
+    text = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)} · Kozel Arena</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/static/css/site.css">{extra}
+</head><body data-page="{page}">
+<header class="top"><a class="brand" href="/">♠ Kozel Arena</a>
+<nav><a href="/">Home</a><a href="/matches">Matches</a><a href="/api/openapi.json">API</a></nav>
+</header>
+<main id="main">{body}</main>
+<script src="/static/js/common.js"></script><script src="/static/js/cards.js"></script>
+{script}
+</body></html>"""
+    return HTMLResponse(text, status_code=status)
+
+
+def not_found(message: str) -> HTMLResponse:
+    return shell("notfound", "Not found", status=404, message=message)
+
+
+def create_app(sources: Sources, limits: WebLimits | None = None) -> FastAPI:
+    """The app over ``sources``; no Swagger UI (it would load scripts from elsewhere)."""
+    api = Api(sources, limits or WebLimits())
+    app = FastAPI(title="Kozel Arena", version="1", openapi_url="/api/openapi.json",
+                  docs_url=None, redoc_url=None,
+                  description="Read-only: ladders, standings, bots, matches, replays and live "
+                              "matches of a Kozel Arena referee. No token needed.")
+    app.state.api = api
+    app.include_router(build_router(api))
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        response = await call_next(request)
+        for key, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(key, value)
+        return response
+
+    def wants_html(request: Request) -> bool:
+        return not request.url.path.startswith("/api/")
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if wants_html(request) and exc.status_code == 404:
+            return not_found("There is no such page.")
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+
+    @app.exception_handler(404)
+    async def missing(request: Request, exc: Exception) -> Response:
+        if wants_html(request):
+            return not_found("There is no such page.")
+        return JSONResponse({"detail": "not found"}, status_code=404)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if wants_html(request):
+            return not_found("There is no such page.")
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> Response:
+        """For probes: the process serves (no store round trip, so a slow database does not
+        restart web pods)."""
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> Response:
+        return shell("home", "Home")
+
+    @app.get("/matches", include_in_schema=False)
+    async def match_list() -> Response:
+        return shell("matches", "Matches")
+
+    @app.get("/ladders/{ladder}", include_in_schema=False)
+    async def ladder_page(ladder: str) -> Response:
+        if not _NAME.match(ladder) or ladder not in await api.ladder_names():
+            return not_found("There is no such ladder.")
+        return shell("standings", "Standings")
+
+    @app.get("/bots/{name}", include_in_schema=False)
+    async def bot_page(name: str) -> Response:
+        if (not _NAME.match(name) or sources.store is None
+                or await asyncio.to_thread(sources.store.bot, name) is None):
+            return not_found("There is no such bot.")
+        return shell("bot", "Bot")
+
+    @app.get("/matches/{match_id}", include_in_schema=False)
+    async def viewer_page(match_id: str) -> Response:
+        if not REPLAY_ID.match(match_id) or await api.details(match_id) is None:
+            return not_found("There is no such match.")
+        return shell("viewer", "Match")
+
+    @app.get("/live/{match_id}", include_in_schema=False)
+    async def live_page(match_id: str) -> Response:
+        if not REPLAY_ID.match(match_id):
+            return not_found("There is no such match.")
+        if any(m["match_id"] == match_id for m in await sources.running()):
+            return shell("live", "Live")
+        if await api.details(match_id) is not None:
+            return RedirectResponse(f"/matches/{match_id}", status_code=302)
+        return not_found("There is no such match.")
+
+    return app
+
+
+def parse_listen(address: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:8080`` for IPv6)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"a listen address is host:port, not {address!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: the process that runs it (a referee) owns them."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class WebServer:
+    """uvicorn serving the app as a task of the running event loop."""
+
+    def __init__(self, app: FastAPI, listen: str) -> None:
+        host, port = parse_listen(listen)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                access_log=False, lifespan="off", proxy_headers=False,
+                                timeout_graceful_shutdown=2)
+        self.server = _Server(config)
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self) -> int:
+        """Bind (an ``OSError`` if the address is taken) and start serving; returns the bound
+        port (the listen port may be 0)."""
+        config = self.server.config
+        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((config.host, config.port))
+        except OSError as exc:
+            sock.close()
+            raise OSError(f"the web server cannot listen on {config.host}:{config.port}: "
+                          f"{exc.strerror or exc}") from None
+        sock.set_inheritable(True)
+        port = sock.getsockname()[1]
+        self.task = asyncio.get_running_loop().create_task(self.server.serve(sockets=[sock]))
+        while not self.server.started:
+            if self.task.done():
+                self.task.result()
+                raise OSError("the web server stopped at start")
+            await asyncio.sleep(0.01)
+        return port
+
+    async def stop(self) -> None:
+        if self.task is None:
+            return
+        self.server.should_exit = True
+        try:
+            await asyncio.wait_for(self.task, 5)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self.task.cancel()
+
+
+async def start_in_referee(lobby: Any, config: Any) -> tuple[WebServer | None, int]:
+    """Serve the web inside a referee's event loop (``kozel serve``): its lobby is the source.
+    A port in use is an error unless the address was left at its default (then a warning)."""
+    from kozel.web.sources import LobbySources
+
+    server = WebServer(create_app(LobbySources(lobby, config.replay_dir)), config.web_listen)
+    try:
+        return server, await server.start()
+    except OSError as exc:
+        if not config.web_optional:
+            raise
+        structlog.get_logger("kozel.web").warning("web_not_served", error=str(exc))
+        print(f"web pages not served: {exc} (set web.listen or --web-listen)", flush=True)
+        return None, 0

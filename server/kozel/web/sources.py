@@ -1,0 +1,285 @@
+"""Where the web gets what it shows: the ladder store and the replay folder, plus the running
+matches and their spectator streams.
+
+Inside a referee (``kozel serve``) :class:`LobbySources` reads the lobby: running matches, the
+spectator hub of each (exactly the stream ``WatchMatch`` serves), and the set of sealed
+duplicate halves. On its own (``kozel web``) :class:`StandaloneSources` reads the store and the
+replay folder, and follows live matches through a referee's ``WatchMatch`` when given one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from google.protobuf.json_format import MessageToDict
+
+from kozel.ladder.store import Store
+from kozel.server.replay import read_replay
+from kozel.server.spectators import SpectatorError
+from kozel.v1 import game_pb2
+from kozel.v1 import match_pb2 as mpb
+from kozel.v1 import match_pb2_grpc
+
+if TYPE_CHECKING:
+    from kozel.server.lobby import Lobby
+
+
+class LiveError(Exception):
+    """A live stream the web cannot give, with the HTTP status to answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+_GRPC_TO_HTTP = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.FAILED_PRECONDITION: 409,
+                 grpc.StatusCode.RESOURCE_EXHAUSTED: 429, grpc.StatusCode.INVALID_ARGUMENT: 400}
+
+
+def event_dict(event: mpb.SpectatorEvent) -> dict[str, Any]:
+    """A spectator event as JSON (proto field names; the same message ``WatchMatch`` sends)."""
+    return MessageToDict(event, preserving_proto_field_name=True)
+
+
+@dataclass
+class Sources:
+    """What every kind of source shares: the store (None without ladders) and the replays."""
+
+    store: Store | None
+    replay_dir: Path
+
+    def sealed(self, match_id: str) -> bool:
+        """Whether a match's replay and full view stay secret (a duplicate first half)."""
+        raise NotImplementedError
+
+    async def running(self) -> list[dict[str, Any]]:
+        """The matches running now, newest first."""
+        raise NotImplementedError
+
+    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+        """The spectator stream of a running match (checked and subscribed before it is
+        returned); raises :class:`LiveError`."""
+        raise NotImplementedError
+
+    def live_detail(self, match_id: str) -> mpb.GetMatchResponse | None:
+        """The running match's details, when it runs here."""
+        return None
+
+    async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
+        """A replay file's bytes from the replay folder (None: not there); ``OverflowError``
+        past ``limit`` bytes. The caller has checked that it is not sealed."""
+        return await asyncio.to_thread(_read_bounded, self.replay_dir / f"{match_id}.kzr", limit)
+
+    def ladder_names(self) -> list[str] | None:
+        """The ladders served (None: whatever the store knows)."""
+        return None
+
+    def replay_matches(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], bool]:
+        """Without a store: the matches of the replay folder, newest file first (one page,
+        and whether more follow). Reads ``limit`` replay headers."""
+        try:
+            files = sorted(self.replay_dir.glob("*.kzr"), key=lambda p: p.stat().st_mtime,
+                           reverse=True)
+        except OSError:
+            return [], False
+        out = []
+        for path in files[offset:offset + limit]:
+            try:
+                r = read_replay(path)
+            except (OSError, ValueError):
+                continue
+            reason = game_pb2.MatchEndReason.Name(r.result.reason)
+            out.append({"match_id": r.match_id, "ladder": "", "status": "finished",
+                        "reason": reason, "players": r.players,
+                        "started_at": r.started_at.ToDatetime(tzinfo=UTC),
+                        "ended_at": r.ended_at.ToDatetime(tzinfo=UTC),
+                        "seats": [{"seat": x.seat, "side": x.side, "bot": x.name, "rank": None,
+                                   "penalty": None, "mu_before": None, "mu_after": None}
+                                  for x in r.seats]})
+        return out, offset + limit < len(files)
+
+
+class LobbySources(Sources):
+    """A referee's own lobby (same event loop)."""
+
+    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
+        super().__init__(lobby.store, Path(replay_dir))
+        self.lobby = lobby
+
+    def sealed(self, match_id: str) -> bool:
+        return match_id in self.lobby.sealed
+
+    def ladder_names(self) -> list[str] | None:
+        return sorted(self.lobby.ladders) if self.lobby.ladders else None
+
+    async def running(self) -> list[dict[str, Any]]:
+        out = []
+        for runner in self.lobby.runners.values():
+            if runner.outcome is not None:
+                continue
+            out.append({"match_id": runner.match_id, "ladder": runner.ladder,
+                        "table_id": runner.table_id, "players": runner.players,
+                        "seats": [p.name for p in runner.seating],
+                        "started_at": runner.started_at,
+                        "deal": len(runner.match.records)})
+        return sorted(out, key=lambda m: m["started_at"], reverse=True)
+
+    def live_detail(self, match_id: str) -> mpb.GetMatchResponse | None:
+        from kozel.server.match_details import from_runner
+
+        runner = self.lobby.runners.get(match_id)
+        return from_runner(runner) if runner is not None else None
+
+    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+        runner = self.lobby.runners.get(match_id)
+        hub = runner.spectators if runner is not None else None
+        if hub is None:
+            raise LiveError(404, f"no running match {match_id}")
+        if full and self.sealed(match_id):
+            raise LiveError(409, "this match is the first half of a duplicate pair: its hands "
+                                 "stay secret until its twin has been played")
+        try:
+            sub = hub.subscribe(full)
+        except SpectatorError as exc:
+            raise LiveError(_GRPC_TO_HTTP.get(exc.code, 503), exc.message) from None
+
+        async def stream() -> AsyncIterator[dict[str, Any]]:
+            try:
+                while (event := await sub.get()) is not None:
+                    yield event_dict(event)
+            finally:
+                hub.unsubscribe(sub)
+            if sub.dropped:
+                yield {"dropped": sub.dropped}
+        return stream()
+
+
+class StandaloneSources(Sources):
+    """The store and the replay folder, without a lobby.
+
+    Which matches are sealed is not in the store, so on a duplicate ladder (named in
+    ``duplicate_ladders``) a match's replay is withheld until a later finished match of the same
+    ladder and the same bots has a replay with the same seed (its twin). Live matches are
+    followed through ``referee`` (a gRPC address), when given.
+    """
+
+    def __init__(self, store: Store | None, replay_dir: Path, *, referee: str = "",
+                 duplicate_ladders: frozenset[str] = frozenset()) -> None:
+        super().__init__(store, Path(replay_dir))
+        self.referee = referee
+        self.duplicate_ladders = duplicate_ladders
+        self._channel: grpc.aio.Channel | None = None
+        self._public: set[str] = set()  # duplicate halves found to have their twin
+
+    def sealed(self, match_id: str) -> bool:
+        if self.store is None or not self.duplicate_ladders or match_id in self._public:
+            return False
+        row = self.store.match_detail(match_id)
+        if row is None or row.ladder not in self.duplicate_ladders:
+            return False
+        if self._twin_played(row):
+            self._public.add(match_id)
+            return False
+        return True
+
+    def _twin_played(self, row) -> bool:
+        from kozel.web.queries import MatchFilter, WebQueries
+
+        bots = sorted(x.bot for x in row.seats)
+        try:
+            seed = read_replay(self.replay_dir / f"{row.id}.kzr").seed
+        except (OSError, ValueError):
+            return False
+        page, _ = WebQueries(self.store).matches(
+            MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at,
+                        status="finished"), limit=20)
+        for m in page:
+            if m["match_id"] == row.id or sorted(x["bot"] for x in m["seats"]) != bots:
+                continue
+            try:
+                if read_replay(self.replay_dir / f"{m['match_id']}.kzr").seed == seed:
+                    return True
+            except (OSError, ValueError):
+                continue
+        return False
+
+    async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
+        """From the replay folder, else from the referee (DownloadReplay, which refuses sealed
+        halves too): a web server on another machine needs no copy of the replays."""
+        data = await super().replay_bytes(match_id, limit)
+        if data is not None or not self.referee:
+            return data
+        from kozel.v1 import ladder_pb2, ladder_pb2_grpc
+
+        stub = ladder_pb2_grpc.LadderServiceStub(self._chan())
+        chunks, size = [], 0
+        try:
+            async for msg in stub.DownloadReplay(
+                    ladder_pb2.DownloadReplayRequest(replay_id=match_id), timeout=60):
+                size += len(msg.chunk)
+                if size > limit:
+                    raise OverflowError(limit)
+                chunks.append(msg.chunk)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return None
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                raise LiveError(403, exc.details() or "sealed") from None
+            raise LiveError(502, f"the referee did not send the replay: {exc.details()}") from None
+        return b"".join(chunks)
+
+    def _chan(self) -> grpc.aio.Channel:
+        if self._channel is None:
+            self._channel = grpc.aio.insecure_channel(self.referee)
+        return self._channel
+
+    async def running(self) -> list[dict[str, Any]]:
+        if self.store is None:
+            return []
+        from kozel.web.queries import MatchFilter, WebQueries
+
+        page, _ = await asyncio.to_thread(WebQueries(self.store).matches,
+                                          MatchFilter(status="running"), 100)
+        return [{"match_id": m["match_id"], "ladder": m["ladder"], "table_id": "",
+                 "players": m["players"], "seats": [x["bot"] for x in m["seats"]],
+                 "started_at": m["started_at"], "deal": None} for m in page]
+
+    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+        if not self.referee:
+            raise LiveError(503, "this web server follows no referee (kozel web --referee)")
+        stub = match_pb2_grpc.MatchServiceStub(self._chan())
+        call = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id, full=full))
+
+        async def stream() -> AsyncIterator[dict[str, Any]]:
+            # The referee's refusals arrive in the stream (a full view's first message waits
+            # for the delay, so they cannot be awaited before the response starts).
+            try:
+                async for msg in call:
+                    yield event_dict(msg.event)
+            except grpc.aio.AioRpcError as exc:
+                yield {"dropped": exc.details() or str(exc.code())}
+            finally:
+                call.cancel()
+        return stream()
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+
+
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    try:
+        with path.open("rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        return None
+    if len(data) > limit:
+        raise OverflowError(limit)
+    return data

@@ -1,0 +1,29 @@
+// The home page: ladders, live matches, latest results.
+"use strict";
+(async function () {
+  try {
+    const [ladders, live, latest] = await Promise.all([
+      K.api("/api/ladders"), K.api("/api/live"), K.api("/api/matches?limit=15&status=finished"),
+    ]);
+    const main = K.main();
+    main.append(K.el("h1", { text: "Kozel Arena" }));
+    main.append(K.el("h2", { text: "Ladders" }));
+    main.append(ladders.length ? K.table([
+      { key: "name", label: "Ladder", render: (l) => K.ladderLink(l.name) },
+      { key: "bots", label: "Bots", num: true },
+      { key: "finished", label: "Matches played", num: true, render: (l) => l.matches.finished || 0 },
+      { key: "running", label: "Running", num: true, render: (l) => l.matches.running || 0 },
+    ], ladders, { class: "ladders" }) : K.el("p", { class: "muted", text: "No ladders on this referee." }));
+    main.append(K.el("h2", {}, K.el("span", { class: "live-dot" }), "Live matches"));
+    main.append(live.matches.length ? K.table([
+      { key: "match_id", label: "Match", render: (m) => K.link(m.match_id.slice(0, 12), "/live/" + m.match_id) },
+      { key: "ladder", label: "Where", render: (m) => m.ladder ? K.ladderLink(m.ladder) : (m.table_id ? "table " + m.table_id : "queue") },
+      { key: "seats", label: "Seats", render: (m) => m.seats.join(" · ") },
+      { key: "deal", label: "Deal", num: true, render: (m) => m.deal === null ? "" : m.deal + 1 },
+      { key: "started_at", label: "Started", render: (m) => K.when(m.started_at) },
+    ], live.matches, { class: "live" }) : K.el("p", { class: "muted", text: "No match is running." }));
+    main.append(K.el("h2", { text: "Latest results" }));
+    main.append(latest.matches.length ? K.matchRows(latest.matches) : K.el("p", { class: "muted", text: "No match has finished yet." }));
+    main.append(K.el("p", {}, K.link("All matches →", "/matches")));
+  } catch (error) { K.fail(error); }
+})();

@@ -1,0 +1,140 @@
+// The live page: follows a running match through /api/live/<id>/events (Server-Sent Events,
+// each one a WatchMatch SpectatorEvent). It shows what the stream carries and nothing more:
+// in the public view hands are backs (plus the cards everyone knows), in the full view (held
+// back by the referee's delay) every hand.
+"use strict";
+(function () {
+  const id = K.pathArg();
+  const full = new URLSearchParams(location.search).get("full") === "1";
+  const main = K.main();
+  const head = K.el("h1", {}, K.el("span", { class: "live-dot" }), "Live: ", K.el("span", { class: "mid", text: id }));
+  const status = K.el("p", { class: "status muted", "data-status": "connecting", text: "connecting…" });
+  const switcher = K.el("p", {}, full ? K.link("public view", location.pathname) : K.link("full view (delayed)", location.pathname + "?full=1"));
+  const board = K.el("div", { class: "board", "data-board": "" });
+  const log = K.el("div", { class: "log", "data-log": "" });
+  main.append(head, status, switcher, board, K.el("h2", { text: "Events" }), log);
+
+  const st = { names: [], players: 0, trump: "", trumpCard: "", dealer: 0, deal: 0, sizes: [], known: [],
+               hands: null, trick: [], last: null, talon: 0, totals: [], events: 0, over: false, winner: null };
+  const seatName = (s) => st.names[s || 0] || `seat ${s || 0}`;
+
+  function note(text) {
+    log.prepend(K.el("div", { text }));
+    while (log.childElementCount > 200) log.lastChild.remove();
+  }
+
+  function playEl(p) {
+    const n = p.count || 0;
+    const cards = p.cards || [];
+    return K.el("span", { class: "play", "data-seat": p.seat || 0 },
+      K.el("span", { class: "by", text: `${seatName(p.seat)} · ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()}` }),
+      cards.length ? Cards.hand(cards, 0, st.trump, true) : Cards.hand([], n, st.trump, true));
+  }
+
+  function draw() {
+    const seats = [];
+    for (let s = 0; s < st.players; s++) {
+      const shown = st.hands ? st.hands[s] || [] : st.known[s] || [];
+      const hidden = Math.max(0, (st.sizes[s] || 0) - shown.length);
+      seats.push(K.el("section", { class: "seat", "data-seat": s },
+        K.el("div", { class: "who" }, K.el("span", { class: "name", text: seatName(s) }),
+          K.el("span", { class: "tag", text: `seat ${s}` }), st.dealer === s ? K.el("span", { class: "tag", text: "dealer" }) : null),
+        K.el("div", { class: "hand", "data-hand": s }, Cards.hand(shown, hidden, st.trump, false)),
+        K.el("div", { class: "facts", text: `${st.sizes[s] || 0} cards` + (st.totals.length ? ` · penalty total ${st.totals[(st.sides || [])[s] ?? s] ?? ""}` : "") })));
+    }
+    const center = K.el("section", { class: "center" },
+      K.el("div", { class: "box" }, K.el("div", { class: "label", text: `Deal ${st.deal + 1} · trump` }),
+        st.trumpCard ? Cards.card(st.trumpCard, st.trump, false) : "—"),
+      K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Talon" }), K.el("div", { "data-talon": st.talon, text: `${st.talon} left` })),
+      K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }), st.trick.map(playEl)),
+      K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Last trick" }),
+        st.last ? [(st.last.plays || []).map(playEl), K.el("div", { text: `won by ${seatName(st.last.winner)} · ${st.last.known_points || 0} points` })] : "—"));
+    board.replaceChildren(...seats, center);
+    board.dataset.events = st.events;
+  }
+
+  function fromObservation(obs) {
+    st.players = obs.players || st.players;
+    st.trump = obs.trump || ""; st.trumpCard = obs.trump_card || ""; st.dealer = obs.dealer || 0;
+    st.talon = obs.talon || 0;
+    st.sizes = (obs.seats || []).map((s) => s.hand_size || 0);
+    st.known = (obs.seats || []).map((s) => s.known_cards || []);
+    st.trick = obs.trick ? obs.trick.plays || [] : [];
+    const tricks = obs.tricks || [];
+    st.last = tricks.length ? tricks[tricks.length - 1] : null;
+  }
+
+  function handle(kind, ev) {
+    st.events++;
+    if (ev.hands) { st.hands = []; for (const h of ev.hands) st.hands[h.seat || 0] = h.cards || []; }
+    if (kind === "snapshot") {
+      const snap = ev.snapshot, m = snap.match || {};
+      st.players = m.players || 0;
+      const opts = (m.ruleset && m.ruleset.options) || {};
+      st.deckSize = 36 - (opts.removed_cards || []).length;
+      st.names = []; st.sides = [];
+      for (const p of m.seating || []) { st.names[p.seat || 0] = p.name || ""; st.sides[p.seat || 0] = p.side || 0; }
+      if (snap.deal) fromObservation(snap.deal);
+      if (snap.deal_start) { st.deal = snap.deal_start.deal_index || 0; st.totals = snap.deal_start.penalty_totals || []; }
+      status.textContent = `${st.players} players · ${m.ruleset && m.ruleset.preset || "classic"}` + (snap.ladder ? ` · ladder ${snap.ladder}` : "") + (snap.full ? ` · full view, ${snap.delay_ms} ms behind` : " · public view");
+      note("watching " + st.names.join(", "));
+    } else if (kind === "deal_start") {
+      const d = ev.deal_start;
+      st.deal = d.deal_index || 0; st.trump = d.trump; st.trumpCard = d.trump_card; st.dealer = d.dealer || 0;
+      st.trick = []; st.last = null; st.known = []; st.totals = d.penalty_totals || [];
+      const active = d.active_seats || [];
+      const deal = st.deckSize || 36;
+      st.sizes = Array.from({ length: st.players }, (_, s) => (active.includes(s) ? 4 : 0));
+      st.talon = Math.max(0, deal - 4 * active.length);
+      note(`deal ${st.deal + 1}: ${seatName(st.dealer)} deals, trump ${Cards.SUITS[st.trump] || st.trump}`);
+    } else if (kind === "event") {
+      const e = ev.event;
+      if (e.played) {
+        const p = e.played;
+        st.trick.push(p);
+        st.sizes[p.seat || 0] = Math.max(0, (st.sizes[p.seat || 0] || 0) - (p.count || 0));
+        if (st.known[p.seat || 0] && p.cards) st.known[p.seat || 0] = st.known[p.seat || 0].filter((c) => !p.cards.includes(c));
+        note(`${seatName(p.seat)} ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()} ${(p.cards || []).join(" ") || `(${p.count} face down)`}`);
+      } else if (e.trick_taken) {
+        st.last = e.trick_taken.trick; st.trick = [];
+        note(`trick to ${seatName(st.last.winner)}, ${st.last.known_points || 0} points seen`);
+      } else if (e.drawn) {
+        (e.drawn.counts || []).forEach((n, s) => { st.sizes[s] = (st.sizes[s] || 0) + (n || 0); });
+        st.talon = e.drawn.talon || 0;
+      } else if (e.declared) {
+        note(`${seatName(e.declared.seat)} declares ${(e.declared.combo || "").replace("COMBO_", "").toLowerCase()}`);
+      } else if (e.notice) {
+        note(`${seatName(e.notice.seat)}: ${(e.notice.kind || "").replace("NOTICE_KIND_", "").toLowerCase()}`);
+      }
+    } else if (kind === "deal_end") {
+      const d = ev.deal_end;
+      note(`deal ${(d.deal_index || 0) + 1} ends: ` + (d.scores || []).map((s) => `side ${s.side || 0} ${s.card_points || 0} points, penalty ${s.penalty || 0}`).join("; "));
+      st.totals = (d.scores || []).map((s) => s.penalty_total || 0);
+    } else if (kind === "match_end") {
+      st.over = true;
+      const r = ev.match_end.result || {};
+      status.textContent = `the match has ended: ${K.reason(r.reason)}`;
+      status.dataset.status = "ended";
+      const rid = ev.match_end.replay_id;
+      if (rid) main.insertBefore(K.el("p", {}, K.link("Open the replay →", "/matches/" + encodeURIComponent(rid))), board);
+      note("match over");
+    } else if (kind === "dropped") {
+      status.textContent = "the referee dropped this stream: " + ev.dropped;
+    }
+    draw();
+  }
+
+  const source = new EventSource(`/api/live/${encodeURIComponent(id)}/events${full ? "?full=true" : ""}`);
+  for (const kind of ["snapshot", "deal_start", "event", "deal_end", "match_end", "dropped"]) {
+    source.addEventListener(kind, (msg) => {
+      if (status.dataset.status === "connecting") status.dataset.status = "live";
+      handle(kind, JSON.parse(msg.data));
+      if (kind === "match_end" || kind === "dropped") source.close();
+    });
+  }
+  source.onerror = () => {
+    if (!st.over) { status.textContent = "the stream closed (the match may have ended)"; status.dataset.status = "closed"; }
+    source.close();
+  };
+  draw();
+})();

@@ -1,0 +1,261 @@
+// The replay viewer. It draws the frames of the replay JSON (kozel-replay-json/1): the server
+// built every frame with the engine's observation filter, "all" for everything and seats[n]
+// for what seat n knew, so this script only draws what it is given.
+// Position: deal d, frame f (frame 0 is the deal as dealt, frame k follows step k).
+// Link: #d=<deal>&s=<step>&v=<all|0..3>. Keys: see KEYS.
+"use strict";
+
+const Viewer = (function () {
+  const KEYS = "← → one play · ↑ ↓ one trick · PgUp PgDn one deal · Home/End first/last · space play/pause · + − speed · a everything · 0–3 as seat";
+  const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
+
+  function start(data, root) {
+    const st = { d: 0, f: 0, view: "all", playing: false, speed: 2, timer: null };
+    const names = data.seats.map((s) => s.name);
+    const deals = data.deals;
+
+    const parseHash = () => {
+      const p = new URLSearchParams(location.hash.slice(1));
+      const d = parseInt(p.get("d"), 10), s = parseInt(p.get("s"), 10), v = p.get("v");
+      if (d >= 0 && d < deals.length) st.d = d;
+      const frames = deals[st.d].frames.length;
+      if (s >= 0) st.f = Math.min(s, Math.max(frames - 1, 0));
+      if (v === "all" || (v !== null && /^[0-9]$/.test(v) && +v < data.players)) st.view = v;
+    };
+
+    // -- layout ---------------------------------------------------------------------------
+    const title = K.el("h1", {}, "Match ", K.el("span", { class: "mid", text: data.match_id }));
+    const summary = K.el("p", { class: "summary muted" });
+    const btn = (label, text, fn) => K.el("button", { type: "button", "aria-label": label, title: label, "data-action": label, onclick: fn, text });
+    const playBtn = btn("play/pause", "▶ play", () => toggle());
+    const speedSel = K.el("select", { "aria-label": "speed", "data-action": "speed", onchange: () => { st.speed = +speedSel.value; if (st.playing) { stop(); play(); } } },
+      SPEEDS.map((x) => K.el("option", { value: x, text: x + "× " })));
+    const viewSel = K.el("select", { "aria-label": "view", "data-action": "view", onchange: () => { st.view = viewSel.value; draw(); } },
+      K.el("option", { value: "all", text: "Everything" }),
+      names.map((n, i) => K.el("option", { value: String(i), text: `As seat ${i} (${n}) saw it` })));
+    const where = K.el("span", { class: "where", "data-where": "" });
+    const permalink = K.el("a", { class: "permalink", href: "#", text: "link to this step" });
+    const controls = K.el("div", { class: "controls" },
+      btn("previous deal", "◀ deal", () => moveDeal(-1)), btn("previous trick", "◀ trick", () => moveTrick(-1)),
+      btn("previous play", "◀ play", () => move(-1)), playBtn,
+      btn("next play", "play ▶", () => move(1)), btn("next trick", "trick ▶", () => moveTrick(1)),
+      btn("next deal", "deal ▶", () => moveDeal(1)), speedSel, viewSel, where, permalink);
+    const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "" });
+    const board = K.el("div", { class: "board", "data-board": "" });
+    const scores = K.el("div", { class: "scores" });
+    const keys = K.el("p", { class: "keys", text: "Keys: " + KEYS });
+    const downloads = data.download ? K.el("p", {}, K.link("download .kzr", data.download.kzr), " · ", K.link("JSON", data.download.json)) : null;
+    root.replaceChildren(...[title, summary, controls, stepInfo, board, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
+
+    summary.textContent = [
+      `${data.players} players`, `ruleset ${data.preset}`,
+      data.time_control ? `clock ${data.time_control.move_ms} ms a move + ${data.time_control.bank_ms} ms bank` : "",
+      data.result ? `result: ${K.reason(data.result.reason)}` : "",
+      data.started_at ? K.when(data.started_at) : "",
+    ].filter(Boolean).join(" · ");
+
+    // -- drawing --------------------------------------------------------------------------
+    const frameOf = () => {
+      const deal = deals[st.d];
+      const fr = deal.frames[st.f];
+      if (!fr) return null;
+      return st.view === "all" ? fr.all : fr.seats[+st.view];
+    };
+
+    function playEl(p, trump) {
+      return K.el("span", { class: "play", "data-seat": p.seat, "data-kind": p.kind },
+        K.el("span", { class: "by", text: `${names[p.seat]} · ${p.kind}` }),
+        p.cards.length ? Cards.hand(p.cards, 0, trump, true) : Cards.hand([], p.count, trump, true));
+    }
+
+    function drawBoard(deal, fr) {
+      const trump = deal.trump;
+      const seats = fr.seats.map((s) => {
+        const own = st.view !== "all" && +st.view === s.seat;
+        const shown = own ? fr.hand : s.known;
+        const hidden = Math.max(0, s.hand_size - shown.length);
+        const panel = K.el("section", {
+          class: "seat" + (fr.to_act.includes(s.seat) && !fr.over ? " to-act" : "") + (s.active ? "" : " out"),
+          "data-seat": s.seat,
+        },
+          K.el("div", { class: "who" },
+            K.el("span", { class: "name", text: names[s.seat] }),
+            K.el("span", { class: "tag", text: `seat ${s.seat} · side ${data.seats[s.seat].side}` }),
+            deal.dealer === s.seat ? K.el("span", { class: "tag", text: "dealer" }) : null,
+            own ? K.el("span", { class: "tag", text: "you" }) : null,
+            s.active ? null : K.el("span", { class: "tag", text: "out" })),
+          K.el("div", { class: "hand", "data-hand": s.seat }, Cards.hand(shown, hidden, trump, false)),
+          K.el("div", { class: "facts", "data-facts": s.seat,
+            text: `${s.hand_size} cards · ${s.tricks} tricks · ${s.points} card points seen` }));
+        return panel;
+      });
+      const trick = fr.trick;
+      const last = fr.last;
+      const center = K.el("section", { class: "center" },
+        K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Trump" }),
+          K.el("div", { "data-trump": trump }, Cards.card(deal.trump_card, trump, false),
+            K.el("div", { class: "muted-w", text: `${Cards.SUITS[trump]} ${Cards.SUIT_NAMES[trump]}${fr.trump_card_drawn ? " (card drawn)" : ""}` }))),
+        K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Talon" }),
+          K.el("div", { "data-talon": fr.talon }, fr.talon ? Cards.back(false) : null, ` ${fr.talon} left`)),
+        K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }),
+          trick ? [trick.plays.map((p) => playEl(p, trump)), K.el("div", { text: `${names[trick.winner]} is winning` + (trick.combo ? ` · ${trick.combo}` : "") })]
+            : K.el("div", { class: "muted-w", text: fr.over ? "deal over" : "—" })),
+        K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: `Last trick (${fr.tricks} played)` }),
+          last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points` })]
+            : K.el("div", { text: "—" })));
+      board.replaceChildren(...seats, center);
+    }
+
+    function drawStep(deal) {
+      const tc = data.time_control || {};
+      if (st.f === 0) {
+        stepInfo.replaceChildren(K.el("div", { text: `Deal ${deal.index}: dealt by ${names[deal.dealer]}, ${names[deal.first_leader]} leads first.` }),
+          deal.error ? K.el("div", { class: "error", text: deal.error }) : null);
+        return;
+      }
+      const step = deal.steps[st.f - 1];
+      const kind = step.action.kind;
+      if (st.view !== "all" && +st.view !== step.seat && (kind === "pass" || kind === "declare")) {
+        // A declaration window is sealed: the other seats learn only the combination led next.
+        stepInfo.replaceChildren(K.el("div", { class: "muted", text: `(a sealed declaration window: ${names[+st.view]} does not see ${names[step.seat]}'s answer)` }));
+        return;
+      }
+      const move = tc.move_ms || 0;
+      const share = move ? Math.min(1, step.think_ms / Math.max(move, 1)) : 0;
+      const cls = step.timeout ? "timeout" : step.think_ms > move ? "over" : "";
+      const cards = step.action.cards;
+      stepInfo.replaceChildren(
+        K.el("div", {}, K.el("strong", { text: names[step.seat] }), ` ${step.action.kind}${step.action.combo ? " " + step.action.combo : ""} `,
+          st.view === "all" || +st.view === step.seat || step.action.kind !== "discard"
+            ? Cards.hand(cards, 0, deal.trump, true) : Cards.hand([], cards.length, deal.trump, true),
+          step.timeout ? K.el("span", { class: "error", text: " timed out: default action" }) : null,
+          step.rejections ? K.el("span", { class: "error", text: ` (${step.rejections} refused first)` }) : null),
+        K.el("div", { class: "think", "data-think": step.think_ms,
+          text: `think ${step.think_ms} ms of ${move} ms a move · bank left ${step.bank_left_ms} ms` }),
+        K.el("div", { class: "clockbar" }, K.el("span", { class: cls, style: null })));
+      stepInfo.querySelector(".clockbar span").style.width = (share * 100).toFixed(0) + "%";
+    }
+
+    function drawScores() {
+      const sides = [...new Set(data.seats.map((s) => s.side))].sort();
+      const side = (i) => data.seats.filter((s) => s.side === i).map((s) => s.name).join(" + ");
+      const rows = deals.map((d) => ({
+        deal: d.index, points: d.card_points.join(" / "), tricks: d.tricks.join(" / "),
+        pen: d.voided ? "voided" : data.money ? (d.pot_winners.length ? "pot: " + d.pot_winners.map((s) => names[s]).join(", ") : "") : d.penalties.join(" / "),
+        total: data.money ? "" : (d.totals_after || []).join(" / "),
+      }));
+      const table = K.table([
+        { key: "deal", label: "Deal", num: true, render: (r) => K.link(String(r.deal), "#d=" + r.deal + "&s=0&v=" + st.view) },
+        { key: "points", label: "Card points" }, { key: "tricks", label: "Tricks" },
+        { key: "pen", label: data.money ? "Pot" : "Penalties" }, { key: "total", label: data.money ? "" : "Totals" },
+      ], rows);
+      const result = data.result || {};
+      const totals = data.money ? (result.chips || []).map((c, i) => `${names[i]} ${c >= 0 ? "+" : ""}${c}`).join(" · ")
+        : (result.penalty_totals || []).map((p, i) => `${side(i)}: ${p}`).join(" · ");
+      scores.replaceChildren(K.el("p", { text: "Sides: " + sides.map((i) => `${i} = ${side(i)}`).join(" · ") }), table,
+        K.el("p", { class: "final", text: `Final: ${totals}` }));
+    }
+
+    function draw() {
+      const deal = deals[st.d];
+      const fr = frameOf();
+      viewSel.value = st.view;
+      where.textContent = ` deal ${st.d + 1}/${deals.length} · step ${st.f}/${Math.max(deal.frames.length - 1, 0)}`;
+      where.dataset.deal = st.d; where.dataset.step = st.f; where.dataset.view = st.view;
+      const hash = `#d=${st.d}&s=${st.f}&v=${st.view}`;
+      permalink.setAttribute("href", hash);
+      if (location.hash !== hash) history.replaceState(null, "", hash);
+      if (!fr) { board.replaceChildren(K.el("p", { text: deal.error || "no frames" })); stepInfo.replaceChildren(); return; }
+      drawBoard(deal, fr);
+      drawStep(deal);
+    }
+
+    // -- moving ---------------------------------------------------------------------------
+    const last = (d) => Math.max(deals[d].frames.length - 1, 0);
+    function move(n) {
+      if (n > 0) {
+        if (st.f < last(st.d)) st.f++;
+        else if (st.d < deals.length - 1) { st.d++; st.f = 0; } else { stop(); return false; }
+      } else {
+        if (st.f > 0) st.f--;
+        else if (st.d > 0) { st.d--; st.f = last(st.d); }
+      }
+      draw();
+      return true;
+    }
+    const tricksAt = (f) => { const fr = deals[st.d].frames[f]; return fr ? fr.all.tricks : 0; };
+    function moveTrick(n) {
+      const frames = deals[st.d].frames.length;
+      if (n > 0) {
+        const now = tricksAt(st.f);
+        let f = st.f + 1;
+        while (f < frames && tricksAt(f) === now) f++;
+        if (f >= frames) { if (st.d < deals.length - 1) { st.d++; st.f = 0; } else st.f = last(st.d); }
+        else st.f = f;
+      } else {
+        let f = st.f - 1;
+        while (f > 0 && tricksAt(f) === tricksAt(f - 1)) f--;
+        if (f < 0) { if (st.d > 0) { st.d--; st.f = last(st.d); } else st.f = 0; } else st.f = f;
+      }
+      draw();
+    }
+    function moveDeal(n) {
+      if (n > 0) { if (st.d < deals.length - 1) { st.d++; st.f = 0; } else st.f = last(st.d); }
+      else if (st.f > 0) st.f = 0;
+      else if (st.d > 0) st.d--;
+      draw();
+    }
+    function play() {
+      st.playing = true; playBtn.textContent = "❚❚ pause";
+      st.timer = setInterval(() => { if (!move(1)) stop(); }, 1000 / st.speed);
+    }
+    function stop() { st.playing = false; playBtn.textContent = "▶ play"; clearInterval(st.timer); st.timer = null; }
+    function toggle() { if (st.playing) stop(); else play(); }
+
+    document.addEventListener("keydown", (e) => {
+      if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.altKey || e.ctrlKey || e.metaKey) return;
+      const k = e.key;
+      const act = {
+        ArrowRight: () => move(1), ArrowLeft: () => move(-1), ArrowDown: () => moveTrick(1), ArrowUp: () => moveTrick(-1),
+        PageDown: () => moveDeal(1), PageUp: () => moveDeal(-1), " ": () => toggle(),
+        Home: () => { st.d = 0; st.f = 0; draw(); }, End: () => { st.d = deals.length - 1; st.f = last(st.d); draw(); },
+        "+": () => { speedSel.selectedIndex = Math.min(speedSel.selectedIndex + 1, SPEEDS.length - 1); speedSel.onchange(); },
+        "-": () => { speedSel.selectedIndex = Math.max(speedSel.selectedIndex - 1, 0); speedSel.onchange(); },
+        a: () => { st.view = "all"; draw(); },
+      }[k] || (/^[0-9]$/.test(k) && +k < data.players ? () => { st.view = k; draw(); } : null);
+      if (act) { e.preventDefault(); act(); }
+    });
+    speedSel.onchange = () => { st.speed = +speedSel.value; if (st.playing) { stop(); play(); } };
+    window.addEventListener("hashchange", () => { parseHash(); draw(); });
+
+    parseHash();
+    speedSel.value = String(st.speed);
+    drawScores();
+    draw();
+    root.dataset.ready = "1";
+    return { move, moveTrick, moveDeal, state: st };
+  }
+
+  async function boot() {
+    const root = K.main();
+    const embedded = document.getElementById("replay-data");
+    try {
+      let data;
+      if (embedded) data = JSON.parse(embedded.textContent);
+      else {
+        const id = K.pathArg();
+        const detail = await K.api("/api/matches/" + encodeURIComponent(id));
+        if (detail.sealed) throw new Error("This match is the first half of a duplicate pair: its replay stays sealed until its twin has been played.");
+        if (detail.status === "running") { location.replace("/live/" + encodeURIComponent(id)); return; }
+        data = await K.api("/api/matches/" + encodeURIComponent(id) + "/replay.json");
+        data.download = { kzr: `/api/matches/${id}/replay.kzr`, json: `/api/matches/${id}/replay.json` };
+      }
+      document.title = "Match " + data.match_id.slice(0, 12) + " · Kozel Arena";
+      Viewer.instance = start(data, root);
+    } catch (error) { K.fail(error); }
+  }
+
+  return { start, boot };
+})();
+
+Viewer.boot();

@@ -1,0 +1,132 @@
+"""Live matches: the SSE stream carries exactly what WatchMatch shows, and the live page moves
+as the bots play (a house bot in the referee against a slow bot process at a table)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from google.protobuf.json_format import MessageToDict
+
+from kozel.v1 import game_pb2 as pb
+from kozel.v1 import match_pb2, match_pb2_grpc
+from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import referee_pb2_grpc
+from tests.web.conftest import Arena, get, shot
+
+SLOW_BOT = """
+import sys, time
+from kozel.sdk import GreedyBot, run_bot
+
+class Slow(GreedyBot):
+    def choose(self, request):
+        time.sleep(float(sys.argv[3]))
+        return super().choose(request)
+
+run_bot(Slow, sys.argv[1], name="slowpoke", join_table=sys.argv[2])
+"""
+
+
+def _table(arena: Arena, think_s: float) -> Iterator[tuple[str, subprocess.Popen]]:
+    with grpc.insecure_channel(arena.grpc) as channel:
+        table = referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(rpb.CreateTableRequest(
+            ruleset=pb.Ruleset(preset="classic"), players=2, house_bots=["greedy"],
+            time_control=pb.TimeControl(move_ms=5000, bank_ms=10000))).table_id
+    bot = subprocess.Popen([sys.executable, "-c", SLOW_BOT, arena.grpc, table, str(think_s)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            _, _, body = get(arena.url("/api/live"))
+            found = [m for m in json.loads(body)["matches"] if m["table_id"] == table]
+            if found:
+                yield found[0]["match_id"], bot
+                return
+            assert bot.poll() is None, bot.stderr.read() if bot.stderr else ""
+            time.sleep(0.1)
+        pytest.fail("the table's match never appeared in /api/live")
+    finally:
+        bot.wait(timeout=120)
+
+
+@pytest.fixture
+def live_match(arena: Arena) -> Iterator[tuple[str, subprocess.Popen]]:
+    yield from _table(arena, 0.12)
+
+
+def _sse(url: str, out: list[tuple[str, dict]], done: threading.Event) -> None:
+    with urllib.request.urlopen(url, timeout=120) as r:
+        kind = ""
+        for raw in r:
+            line = raw.decode().rstrip("\r\n")
+            if line.startswith("event:"):
+                kind = line[6:].strip()
+            elif line.startswith("data:"):
+                out.append((kind, json.loads(line[5:].strip())))
+                if kind in ("match_end", "dropped"):
+                    break
+    done.set()
+
+
+def test_sse_carries_exactly_what_watchmatch_shows(arena: Arena, live_match) -> None:
+    match_id, _ = live_match
+    channel = grpc.insecure_channel(arena.grpc)
+    stream = match_pb2_grpc.MatchServiceStub(channel).WatchMatch(
+        match_pb2.WatchMatchRequest(match_id=match_id), timeout=120)
+    grpc_events: list[dict] = []
+    first = next(stream)  # the gRPC spectator is subscribed before the SSE one
+    grpc_events.append(MessageToDict(first.event, preserving_proto_field_name=True))
+    sse: list[tuple[str, dict]] = []
+    done = threading.Event()
+    threading.Thread(target=_sse, args=(arena.url(f"/api/live/{match_id}/events"), sse, done),
+                     daemon=True).start()
+    for msg in stream:
+        grpc_events.append(MessageToDict(msg.event, preserving_proto_field_name=True))
+    channel.close()
+    assert done.wait(60)
+    kinds = [k for k, _ in sse]
+    assert kinds[0] == "snapshot" and kinds[-1] == "match_end"
+    assert "hands" not in json.dumps([e for _, e in sse])  # the public view holds no hand
+    after = [e for _, e in sse[1:]]
+    assert len(after) >= 10
+    assert grpc_events[-len(after):] == after  # the same messages, field for field
+    assert sse[0][1]["snapshot"]["match"]["match_id"] == match_id
+    status, _, body = get(arena.url(f"/api/live/{match_id}/events"))
+    assert status == 404  # ended: no live stream
+
+
+def test_full_view_is_refused_without_a_spectator_delay(arena: Arena, live_match) -> None:
+    match_id, _ = live_match
+    status, _, body = get(arena.url(f"/api/live/{match_id}/events?full=true"))
+    assert status in (404, 409), body  # 404 if it already ended
+    if status == 409:
+        assert b"spectator_delay_s" in body
+
+
+def test_live_page_moves_as_the_bots_play(arena: Arena, page) -> None:
+    for match_id, _ in _table(arena, 0.25):
+        page.goto(arena.url(f"/live/{match_id}"))
+        page.wait_for_selector("[data-status=live]", timeout=30_000)
+        page.wait_for_function("() => +document.querySelector('[data-board]').dataset.events >= 3",
+                               timeout=30_000)
+        first = int(page.get_attribute("[data-board]", "data-events"))
+        talon_before = page.get_attribute("[data-talon]", "data-talon")
+        page.wait_for_function(
+            f"() => +document.querySelector('[data-board]').dataset.events >= {first + 12}",
+            timeout=60_000)
+        shot(page, "live")
+        # Public view: the slow bot's hand is all backs except cards everyone knows.
+        backs = page.locator("[data-hand] [data-card=back]").count()
+        assert backs > 0
+        assert page.locator("[data-log] div").count() >= 5
+        page.wait_for_selector("[data-status=ended]", timeout=120_000)
+        assert page.locator("a[href^='/matches/']").count() >= 1
+        assert talon_before is not None
+        assert page.errors == [], page.errors
