@@ -46,6 +46,7 @@ class StoreError(ValueError):
 # host came back, or the replay folder was restored) may still be committed over them.
 RECOVERY_ABORTS = ("referee restarted", "host lost")
 CONNECT_TIMEOUT_S = 5  # an unreachable PostgreSQL fails a call after this, not the OS's minutes
+SQLITE_BUSY_S = 30  # how long a SQLite write waits for another writer (CLI, a busy machine)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -156,6 +157,7 @@ class Store:
         connect_args: dict[str, Any] = {}
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            connect_args["timeout"] = SQLITE_BUSY_S
         elif url.startswith("postgresql"):
             connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
         self.engine: Engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args,
@@ -165,8 +167,10 @@ class Store:
             # SQLite transactions must really start at BEGIN (pysqlite would defer them to the
             # first write): IMMEDIATE takes the write lock at once, so two result commits can
             # never read the same rating and lose an update. PostgreSQL locks rows FOR UPDATE.
-            event.listen(self.engine, "begin",
-                         lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+            # A snapshot read (``_snapshot``) begins deferred instead: in WAL mode it reads one
+            # moment of the database and neither waits for writers nor holds them up.
+            event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql(
+                "BEGIN" if conn.get_execution_options().get("snapshot") else "BEGIN IMMEDIATE"))
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
@@ -476,7 +480,7 @@ class Store:
         """A session whose reads all see one moment of the store."""
         if self.engine.dialect.name == "postgresql":
             return Session(self.engine.execution_options(isolation_level="REPEATABLE READ"))
-        return self._session()  # SQLite: reads run in one BEGIN IMMEDIATE transaction
+        return Session(self.engine.execution_options(snapshot=True))  # SQLite: one read txn
 
     def standings(self, ladder: str) -> list[Standing]:
         """Bots on a ladder by ordinal (mu - 3 sigma), best first."""
