@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -155,8 +156,16 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         outbox = Outbox(self.config.outbox_limit)
         if hello.resume_token:
             session = self.sessions.get(hello.resume_token)
-            if session is None:
+            # A resume token is a bearer secret bound to its session's bot name (a token
+            # given to another name is refused as if unknown) ...
+            if session is None or not hmac.compare_digest(
+                    hello.bot_name.encode(), session.hello.bot_name.encode()):
                 raise HelloError(grpc.StatusCode.NOT_FOUND, "unknown or expired resume_token")
+            # ... and a ladder session also needs its bot's token.
+            if session.bot is not None and not hmac.compare_digest(
+                    hello.token.encode(), session.token.encode()):
+                raise self._bad_token(peer, "resuming a ladder session needs Hello.token, the "
+                                            "token of the bot that opened it")
             session.attach(outbox, resumed=True)
             self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
@@ -224,23 +233,27 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         bot = (await asyncio.to_thread(ladder.store.authenticate, hello.token)
                if hello.token else None)
         if bot is None:
-            if len(self.auth_failures) > 10_000:
-                self.auth_failures.clear()
-            now = time.monotonic()
-            n, last = self.auth_failures.get(peer, (0, now))
-            n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
-            self.auth_failures[peer] = (n, now)
-            metrics.AUTH_FAILURES.inc()
-            log.warning("bad_ladder_token", peer=peer, failures=n)
-            if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
-                # Each delayed refusal holds a stream slot: a crowd of them is cut short.
-                raise HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
-                                 "address are still pending; wait for them, then retry")
-            raise HelloError(grpc.StatusCode.UNAUTHENTICATED,
-                             "Hello.token is not the token of an active registered bot",
-                             delay=min(0.05 * 2 ** (n - 1), 5.0))
+            raise self._bad_token(peer, "Hello.token is not the token of an active "
+                                        "registered bot")
         return bot
+
+    def _bad_token(self, peer: str, why: str) -> HelloError:
+        """The refusal of a bad ladder token: counted per address and slowed down."""
+        if len(self.auth_failures) > 10_000:
+            self.auth_failures.clear()
+        now = time.monotonic()
+        n, last = self.auth_failures.get(peer, (0, now))
+        n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
+        self.auth_failures[peer] = (n, now)
+        metrics.AUTH_FAILURES.inc()
+        log.warning("bad_ladder_token", peer=peer, failures=n)
+        if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
+            # Each delayed refusal holds a stream slot: a crowd of them is cut short.
+            return HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                              "address are still pending; wait for them, then retry")
+        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why,
+                          delay=min(0.05 * 2 ** (n - 1), 5.0))
 
     def _dispatch(self, session: Session, outbox: Outbox, req: rpb.PlayRequest,
                   received_at: float) -> bool | None:

@@ -207,11 +207,14 @@ type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The protocol version the bot speaks; this file is version 1.
 	ProtocolVersion uint32 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
-	// The bot's display name (1 to 64 characters).
+	// The bot's display name: 1 to 64 printable characters (no control characters, line
+	// breaks or bidirectional overrides; INVALID_ARGUMENT otherwise).
 	BotName string `protobuf:"bytes,2,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
 	// The bot's credential on rated ladders; open tables accept any value.
 	Token string `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
-	// A resume_token from an earlier Welcome: reattach to that session and its matches.
+	// A resume_token from an earlier Welcome: reattach to that session and its matches. It is a
+	// bearer secret bound to the session's bot_name (the Hello must repeat it); a ladder session
+	// also needs the bot's token in Hello.token.
 	ResumeToken string `protobuf:"bytes,4,opt,name=resume_token,json=resumeToken,proto3" json:"resume_token,omitempty"`
 	// What the bot wants to play (ignored when resuming).
 	//
@@ -2208,7 +2211,8 @@ func (x *Redirect) GetTicket() string {
 // Open a named table.
 type CreateTableRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The table id; empty lets the referee choose one.
+	// The table id (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit); empty lets
+	// the referee choose one.
 	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	// The ruleset.
 	Ruleset *Ruleset `protobuf:"bytes,2,opt,name=ruleset,proto3" json:"ruleset,omitempty"`
