@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import grpc
+import pytest
 
 from kozel.v1 import referee_pb2 as rpb
 
@@ -50,7 +51,9 @@ LADDER = {"ladders": [{"name": "classic-2p", "players": 2,
                        "ruleset": {"preset": "classic", "options": {"limit": 4}}}]}
 
 
-def test_a_ladder_resume_needs_the_bots_token(tmp_path: Path) -> None:
+def test_a_ladder_resume_needs_the_bots_token(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KOZEL_LIMITS__MAX_SESSIONS_PER_BOT", "2")
     ref, store, tokens = start_ladder_referee(tmp_path, LADDER, ["bot-0", "bot-1"])
     store.close()
 
@@ -70,10 +73,20 @@ def test_a_ladder_resume_needs_the_bots_token(tmp_path: Path) -> None:
         still_open = not run.done()
         again = await hijack(ref.address, hello(tokens[0]), token)
         await asyncio.wait_for(run, 30)
-        return bare, other, wrong, still_open, again
+        # Sessions per ladder bot are capped (2 here): the resumed one counts no more.
+        extra = [RawBot(ref.address, "bot-0", hello=hello(tokens[0])) for _ in range(3)]
+        runs = []
+        for bot in extra:  # connected at once, one after the other
+            runs.append(asyncio.create_task(bot.run()))
+            while not (bot.of("welcome") or runs[-1].done()):
+                await asyncio.sleep(0.02)
+        for task in runs:
+            task.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+        return bare, other, wrong, still_open, again, extra
 
     try:
-        bare, other, wrong, still_open, again = asyncio.run(scenario())
+        bare, other, wrong, still_open, again, extra = asyncio.run(scenario())
     finally:
         stop_referee_process(ref)
     for thief in (bare, other, wrong):
@@ -81,3 +94,6 @@ def test_a_ladder_resume_needs_the_bots_token(tmp_path: Path) -> None:
         assert not thief.of("welcome")
     assert still_open
     assert again.of("welcome") and again.of("welcome")[0].resumed
+    assert [bool(b.of("welcome")) for b in extra] == [True, True, False]
+    assert extra[2].status == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "limits.max_sessions_per_bot" in extra[2].details
