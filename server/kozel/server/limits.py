@@ -113,7 +113,8 @@ class CallLimits(grpc.aio.ServerInterceptor):
                         yield msg
                 finally:
                     limits._leave_idle(host)
-                    await responses.aclose()
+                    if not responses.ag_running:  # ends the handler's own clean-up now
+                        await responses.aclose()
                 await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, limits._too_late())
             return generator
 
