@@ -302,3 +302,28 @@ def test_spectators_are_capped_in_all(ref: Served) -> None:
                                      grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.OK,
                                      grpc.StatusCode.RESOURCE_EXHAUSTED], codes
     assert "2 spectators" in codes[2][1] and "limits.max_spectators" in codes[4][1]
+
+
+def test_a_hello_is_kept_without_its_unknown_fields(tmp_path: Path) -> None:
+    """In-process (real gRPC on loopback) to look at what the referee keeps."""
+    from kozel.server.app import start_referee
+    from kozel.server.config import ServerConfig
+
+    padding = b"\xfa\x3e" + bytes([0xe0, 0xd4, 0x03]) + b"x" * 60_000  # unknown field 999
+
+    async def scenario() -> list[int]:
+        ref = await start_referee(ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path))
+        try:
+            for i in range(3):
+                hello = queue_hello(f"padded-{i}", {"limit": 7}, 4)
+                hello.MergeFromString(padding)
+                assert hello.ByteSize() > 60_000
+                bot = RawBot(ref.address, f"padded-{i}", hello=hello)
+                await bot.run(stop_after=lambda b, m: m.WhichOneof("message") == "welcome")
+                assert bot.of("welcome")
+            return [s.hello.ByteSize() for s in ref.service.sessions.values()]
+        finally:
+            await ref.stop(0)
+
+    sizes = asyncio.run(scenario())
+    assert len(sizes) == 3 and max(sizes) < 200, sizes
