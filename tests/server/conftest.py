@@ -46,6 +46,24 @@ def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
     raise RuntimeError(f"the referee did not start: {''.join(seen)}{proc.stdout.read()}")
 
 
+def start_ladder_referee(tmp_path: Path, ladders: dict, bots: list[str]
+                         ) -> tuple[RefereeProcess, object, list[str]]:
+    """A referee serving ``ladders`` (a ladder file's content) from a fresh SQLite store in
+    ``tmp_path`` with ``bots`` registered; returns it, the open store and the bots' tokens."""
+    import yaml
+
+    from kozel.ladder.store import Store
+
+    path = tmp_path / "ladders.yaml"
+    path.write_text(yaml.safe_dump(ladders))
+    url = f"sqlite:///{tmp_path / 'kozel.db'}"
+    store = Store(url)
+    store.migrate()
+    tokens = [store.register_bot(name) for name in bots]
+    ref = start_referee_process(tmp_path / "replays", "--ladders", str(path), "--db", url)
+    return ref, store, tokens
+
+
 def stop_referee_process(ref: RefereeProcess) -> None:
     ref.proc.terminate()
     try:

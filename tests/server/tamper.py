@@ -54,6 +54,7 @@ class TamperProxy:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: list[asyncio.StreamWriter] = []
+        self.server_gone = asyncio.Event()  # the server closed a connection
 
     @property
     def address(self) -> str:
@@ -125,6 +126,7 @@ class TamperProxy:
                 frames.append(frame)
                 await self._forward(writer, _header(frame, len(frame.payload)) + frame.payload)
         except (asyncio.IncompleteReadError, ConnectionError):
+            self.server_gone.set()
             if not self._silent:
                 writer.close()
 

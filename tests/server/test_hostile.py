@@ -22,14 +22,18 @@ from typing import TypeVar
 
 import grpc
 import pytest
-import yaml
 from google.protobuf.message import Message
 
 from kozel.server.replay import read_replay, verify_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
-from .conftest import RefereeProcess, start_referee_process, stop_referee_process
+from .conftest import (
+    RefereeProcess,
+    start_ladder_referee,
+    start_referee_process,
+    stop_referee_process,
+)
 from .rawbot import RawBot, create_table, reply, table_hello, wait_table
 from .tamper import TamperProxy
 
@@ -595,15 +599,7 @@ LADDER = {"ladders": [{"name": "classic-2p", "players": 2,
 
 @pytest.mark.slow
 def test_many_bad_tokens_are_refused_slowed_and_good_bots_still_play(tmp_path: Path) -> None:
-    from kozel.ladder.store import Store
-
-    ladders = tmp_path / "ladders.yaml"
-    ladders.write_text(yaml.safe_dump(LADDER))
-    url = f"sqlite:///{tmp_path / 'kozel.db'}"
-    store = Store(url)
-    store.migrate()
-    tokens = [store.register_bot(f"good-{i}") for i in range(2)]
-    ref = start_referee_process(tmp_path / "replays", "--ladders", str(ladders), "--db", url)
+    ref, store, tokens = start_ladder_referee(tmp_path, LADDER, [f"good-{i}" for i in range(2)])
 
     def ladder_hello(name: str, token: str) -> rpb.Hello:
         return rpb.Hello(protocol_version=1, bot_name=name, token=token,

@@ -133,3 +133,60 @@ def test_a_sealed_window_does_not_show_through_counts(referee: RefereeProcess) -
                              "snapshot_timeouts": [0, 1]}, seen
     assert list(result.result.timeouts) == [0, 1] and list(result.result.rejections) == [0, 1]
     assert not result.result.forfeits
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("illegal", pb.FORFEIT_REASON_ILLEGAL_ACTIONS), ("silent", pb.FORFEIT_REASON_STRIKES)])
+def test_a_forfeit_earned_in_a_window_waits_for_the_deal_end(
+        referee: RefereeProcess, mode: str, reason: int) -> None:
+    """Retries spent (or the last strike) inside the window: the seat passes, plays the deal
+    out, and forfeits only once the deal has ended."""
+    from kozel.server.replay import read_replay, verify_replay
+
+    address = referee.address
+    # Silent: one strike allowed; the window's timeout and one in public make two, which
+    # counts only once the deal is over.
+    clock = pb.TimeControl(move_ms=1500, bank_ms=1, max_strikes=1 if mode == "silent" else 3,
+                           max_retries=1)
+
+    async def scenario():
+        ruleset = pb.Ruleset(preset="classic")
+        ruleset.options.CopyFrom(dict_to_struct(OPTIONS))
+        async with grpc.aio.insecure_channel(address) as channel:
+            table = (await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
+                rpb.CreateTableRequest(ruleset=ruleset, players=2, house_bots=["random"],
+                                       seed=window_seed(), time_control=clock))).table_id
+        during: list[dict] = []
+        state = {"window": True}
+
+        async def answer(bot: RawBot, req: rpb.DecisionRequest) -> list[rpb.ActionReply] | None:
+            if state["window"] and req.kind == pb.DECISION_KIND_DECLARE:
+                if mode == "silent":
+                    state["window"] = False
+                    return None
+                if len(bot.of("rejection")) >= 1:
+                    state["window"] = False
+                return [reply(req, 99)]
+            if not during:
+                details, snapshot = await observe(address, req.match_id)
+                during.append({**counts(details, snapshot),
+                               "forfeits": list(details.result.forfeits)})
+                if mode == "silent":
+                    return None  # a public timeout: one strike, within the limit
+            return [reply(req, bot.rng.randrange(len(req.legal_actions)))]
+
+        bot = RawBot(address, "asked", hello=table_hello("asked", table), answer=answer)
+        await asyncio.wait_for(bot.run(), 120)
+        return bot, during, await wait_table(address, table)
+
+    bot, during, result = asyncio.run(scenario())
+    assert during[0]["forfeits"] == [] and during[0]["timeouts"] == [0, 0]
+    assert during[0]["rejections"] == [0, 0], during
+    res = result.result
+    assert [(f.seat, f.reason, f.deal_index) for f in res.forfeits] == [(1, reason, 1)], res
+    assert res.reason == pb.MATCH_END_REASON_FORFEIT and res.deals >= 1
+    assert list(res.rejections) == ([0, 2] if mode == "illegal" else [0, 0])
+    assert list(res.timeouts) == ([0, 0] if mode == "illegal" else [0, 2])
+    assert verify_replay(read_replay(result.replay_path)) == []
+    deal_ends = bot.of("deal_end")
+    assert not deal_ends[0].voided and deal_ends[-1].voided  # deal 0 played out, then voided

@@ -195,3 +195,16 @@ def test_watch_escapes_hostile_text(hostile_referee: str) -> None:
     assert_clean(watched.stdout)
     assert "\\x1b]0;owned\\x07" in watched.stdout and "ok\\x0dFAKE-NAME-LINE" in watched.stdout
     assert "error: INTERNAL: two\\x0aFAKE-NAME-LINE" in watched.stdout
+
+
+def test_console_logs_escape_hostile_text() -> None:
+    code = ("import structlog; from kozel.server.logs import configure_logging; "
+            "configure_logging('INFO', 'console'); "
+            f"structlog.get_logger('t').info('session_opened', bot={HOSTILE[1]!r}, "
+            f"table={HOSTILE[5]!r}, names={HOSTILE[:3]!r})")
+    for fmt in ("console", "json"):
+        run = subprocess.run([sys.executable, "-c", code.replace("'console'", repr(fmt))],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert "session_opened" in run.stderr
+        assert_clean(run.stderr)

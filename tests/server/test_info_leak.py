@@ -138,7 +138,8 @@ async def play_all(replay_dir: Path, matches: list[tuple[str, int, dict]],
     loopback port)."""
     referee = await start_referee(ServerConfig(
         listen="127.0.0.1:0", replay_dir=replay_dir,
-        clock=Clock(move_ms=60_000, bank_ms=60_000, max_retries=2)))
+        clock=Clock(move_ms=60_000, bank_ms=60_000, max_retries=2),
+        max_tables_per_peer=1024, max_idle_rpcs_per_peer=1024))  # every table from one address
     try:
         return await asyncio.gather(*(play(referee.address, p, n, o, r)
                                       for r in range(rounds) for p, n, o in matches))

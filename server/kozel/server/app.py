@@ -23,6 +23,7 @@ from kozel.server import metrics
 from kozel.server.admin_service import AdminService
 from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.ladder_service import LadderService
+from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
 from kozel.server.service import RefereeService
@@ -139,8 +140,12 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
         # A silent connection (no TLS or HTTP/2 handshake) is closed like a stream without Hello;
         # gRPC's own default waits 120 s, which lets idle sockets pile up.
         ("grpc.server_handshake_timeout_ms", max(1, int(config.hello_timeout_s * 1000))),
-        ("grpc.keepalive_time_ms", 30_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
+        # Pings find a half-open peer (gone without a FIN) within about the sum of these.
+        ("grpc.keepalive_time_ms", max(1, int(config.keepalive_time_s * 1000))),
+        ("grpc.keepalive_timeout_ms", max(1, int(config.keepalive_timeout_s * 1000))),
+        # The wait for a ping's answer (grpc's own default is 60 s, which made a half-open
+        # connection linger 30 + 60 s).
+        ("grpc.http2.ping_timeout_ms", max(1, int(config.keepalive_timeout_s * 1000))),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),  # SDK pings every 20 s
         ("grpc.http2.max_ping_strikes", 3),
@@ -195,8 +200,11 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     health_servicer = health.aio.HealthServicer()
     admin = AdminService(lobby, config.admin_token)
 
-    server = grpc.aio.server(options=server_options(config),
-                             maximum_concurrent_rpcs=config.max_streams)
+    caps = CallCaps(idle_total=config.max_idle_rpcs, idle_per_peer=config.max_idle_rpcs_per_peer,
+                    idle_max_s=config.max_idle_rpc_s, streams=config.max_streams,
+                    reserved=config.reserved_rpcs)
+    server = grpc.aio.server(options=server_options(config), interceptors=[CallLimits(caps)],
+                             maximum_concurrent_rpcs=caps.grpc_slots)
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(
         LadderService(lobby), server)
@@ -207,7 +215,12 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
              reflection.SERVICE_NAME]
     operator = None
     if config.operator_listen:
-        operator = grpc.aio.server(options=server_options(config), maximum_concurrent_rpcs=64)
+        op_caps = CallCaps(idle_total=config.operator_max_idle_rpcs,
+                           idle_per_peer=config.max_idle_rpcs_per_peer,
+                           idle_max_s=config.max_idle_rpc_s, reserved=config.reserved_rpcs)
+        operator = grpc.aio.server(options=server_options(config),
+                                   interceptors=[CallLimits(op_caps)],
+                                   maximum_concurrent_rpcs=op_caps.grpc_slots)
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
         reflection.enable_server_reflection(

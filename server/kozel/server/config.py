@@ -77,6 +77,19 @@ class ServerConfig:
     table_linger_s: float = 600.0  # a finished table stays for WaitTable this long
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed
     max_spectators_per_match: int = 64  # WatchMatch subscribers per match
+    max_spectators: int = 1024  # WatchMatch subscribers in all
+    max_tables_per_peer: int = 64  # open tables created from one address
+    empty_table_linger_s: float = 60.0  # a table no remote bot joined closes after this
+    max_match_deals: int = 1000  # a match ends (aborted) after this many deals; fixed_deals <= it
+    max_idle_rpcs: int = 1024  # WaitTable, WatchMatch and health.Watch calls at once, in all
+    max_idle_rpcs_per_peer: int = 256  # ... from one address
+    max_idle_rpc_s: float = 1800.0  # such a call ends with DEADLINE_EXCEEDED after this
+    operator_max_idle_rpcs: int = 32  # health.Watch calls at once on the operator port
+    reserved_rpcs: int = 64  # gRPC slots above every cap, for short calls (health checks)
+    max_sessions_per_bot: int = 8  # connected sessions of one ladder bot
+    max_lingering_sessions: int = 4096  # detached sessions kept for a resume, oldest go first
+    keepalive_time_s: float = 10.0  # the referee pings a connection quiet for this long
+    keepalive_timeout_s: float = 5.0  # ... and closes it when the ping is unanswered this long
     spectator_delay_s: float = 0.0  # full-information spectating after this delay; 0 = off
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given

@@ -25,7 +25,7 @@ from kozel.server.config import Clock, ServerConfig
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
-from kozel.server.spectators import SpectatorHub
+from kozel.server.spectators import SpectatorCount, SpectatorHub
 from kozel.server.store_queue import StoreQueue
 
 log = structlog.get_logger("kozel.lobby")
@@ -59,6 +59,17 @@ class Table:
     house_at: dict[int, SeatLink] = field(default_factory=dict)  # in-process bots by seat
     runner: MatchRunner | None = None
     done: asyncio.Future[MatchOutcome] | None = None
+    owner: str = ""  # the address that created it (tables per address are capped)
+
+    @property
+    def house(self) -> bool:
+        """Whether house bots sit at it (then its match needs admission, like queue ones)."""
+        return bool(self.house_at)
+
+    @property
+    def joined(self) -> bool:
+        """Whether a remote bot has taken a seat."""
+        return bool(self.links)  # remote seats only: house bots are in house_at
 
 
 class Lobby:
@@ -91,6 +102,8 @@ class Lobby:
         self.match_cap = (min(config.max_running_matches, CAP_START) if config.admission_lag_ms
                           else config.max_running_matches)
         self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
+        self._waiting_tables: deque[Table] = deque()  # full tables with house bots, not admitted
+        self.spectating = SpectatorCount(config.max_spectators)  # WatchMatch streams in all
 
     def add_ladder(self, spec: LadderSpec, store: Store,
                    queue: StoreQueue | None = None, referee_id: str | None = None
@@ -117,16 +130,31 @@ class Lobby:
 
     # -- tables --------------------------------------------------------------------------------
 
+    def check_length(self, rules: Ruleset) -> None:
+        """Refuse a ruleset whose matches would outlast ``max_match_deals``."""
+        cap = self.config.max_match_deals
+        if rules.fixed_deals is not None and rules.fixed_deals > cap:
+            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"fixed_deals {rules.fixed_deals} is above this referee's "
+                             f"limit of {cap} deals a match (limits.max_match_deals)")
+
     def create_table(self, table_id: str, rules: Ruleset, players: int, clock: Clock,
-                     seed: bytes | None = None, house: list[str] | None = None) -> Table:
+                     seed: bytes | None = None, house: list[str] | None = None,
+                     owner: str = "") -> Table:
         rules.check_players(players)
+        self.check_length(rules)
         if self.draining:
             raise LobbyError(grpc.StatusCode.UNAVAILABLE,
                              "the referee is draining before it stops: it opens no tables")
-        open_tables = sum(1 for t in self.tables.values() if t.done is None or not t.done.done())
-        if open_tables >= self.config.max_tables:
+        open_tables = [t for t in self.tables.values() if t.done is None or not t.done.done()]
+        if len(open_tables) >= self.config.max_tables:
             raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                              f"the referee already has {self.config.max_tables} open tables")
+        cap = self.config.max_tables_per_peer
+        if owner and sum(1 for t in open_tables if t.owner == owner) >= cap:
+            raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"your address already has {cap} open tables "
+                             "(limits.max_tables_per_peer); play or let them expire first")
         table_id = table_id or uuid.uuid4().hex[:10]
         if table_id in self.tables:
             raise LobbyError(grpc.StatusCode.ALREADY_EXISTS, f"table {table_id!r} exists")
@@ -139,21 +167,29 @@ class Lobby:
                              f"house bots must be at most {players} of "
                              f"{sorted(self.house_bots)} (\"\" for a remote seat); "
                              f"got {house}")
-        table = Table(table_id, rules, players, clock, seed or new_seed())
+        table = Table(table_id, rules, players, clock, seed or new_seed(), owner=owner)
         table.done = asyncio.get_running_loop().create_future()
         self.tables[table_id] = table
         for i, name in enumerate(house):
             if name:
                 table.house_at[i] = LocalLink(f"{name}-{i}", self.house_bots[name]())
         self._maybe_start_table(table)
-        asyncio.get_running_loop().call_later(self.config.table_linger_s, self._expire, table)
+        loop = asyncio.get_running_loop()
+        loop.call_later(self.config.table_linger_s, self._expire, table)
+        if len(table.house_at) < players:  # nobody may come: an empty table goes sooner
+            loop.call_later(self.config.empty_table_linger_s, self._expire, table, True)
         return table
 
-    def _expire(self, table: Table) -> None:
-        """A table that never filled is closed; its waiting bots are told why."""
+    def _expire(self, table: Table, if_empty: bool = False) -> None:
+        """A table that never filled (or, ``if_empty``, that no remote bot joined) is closed;
+        its waiting bots are told why."""
         if table.runner is not None or self.tables.get(table.id) is not table:
             return
+        if if_empty and table.joined:
+            return
         del self.tables[table.id]
+        if table in self._waiting_tables:
+            self._waiting_tables.remove(table)
         for link in table.links:
             session = getattr(link, "session", None)
             if session is not None and session.stream is not None:
@@ -175,13 +211,20 @@ class Lobby:
         self._maybe_start_table(table)
 
     def _maybe_start_table(self, table: Table) -> None:
-        if len(table.links) + len(table.house_at) < table.players:
+        if (len(table.links) + len(table.house_at) < table.players
+                or table.runner is not None):
+            return
+        if table.house and not self.admits():
+            # One client alone can fill a table with house bots: such matches wait for
+            # admission like queue matches (its remote bots wait too; no clock runs).
+            if table not in self._waiting_tables:
+                self._waiting_tables.append(table)
             return
         remote = iter(table.links)
         links = [table.house_at[s] if s in table.house_at else next(remote)
                  for s in range(table.players)]
         runner = self._start(links, table.rules, table.players, table.clock, table.seed,
-                             table.id)
+                             table.id, budget=table.house)
         table.runner = runner
         self.matches[runner.match_id].add_done_callback(lambda _: self._table_done(table))
 
@@ -203,6 +246,7 @@ class Lobby:
         """Queue every free slot of ``session`` for matches of ``rules`` at ``players`` seats;
         it is queued again whenever a slot frees up, until it leaves."""
         rules.check_players(players)
+        self.check_length(rules)
         key = json.dumps([rules.name, players, rules.to_options()], sort_keys=True)
         self._queue_rules[key] = (rules, players)
         session.queue_key = key
@@ -256,14 +300,16 @@ class Lobby:
     def _start(self, links: list[SeatLink], rules: Ruleset, players: int, clock: Clock,
                seed: bytes, table_id: str,
                on_done: Callable[[MatchRunner], None] | None = None,
-               ladder: str = "", reveal_seed: bool = True) -> MatchRunner:
-        if not table_id:  # queue and ladder matches spend the start budget (tables do not)
+               ladder: str = "", reveal_seed: bool = True, budget: bool = False) -> MatchRunner:
+        if not table_id or budget:  # queue, ladder and house-bot matches spend the budget
             self._starts_left -= 1
         runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
                              replay_dir=Path(self.config.replay_dir), table_id=table_id,
-                             ladder=ladder, reveal_seed=reveal_seed)
+                             ladder=ladder, reveal_seed=reveal_seed,
+                             max_deals=self.config.max_match_deals)
         runner.spectators = SpectatorHub(runner, delay_s=self.config.spectator_delay_s,
-                                         max_spectators=self.config.max_spectators_per_match)
+                                         max_spectators=self.config.max_spectators_per_match,
+                                         total=self.spectating)
         self.runners[runner.match_id] = runner
         for link in links:
             session = getattr(link, "session", None)
@@ -353,6 +399,9 @@ class Lobby:
             self._drain_queue(key)
         for ladder in self.ladders.values():
             ladder.drain()
+        # Then tables with house bots: one client can fill many, so they come last.
+        while self._waiting_tables and self.admits():
+            self._maybe_start_table(self._waiting_tables.popleft())
 
     def start_drain(self) -> None:
         """Start no new matches (tables, queues, ladders); running ones go on."""

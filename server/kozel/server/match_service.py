@@ -60,8 +60,10 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
         except SpectatorError as exc:
             await context.abort(exc.code, exc.message)
         try:
-            while (event := await sub.get()) is not None:
-                yield mpb.WatchMatchResponse(event=event)
+            # Each event is encoded once for all its spectators; the call limits'
+            # serializer (kozel.server.limits) sends bytes as they are.
+            while (shared := await sub.get_shared()) is not None:
+                yield shared.wire()
         finally:
             hub.unsubscribe(sub)
         if sub.dropped:

@@ -59,12 +59,14 @@ class MatchRunner:
     def __init__(self, *, rules: Ruleset, players: int, seed: bytes, clock: Clock,
                  links: list[SeatLink], replay_dir: Path, table_id: str = "",
                  match_id: str | None = None, ladder: str = "",
-                 reveal_seed: bool = True) -> None:
+                 reveal_seed: bool = True, max_deals: int = 0) -> None:
         self.match_id = match_id or uuid.uuid4().hex
         self.ladder = ladder
         # False for a duplicate first half: MatchEnd withholds the seed and DealEnd the deck
         # order, which would give away the decks of the twin still to be played.
         self.reveal_seed = reveal_seed
+        self.max_deals = max_deals  # the match is cut (aborted) after this many; 0 = no cap
+        self._cut = False
         self.log = log.bind(match_id=self.match_id, ladder=ladder)
         self.metrics = metrics.for_ladder(ladder)
         self._ready_at = 0.0  # when the runner last got what it waited for (overhead clock)
@@ -128,7 +130,7 @@ class MatchRunner:
         aborted = True
         try:
             await self._play()
-            aborted = False
+            aborted = self._cut
         finally:
             self.metrics.active.dec()
             self.outcome = await asyncio.shield(self._finish(aborted))
@@ -148,6 +150,10 @@ class MatchRunner:
         while not match.over:
             self._apply_requested_forfeits()
             if match.over:
+                break
+            if self.max_deals and len(match.records) >= self.max_deals:
+                self._cut = True
+                self.log.warning("match_cut", deals=len(match.records))
                 break
             deal = match.deal
             self._announce_deal()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 
 import grpc
@@ -14,6 +16,7 @@ from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
 from kozel.server import convert, metrics
 from kozel.server.config import ServerConfig
+from kozel.server.limits import peer_host
 from kozel.server.lobby import REPLAY_ID, Lobby, LobbyError  # noqa: F401 (re-exported)
 from kozel.server.session import CLOSE, Outbox, Session
 from kozel.server.text import id_problem, name_problem
@@ -38,11 +41,6 @@ class HelloError(Exception):
         self.delay = delay  # answer this much later (repeated bad tokens are slowed down)
 
 
-def _host(peer: str) -> str:
-    """The host part of a gRPC peer string (ipv4:1.2.3.4:5, ipv6:[::1]:5)."""
-    return peer.rsplit(":", 1)[0] if peer else ""
-
-
 class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
     """``kozel.v1.RefereeService``."""
 
@@ -55,6 +53,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         # does not clear it (many bots may share one address); a quiet spell does.
         self.auth_failures: dict[str, tuple[int, float]] = {}
         self._delayed: dict[str, int] = {}  # by peer host: refused Hellos waiting out a delay
+        # Detached sessions without matches, kept for a resume, oldest first: bounded by count
+        # (max_lingering_sessions) as well as by time (session_linger_s).
+        self._lingering: OrderedDict[str, Session] = OrderedDict()
 
     # -- Play ----------------------------------------------------------------------------------
 
@@ -63,7 +64,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         loop = asyncio.get_running_loop()
         opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
         # One reader per stream; it is never cancelled (see shared/engineering.md).
-        reader = loop.create_task(self._read(request_iterator, opened, _host(context.peer())))
+        reader = loop.create_task(self._read(request_iterator, opened, peer_host(context.peer())))
         self._readers.add(reader)
         reader.add_done_callback(self._readers.discard)
         try:
@@ -96,7 +97,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         loop = asyncio.get_running_loop()
         session: Session | None = None
         outbox: Outbox | None = None
-        refused = 0  # answers in a row that named no pending request
+        refused = 0  # answers in a row that named no pending request (Leave does not reset it)
         try:
             async for req in requests:
                 if session is None:
@@ -118,7 +119,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     opened.set_result((session, outbox))
                     continue
                 assert outbox is not None
-                refused = refused + 1 if self._dispatch(session, outbox, req, loop.time()) else 0
+                counted = self._dispatch(session, outbox, req, loop.time())
+                refused = refused + 1 if counted else 0 if counted is False else refused
                 if refused > self.config.max_refused_answers:
                     outbox.close(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                  f"{refused} answers in a row named no pending request")
@@ -147,6 +149,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if req.WhichOneof("message") != "hello":
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello")
         hello = req.hello
+        hello.DiscardUnknownFields()  # the session keeps its Hello: only what the referee reads
         if hello.protocol_version != PROTOCOL_VERSION:
             raise HelloError(grpc.StatusCode.FAILED_PRECONDITION,
                              f"protocol version {hello.protocol_version} is not supported; "
@@ -154,9 +157,18 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         outbox = Outbox(self.config.outbox_limit)
         if hello.resume_token:
             session = self.sessions.get(hello.resume_token)
-            if session is None:
+            # A resume token is a bearer secret bound to its session's bot name (a token
+            # given to another name is refused as if unknown) ...
+            if session is None or not hmac.compare_digest(
+                    hello.bot_name.encode(), session.hello.bot_name.encode()):
                 raise HelloError(grpc.StatusCode.NOT_FOUND, "unknown or expired resume_token")
+            # ... and a ladder session also needs its bot's token.
+            if session.bot is not None and not hmac.compare_digest(
+                    hello.token.encode(), session.token.encode()):
+                raise self._bad_token(peer, "resuming a ladder session needs Hello.token, the "
+                                            "token of the bot that opened it")
             session.attach(outbox, resumed=True)
+            self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
             return session, outbox
         if self.lobby.draining:
@@ -179,6 +191,12 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             bot = await self._authenticate(hello, peer)
             if opened is not None and opened.done():
                 raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
+            cap = self.config.max_sessions_per_bot
+            if sum(1 for s in self.sessions.values() if s.bot is not None
+                   and s.bot.name == bot.name and s.stream is not None) >= cap:
+                raise HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                 f"bot {bot.name!r} already has {cap} connected sessions "
+                                 "(limits.max_sessions_per_bot); close one first")
         elif want == "join_queue":
             try:
                 queue_rules = convert.ruleset_from_pb(hello.join_queue.ruleset)
@@ -222,27 +240,32 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             raise HelloError(grpc.StatusCode.UNAVAILABLE, "the ladder store is unreachable "
                              "right now; retry in a few seconds") from None
         if bot is None:
-            if len(self.auth_failures) > 10_000:
-                self.auth_failures.clear()
-            now = time.monotonic()
-            n, last = self.auth_failures.get(peer, (0, now))
-            n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
-            self.auth_failures[peer] = (n, now)
-            metrics.AUTH_FAILURES.inc()
-            log.warning("bad_ladder_token", peer=peer, failures=n)
-            if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
-                # Each delayed refusal holds a stream slot: a crowd of them is cut short.
-                raise HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
-                                 "address are still pending; wait for them, then retry")
-            raise HelloError(grpc.StatusCode.UNAUTHENTICATED,
-                             "Hello.token is not the token of an active registered bot",
-                             delay=min(0.05 * 2 ** (n - 1), 5.0))
+            raise self._bad_token(peer, "Hello.token is not the token of an active "
+                                        "registered bot")
         return bot
 
+    def _bad_token(self, peer: str, why: str) -> HelloError:
+        """The refusal of a bad ladder token: counted per address and slowed down."""
+        if len(self.auth_failures) > 10_000:
+            self.auth_failures.clear()
+        now = time.monotonic()
+        n, last = self.auth_failures.get(peer, (0, now))
+        n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
+        self.auth_failures[peer] = (n, now)
+        metrics.AUTH_FAILURES.inc()
+        log.warning("bad_ladder_token", peer=peer, failures=n)
+        if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
+            # Each delayed refusal holds a stream slot: a crowd of them is cut short.
+            return HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                              "address are still pending; wait for them, then retry")
+        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why,
+                          delay=min(0.05 * 2 ** (n - 1), 5.0))
+
     def _dispatch(self, session: Session, outbox: Outbox, req: rpb.PlayRequest,
-                  received_at: float) -> bool:
-        """Handle one message after Hello; True when it was an answer naming no pending request."""
+                  received_at: float) -> bool | None:
+        """Handle one message after Hello: True when it was an answer naming no pending request
+        (or a repeated Leave, as useless), False for an answer taken, None otherwise."""
         which = req.WhichOneof("message")
         if which == "action":
             why = session.deliver(req.action, received_at)
@@ -251,24 +274,37 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     match_id=req.action.match_id, request_id=req.action.request_id,
                     code=pb.ERROR_CODE_UNKNOWN_REQUEST, message=why, retry_allowed=False)))
                 return True
-        elif which == "leave":
+            return False
+        if which == "leave":
+            again = session.leaving
             session.leave()
-        else:
-            what = "a second Hello" if which == "hello" else "an empty message"
-            outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {what}")
-        return False
+            return True if again else None
+        what = "a second Hello" if which == "hello" else "an empty message"
+        outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {what}")
+        return None
 
     def _idle(self, session: Session) -> None:
         """A session's state changed: queue its free slots, or forget it once it is gone."""
         if session.stream is None:
             self.lobby.forget(session)
             if not session.links:
-                asyncio.get_running_loop().call_later(
-                    self.config.session_linger_s, self._drop, session)
+                self._linger(session)
         else:
+            self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
 
+    def _linger(self, session: Session) -> None:
+        """Keep a detached session for a resume a while; past the count, the oldest go."""
+        token = session.resume_token
+        if token in self._lingering or self.sessions.get(token) is not session:
+            return
+        self._lingering[token] = session
+        asyncio.get_running_loop().call_later(self.config.session_linger_s, self._drop, session)
+        while len(self._lingering) > self.config.max_lingering_sessions:
+            self._drop(next(iter(self._lingering.values())))
+
     def _drop(self, session: Session) -> None:
+        self._lingering.pop(session.resume_token, None)
         if session.stream is None and not session.links:
             self.sessions.pop(session.resume_token, None)
 
@@ -284,7 +320,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 request.table_id, rules, request.players,
                 self.config.clock.merged(request.time_control if request.HasField(
                     "time_control") else None),
-                request.seed or None, list(request.house_bots))
+                request.seed or None, list(request.house_bots), owner=peer_host(context.peer()))
         except RulesError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except LobbyError as exc:

@@ -48,17 +48,41 @@ class SpectatorError(Exception):
         self.message = message
 
 
+class SpectatorCount:
+    """WatchMatch streams in all, across every match's hub, and their cap."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.n = 0
+
+
+class Shared:
+    """One event as every spectator of a view gets it: built once, encoded once (as a
+    ``WatchMatchResponse``) when the first spectator's stream sends it."""
+
+    __slots__ = ("event", "_wire")
+
+    def __init__(self, event: mpb.SpectatorEvent) -> None:
+        self.event = event
+        self._wire: bytes | None = None
+
+    def wire(self) -> bytes:
+        if self._wire is None:
+            self._wire = mpb.WatchMatchResponse(event=self.event).SerializeToString()
+        return self._wire
+
+
 class Subscription:
     """One spectator's queue: (due time on the loop clock, message); ``None`` ends it."""
 
     def __init__(self, full: bool, queue_limit: int) -> None:
         self.full = full
         self.queue_limit = queue_limit
-        self.queue: deque[tuple[float, mpb.SpectatorEvent | None]] = deque()
+        self.queue: deque[tuple[float, Shared | None]] = deque()
         self.dropped = ""  # why the hub dropped this spectator, if it did
         self._wake = asyncio.Event()
 
-    def put(self, due: float, msg: mpb.SpectatorEvent | None, now: float) -> bool:
+    def put(self, due: float, msg: Shared | None, now: float) -> bool:
         """Queue a message (never blocks); False when the spectator is too far behind."""
         q = self.queue
         q.append((due, msg))
@@ -74,6 +98,11 @@ class Subscription:
 
     async def get(self) -> mpb.SpectatorEvent | None:
         """The next message once it is due; ``None`` at the end or once dropped."""
+        shared = await self.get_shared()
+        return shared.event if shared is not None else None
+
+    async def get_shared(self) -> Shared | None:
+        """:meth:`get`, as the shared message (``wire()`` is its encoding)."""
         loop = asyncio.get_running_loop()
         while not self.dropped:
             if not self.queue:
@@ -92,9 +121,10 @@ class SpectatorHub:
     """The spectators of one match, fed by its runner."""
 
     def __init__(self, runner: MatchRunner, *, max_spectators: int, delay_s: float,
-                 queue_limit: int = QUEUE_LIMIT) -> None:
+                 queue_limit: int = QUEUE_LIMIT, total: SpectatorCount | None = None) -> None:
         self.runner = runner
         self.max_spectators = max_spectators
+        self.total = total if total is not None else SpectatorCount(max_spectators)
         self.delay_s = delay_s
         self.queue_limit = queue_limit
         self.subs: list[Subscription] = []
@@ -118,17 +148,23 @@ class SpectatorHub:
             raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                  f"match {self.runner.match_id} already has "
                                  f"{self.max_spectators} spectators")
+        if self.total.n >= self.total.limit:
+            raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                 f"the referee already has {self.total.limit} spectators "
+                                 "(limits.max_spectators); retry later")
         if self._deal is not None:
             self.events(self._deal)  # everyone is sent what the snapshot is about to show
         sub = Subscription(full, self.queue_limit)
         loop = asyncio.get_running_loop()
-        sub.put(loop.time() + self._delay(full), self._snapshot(full), loop.time())
+        sub.put(loop.time() + self._delay(full), Shared(self._snapshot(full)), loop.time())
         self.subs.append(sub)
+        self.total.n += 1
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self.subs:
             self.subs.remove(sub)
+            self.total.n -= 1
 
     def _delay(self, full: bool) -> float:
         return self.delay_s if full else 0.0
@@ -141,12 +177,14 @@ class SpectatorHub:
         if not self.subs:
             return
         now = asyncio.get_running_loop().time()
+        shared = {False: Shared(public) if public is not None else None,
+                  True: Shared(full) if full is not None else None}
         for sub in list(self.subs):
-            msg = full if sub.full else public
+            msg = shared[sub.full]
             if msg is None:
                 continue
             if not sub.put(now + self._delay(sub.full), msg, now):
-                self.subs.remove(sub)
+                self.unsubscribe(sub)
                 sub.drop(f"the spectator fell more than {self.queue_limit} messages behind")
 
     def _event(self, **kind) -> mpb.SpectatorEvent:
@@ -208,6 +246,7 @@ class SpectatorHub:
         now = asyncio.get_running_loop().time()
         for sub in self.subs:
             sub.put(now + self._delay(sub.full), None, now)  # the end is never refused
+        self.total.n -= len(self.subs)
         self.subs.clear()
 
     # -- messages ------------------------------------------------------------------------------
