@@ -66,6 +66,7 @@ def test_bench_engine_json_shape() -> None:
     assert set(data) == {"classic-2p", "classic-3p", "classic-4p"}
     for entry in data.values():
         assert entry["deals_per_s"] > 0 and entry["decisions_per_s"] > entry["deals_per_s"]
+        assert entry["clones_per_s"] > 0
 
 
 def test_demo_plays_a_ladder_over_grpc(tmp_path: Path) -> None:

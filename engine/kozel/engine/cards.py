@@ -90,14 +90,15 @@ def count(mask: int) -> int:
     return mask.bit_count()
 
 
-_PART_POINTS = tuple(
+PATTERN_POINTS: tuple[int, ...] = tuple(
     sum(_RANK_POINTS.get(RANKS[r], 0) for r in range(9) if p >> r & 1) for p in range(512)
 )
+"""Card points of one suit's cards by their 9-bit pattern (rank ``r`` is bit ``r``)."""
 
 
 def points(mask: int) -> int:
     """Card points of a mask."""
-    pp = _PART_POINTS
+    pp = PATTERN_POINTS
     return pp[mask & 0x1FF] + pp[mask >> 9 & 0x1FF] + pp[mask >> 18 & 0x1FF] + pp[mask >> 27 & 0x1FF]
 
 

@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from kozel.engine.actions import DECISION_OF_KIND, PASS, Action, ActionKind, Combo, Decision
-from kozel.engine.cards import ACES, CODES, SUIT_OF, SUITS, cards_in, codes, points
+from kozel.engine.cards import (
+    ACES,
+    CODES,
+    PATTERN_POINTS,
+    SUIT_OF,
+    SUITS,
+    cards_in,
+    codes,
+    points,
+)
 from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
 from kozel.engine.rules import (
     BeatTarget,
@@ -28,6 +37,15 @@ from kozel.engine.tables import Tables, combo_memo, combo_of, tables_for
 
 _NO_MOVES: tuple[Action, ...] = ()
 
+# Enum members as module constants: looking a member up on its class (``Decision.LEAD``)
+# costs more than a global lookup, and the transitions below do it on every action.
+_LEAD, _RESPOND, _DECLARE, _NONE = Decision.LEAD, Decision.RESPOND, Decision.DECLARE, Decision.NONE
+_K_LEAD, _K_BEAT, _K_DISCARD = ActionKind.LEAD, ActionKind.BEAT, ActionKind.DISCARD
+_K_DECLARE, _K_PASS = ActionKind.DECLARE, ActionKind.PASS
+_BIT = tuple(1 << c for c in range(36))
+_new_object = object.__new__
+_new = tuple.__new__  # builds a NamedTuple without the Python-level __new__ (hot paths only)
+
 
 class Play(NamedTuple):
     """One seat's cards in a trick. ``kind`` is lead, beat or discard; ``forced`` marks the
@@ -40,7 +58,7 @@ class Play(NamedTuple):
 
     @property
     def face_up(self) -> bool:
-        return self.kind != ActionKind.DISCARD
+        return self.kind != _K_DISCARD
 
 
 class Drawn(NamedTuple):
@@ -126,7 +144,7 @@ class Deal:
     _auto_win: bool
     _original_lead: bool
     _interrupts: bool
-    _combo_memo: dict[int, Combo | None]
+    _combo_memo: dict[int, Combo]  # every combination hand (see tables.combo_memo)
     _offered: tuple[int, tuple[Action, ...]] | None  # the last legal list handed out, by seat
     log: list[Play | Trick | Drawn | Declared | Returned]  # what happened, in order
     _talon_bits: list[int]  # the talon as single-card masks, top first
@@ -155,9 +173,13 @@ class Deal:
         """
         if not 2 <= players <= 5:
             raise SetupError(f"a table has 2 to 5 players, not {players}")
-        act = tuple(sorted(set(range(players) if active is None else active)))
-        if len(act) < 2 or any(not 0 <= s < players for s in act):
-            raise SetupError(f"active seats {list(act)} are not at least two seats of {players}")
+        if active is None:
+            act = tuple(range(players))
+        else:
+            act = tuple(sorted(set(active)))
+            if len(act) < 2 or any(not 0 <= s < players for s in act):
+                raise SetupError(
+                    f"active seats {list(act)} are not at least two seats of {players}")
         lay = _layout(rules, players, act)
         if sorted(deck) != lay.deck:
             raise SetupError(
@@ -204,12 +226,13 @@ class Deal:
         d.lead_mask = d.win_mask = 0
         d.win_seat = -1
 
-        order = d._order[dealer][1:] + (dealer,)
-        pos = 0
-        for _ in range(4):
-            for s in order:
-                d.hands[s] |= 1 << deck[pos]
-                pos += 1
+        order = lay.deal_order[dealer]
+        n = len(order)
+        hands = d.hands
+        bit = _BIT
+        for i, s in enumerate(order):  # four rounds of one card each, clockwise
+            hands[s] = bit[deck[i]] | bit[deck[i + n]] | bit[deck[i + 2 * n]] | bit[deck[i + 3 * n]]
+        pos = 4 * n
         if not lay.random_middle:
             d.indicator = deck[pos]
             d.talon = list(deck[pos + 1 :]) + [deck[pos]]
@@ -221,10 +244,10 @@ class Deal:
                 raise SetupError(f"trump_index {trump_index} is outside the talon of {len(d.talon)}")
             d.indicator = d.talon[trump_index]
         d.talon_pos = 0
-        d._talon_bits = [1 << c for c in d.talon]
-        d._indicator_pos = d.talon.index(d.indicator)
+        d._talon_bits = list(map(_BIT.__getitem__, d.talon))
+        d._indicator_pos = trump_index if lay.random_middle else len(d.talon) - 1
         d.trump = SUIT_OF[d.indicator]
-        d.tables = tables_for(rules, d.trump)
+        d.tables = lay.tables[d.trump]
         leader = order[0] if first_leader is None else first_leader
         if leader not in act:
             raise SetupError(f"first leader {leader} is not an active seat")
@@ -233,30 +256,39 @@ class Deal:
         return d
 
     def clone(self) -> Deal:
-        """An independent copy (for search)."""
-        d = Deal.__new__(Deal)
-        for name in Deal.__slots__:
-            setattr(d, name, getattr(self, name))
-        d.talon = self.talon  # never mutated: drawing only moves talon_pos
-        d.hands = self.hands[:]
-        d.known = self.known[:]
-        d.taken = self.taken[:]
-        d.tricks_won = self.tricks_won[:]
-        d.tricks = self.tricks[:]
-        d.history = self.history[:]
-        d.log = self.log[:]
-        d.pot_winners = self.pot_winners[:]
-        d.trick = self.trick[:]
-        d.responders = self.responders[:]
-        d.pending = set(self.pending)
-        d.answers = dict(self.answers)
+        """An independent copy (for search): acting on either never changes the other.
+
+        Containers the deal only ever replaces (never changes in place) are shared: the talon,
+        ``responders``, ``pot_winners`` and the per-ruleset tables; the window's ``pending``
+        and ``answers`` are copied only while a window is open (opening one replaces both)."""
+        d = _new_object(Deal)
+        d.rules, d.tables, d.players, d.active = self.rules, self.tables, self.players, self.active
+        d.side_of, d.n_sides, d.dealer, d.trump = self.side_of, self.n_sides, self.dealer, self.trump
+        d.indicator, d.talon, d.talon_pos = self.indicator, self.talon, self.talon_pos
+        d.hands, d.known = self.hands[:], self.known[:]
+        d.phase, d.leader, d.responders = self.phase, self.leader, self.responders
+        d.resp_i, d.lead_mask, d.win_seat = self.resp_i, self.lead_mask, self.win_seat
+        d.win_mask, d.trick, d.trick_combo = self.win_mask, self.trick[:], self.trick_combo
+        if self.phase is _DECLARE:
+            d.pending, d.answers = set(self.pending), dict(self.answers)
+        else:
+            d.pending, d.answers = self.pending, self.answers
+        d.window_mid, d.tricks, d.taken = self.window_mid, self.tricks[:], self.taken[:]
+        d.tricks_won, d.history, d.log = self.tricks_won[:], self.history[:], self.log[:]
+        d.pot_winners, d.bura, d._order = self.pot_winners, self.bura, self._order
+        d._combos_on, d.first_leader, d.deck = self._combos_on, self.first_leader, self.deck
+        d.trump_index, d._money, d._auto_win = self.trump_index, self._money, self._auto_win
+        d._original_lead, d._interrupts = self._original_lead, self._interrupts
+        d._combo_memo, d._offered, d._talon_bits = self._combo_memo, self._offered, self._talon_bits
+        d._indicator_pos, d._round_robin = self._indicator_pos, self._round_robin
+        d._others = self._others
         return d
 
     # -- queries -------------------------------------------------------------------------------
 
     @property
     def over(self) -> bool:
-        return self.phase is Decision.NONE
+        return self.phase is _NONE
 
     @property
     def decision(self) -> Decision:
@@ -267,11 +299,11 @@ class Deal:
     def to_act(self) -> tuple[int, ...]:
         """The seats whose decision is awaited, sorted."""
         phase = self.phase
-        if phase is Decision.LEAD:
+        if phase is _LEAD:
             return (self.leader,)
-        if phase is Decision.RESPOND:
+        if phase is _RESPOND:
             return (self.responders[self.resp_i],)
-        if phase is Decision.DECLARE:
+        if phase is _DECLARE:
             return tuple(sorted(self.pending))
         return ()
 
@@ -302,24 +334,30 @@ class Deal:
         beat, then every discard, each by card numbers; in a declaration window the
         declaration, then the pass.
         """
-        moves = self._legal(seat)
+        phase = self.phase
+        if phase is _RESPOND:
+            if seat == self.responders[self.resp_i]:
+                moves = self.tables.responses(
+                    self.hands[seat], self.lead_mask if self._original_lead else self.win_mask)
+            else:
+                moves = _NO_MOVES
+        elif phase is _LEAD and seat == self.leader:
+            cap = 4  # lead_cap, inlined: the smallest other hand still holding cards
+            hands = self.hands
+            for s in self._others[seat]:
+                n = hands[s].bit_count()
+                if 0 < n < cap:
+                    cap = n
+            moves = self.tables.leads(hands[seat], cap)
+        else:
+            moves = self._window_moves(seat)
         self._offered = (seat, moves)
         return moves
 
-    def _legal(self, seat: int) -> tuple[Action, ...]:
-        phase = self.phase
-        if phase is Decision.RESPOND:
-            if seat != self.responders[self.resp_i]:
-                return _NO_MOVES
-            target = self.lead_mask if self._original_lead else self.win_mask
-            return self.tables.responses(self.hands[seat], target)
-        if phase is Decision.LEAD:
-            if seat != self.leader:
-                return _NO_MOVES
-            return self.tables.leads(self.hands[seat], self.lead_cap(seat))
-        if phase is Decision.DECLARE and seat in self.pending:
+    def _window_moves(self, seat: int) -> tuple[Action, ...]:
+        if self.phase is _DECLARE and seat in self.pending:
             hand = self.hands[seat]
-            return (Action(ActionKind.DECLARE, hand, combo_of(hand, self.rules)), PASS)
+            return (Action(_K_DECLARE, hand, combo_of(hand, self.rules)), PASS)
         return _NO_MOVES
 
     def is_legal(self, seat: int, action: Action) -> bool:
@@ -327,34 +365,34 @@ class Deal:
         building the list). A declaration without cards means the whole hand; a pass's cards
         are ignored, as :meth:`apply` does."""
         kind = action.kind
-        if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+        if kind is _K_DECLARE or kind is _K_PASS:
             action = self.normalise(seat, action)
         phase = self.phase
         cards = action.cards
-        if phase is Decision.RESPOND:
+        if phase is _RESPOND:
             if seat != self.responders[self.resp_i]:
                 return False
             if cards & ~self.hands[seat] or cards.bit_count() != self.lead_mask.bit_count():
                 return False
-            if kind is ActionKind.DISCARD:
+            if kind is _K_DISCARD:
                 return True
-            if kind is not ActionKind.BEAT:
+            if kind is not _K_BEAT:
                 return False
             return self.tables.set_beats(
                 cards, self.lead_mask if self._original_lead else self.win_mask)
-        if phase is Decision.LEAD:
-            if seat != self.leader or kind is not ActionKind.LEAD:
+        if phase is _LEAD:
+            if seat != self.leader or kind is not _K_LEAD:
                 return False
             n = cards.bit_count()
             return (
                 n > 0 and not cards & ~self.hands[seat] and n in self.rules.lead_sizes
                 and n <= self.lead_cap(seat) and self.tables.one_suit(cards)
             )
-        if phase is Decision.DECLARE and seat in self.pending:
-            if kind is ActionKind.PASS:
+        if phase is _DECLARE and seat in self.pending:
+            if kind is _K_PASS:
                 return True
             hand = self.hands[seat]
-            return kind is ActionKind.DECLARE and cards == hand and (
+            return kind is _K_DECLARE and cards == hand and (
                 action.combo is not None and action.combo == combo_of(hand, self.rules))
         return False
 
@@ -403,13 +441,13 @@ class Deal:
         offered = self._offered
         if offered is not None and offered[0] == seat and type(action) is Action and (
                 action in offered[1]):
-            kind = action.kind  # chosen from the list just handed out: legal by construction
+            kind = action[0]  # chosen from the list just handed out: legal by construction
         else:
             try:
                 kind = action.kind
             except AttributeError:
                 raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}") from None
-            if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+            if kind is _K_DECLARE or kind is _K_PASS:
                 action = self.normalise(seat, action)
             if not self.is_legal(seat, action):
                 if not isinstance(action, Action) or not 0 <= action.cards < 1 << 36:
@@ -418,20 +456,34 @@ class Deal:
                 raise AssertionError(f"{action} by seat {seat} is illegal but passed every check")
         self._offered = None
         self.history.append((seat, action))
-        if kind is ActionKind.BEAT or kind is ActionKind.DISCARD:
-            self._respond(seat, kind, action.cards)
-        elif kind is ActionKind.LEAD:
-            self._lead(seat, action.cards, None)
+        if kind is _K_LEAD:
+            self._lead(seat, action[1], None)
+        elif kind is _K_BEAT or kind is _K_DISCARD:
+            cards = action[1]
+            self.hands[seat] &= ~cards
+            known = self.known
+            if known[seat]:
+                known[seat] &= ~cards
+            self.trick.append(p := _new(Play, (seat, kind, cards, False)))
+            self.log.append(p)
+            if kind is _K_BEAT:
+                self.win_seat = seat
+                self.win_mask = cards
+            self.resp_i += 1
+            if self.resp_i == len(self.responders):
+                self._finish_trick()
+            elif self._interrupts:
+                self._check_interrupt()
         else:
             self._answer_window(seat, action)
         return action
 
     def normalise(self, seat: int, action: Action) -> Action:
         """A declaration listing no cards means the whole hand; a pass has none."""
-        if action.kind is ActionKind.PASS:
+        if action.kind is _K_PASS:
             return PASS
         if not action.cards and isinstance(seat, int) and 0 <= seat < self.players:
-            return Action(ActionKind.DECLARE, self.hands[seat], action.combo)
+            return Action(_K_DECLARE, self.hands[seat], action.combo)
         return action
 
     def play(
@@ -463,11 +515,11 @@ class Deal:
         rules = self.rules
         if not isinstance(seat, int) or not 0 <= seat < self.players:
             raise IllegalAction(ErrorCode.MALFORMED, f"seat {seat!r} is not at this table")
-        if kind is ActionKind.DECLARE and combo is None:
+        if kind is _K_DECLARE and combo is None:
             raise IllegalAction(ErrorCode.MALFORMED, "a declaration must name moscow or molodka")
         if self.over:
             raise IllegalAction(ErrorCode.WRONG_DECISION, "the deal is over")
-        if kind is ActionKind.DECLARE and (self.phase is not Decision.DECLARE or not self._combos_on):
+        if kind is _K_DECLARE and (self.phase is not _DECLARE or not self._combos_on):
             why = "combinations are off in this ruleset" if not self._combos_on else (
                 "no declaration window is open")
             raise IllegalAction(ErrorCode.DECLARATION_NOT_ALLOWED, f"cannot declare now: {why}")
@@ -482,9 +534,9 @@ class Deal:
                 ErrorCode.NOT_YOUR_TURN, f"seat {seat} is not asked now; awaiting seat {who}"
             )
         hand = self.hands[seat]
-        if kind is ActionKind.PASS:
+        if kind is _K_PASS:
             return
-        if kind is ActionKind.DECLARE:
+        if kind is _K_DECLARE:
             actual = combo_of(hand, rules)
             if actual != combo:
                 held = f"a {actual}" if actual else "no combination"
@@ -511,7 +563,7 @@ class Deal:
                 f"{' '.join(codes(missing))} not in hand ({' '.join(codes(hand))})",
             )
         n = len(cards)
-        if kind is ActionKind.LEAD:
+        if kind is _K_LEAD:
             if n == 0:
                 raise IllegalAction(ErrorCode.WRONG_CARD_COUNT, "a lead needs at least one card")
             if not self.tables.one_suit(mask):
@@ -531,7 +583,7 @@ class Deal:
             raise IllegalAction(
                 ErrorCode.WRONG_CARD_COUNT, f"{n} cards played to a lead of {need}; play {need}"
             )
-        if kind is ActionKind.BEAT:
+        if kind is _K_BEAT:
             target = self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
             if not self.tables.set_beats(mask, target):
                 now = "led" if target == self.lead_mask and self.win_seat == self.trick[0].seat else (
@@ -556,38 +608,31 @@ class Deal:
             self._finish_deal()
             return
         if self._combos_on:
-            memo = self._combo_memo
-            holders = []
+            table = self._combo_memo  # every combination hand
             for s in self.active:
-                h = hands[s]
-                if h.bit_count() < 4:
+                if hands[s] in table:  # rare: is a window due (every hand of four cards)?
+                    active = self.active
+                    if all(hands[a].bit_count() >= 4 for a in active):
+                        self._open_window([a for a in active if hands[a] in table], mid=False)
+                        return
                     break
-                combo = memo.get(h, 0)
-                if combo == 0:
-                    combo = combo_of(h, self.rules)
-                if combo is not None:
-                    holders.append(s)
-            else:
-                if holders:
-                    self._open_window(holders, mid=False)
-                    return
-        self.phase = Decision.LEAD
+        self.phase = _LEAD
 
     def _open_window(self, holders: list[int], mid: bool) -> None:
         self.pending = set(holders)
         self.answers = {}
         self.window_mid = mid
-        self.phase = Decision.DECLARE
+        self.phase = _DECLARE
 
     def _answer_window(self, seat: int, action: Action) -> None:
         self.pending.discard(seat)
         self.answers[seat] = action
         if self.pending:
             return
-        declared = [(s, a.combo) for s, a in self.answers.items() if a.kind is ActionKind.DECLARE]
+        declared = [(s, a.combo) for s, a in self.answers.items() if a.kind is _K_DECLARE]
         self.answers = {}
         if not declared:
-            self.phase = Decision.RESPOND if self.window_mid else Decision.LEAD
+            self.phase = _RESPOND if self.window_mid else _LEAD
             return
         ref = self.trick[0].seat if self.window_mid else self.leader
         order = self._order[ref]
@@ -609,9 +654,11 @@ class Deal:
     def _lead(self, seat: int, cards: int, combo: Combo | None) -> None:
         hands = self.hands
         hands[seat] &= ~cards
-        self.known[seat] &= ~cards
+        known = self.known
+        if known[seat]:
+            known[seat] &= ~cards
         self.leader = seat
-        self.trick = [lead := Play(seat, ActionKind.LEAD, cards)]
+        self.trick = [lead := _new(Play, (seat, _K_LEAD, cards, False))]
         self.log.append(lead)
         self.trick_combo = combo
         self.lead_mask = self.win_mask = cards
@@ -621,37 +668,30 @@ class Deal:
         ):
             self.bura = True  # the led cards stay on the table and go to nobody
             self.pot_winners = [seat]
-            self.phase = Decision.NONE
+            self.phase = _NONE
             return
-        self.responders = [s for s in self._others[seat] if hands[s]]
+        # The responders: the other seats still holding cards. Usually that is every other
+        # seat, and the shared tuple is used as it is (responders are replaced, never changed).
+        responders = others = self._others[seat]
+        for s in others:
+            if not hands[s]:
+                responders = [s for s in others if hands[s]]
+                break
+        self.responders = responders
         self.resp_i = 0
-        if not self.responders:
+        if not responders:
             self._finish_trick()
         elif combo is not None and self._auto_win:
-            for s in self.responders:
-                self.trick.append(p := Play(s, ActionKind.DISCARD, hands[s], forced=True))
+            for s in responders:
+                self.trick.append(p := Play(s, _K_DISCARD, hands[s], forced=True))
                 self.log.append(p)
                 hands[s] = 0
-                self.known[s] = 0
+                known[s] = 0
             self._finish_trick()
         else:
-            self.phase = Decision.RESPOND
+            self.phase = _RESPOND
             if self._interrupts:
                 self._check_interrupt()
-
-    def _respond(self, seat: int, kind: ActionKind, cards: int) -> None:
-        self.hands[seat] &= ~cards
-        self.known[seat] &= ~cards
-        self.trick.append(p := Play(seat, kind, cards))
-        self.log.append(p)
-        if kind is ActionKind.BEAT:
-            self.win_seat = seat
-            self.win_mask = cards
-        self.resp_i += 1
-        if self.resp_i == len(self.responders):
-            self._finish_trick()
-        elif self._interrupts:
-            self._check_interrupt()
 
     def _check_interrupt(self) -> None:
         """Midtrick windows: after a play, players yet to play may interrupt with a combination."""
@@ -667,63 +707,86 @@ class Deal:
             self._open_window(holders, mid=True)
 
     def _finish_trick(self) -> None:
+        trick = self.trick
         cards = 0
-        for p in self.trick:
-            cards |= p.cards
+        for p in trick:
+            cards |= p[2]
         winner = self.win_seat
         self.taken[winner] |= cards
         self.tricks_won[winner] += 1
-        self.tricks.append(t := Trick(self.leader, winner, points(cards), tuple(self.trick),
-                                      self.trick_combo))
+        pp = PATTERN_POINTS
+        pts = pp[cards & 0x1FF] + pp[cards >> 9 & 0x1FF] + pp[cards >> 18 & 0x1FF] + pp[cards >> 27]
+        self.tricks.append(t := _new(Trick, (self.leader, winner, pts, tuple(trick),
+                                             self.trick_combo)))
         self.log.append(t)
-        self._draw(winner)
+        if self.talon_pos < len(self._talon_bits):
+            self._draw(winner)
         self._begin_lead(winner)
 
     def _draw(self, first: int) -> None:
+        """Fill the hands from the talon, ``first`` first (rule 6)."""
         bits = self._talon_bits
         end = len(bits)
         start = pos = self.talon_pos
-        if pos >= end:
-            return
         hands = self.hands
         order = self._order[first]
         n = len(order)
         drawn = [0] * self.players
-        need = [4 - hands[s].bit_count() for s in order]
-        k = need[0]
-        if need.count(k) == n and pos + k * n <= end:  # the usual case: equal hands, enough cards
-            rr = self._round_robin
-            for i, s in enumerate(order):
-                m = 0
-                for b in (bits[pos + i : pos + k * n : n] if rr
-                          else bits[pos + i * k : pos + i * k + k]):
-                    m |= b
-                drawn[s] = m
-            pos += k * n
-        elif self._round_robin:
-            for r in range(max(need)):  # one card per player per pass, clockwise
+        k = 4 - hands[first].bit_count()
+        usual = pos + k * n <= end  # the usual case: equal hands and enough cards for all
+        if usual:
+            for s in order:
+                if hands[s].bit_count() != 4 - k:
+                    usual = False
+                    break
+        if usual:
+            if k == 1:
+                for s in order:
+                    drawn[s] = b = bits[pos]
+                    hands[s] |= b
+                    pos += 1
+            elif not self._round_robin:  # each draws k cards in a row
+                for s in order:
+                    m = 0
+                    for b in bits[pos : pos + k]:
+                        m |= b
+                    drawn[s] = m
+                    hands[s] |= m
+                    pos += k
+            else:  # one card per player per pass, clockwise
                 for i, s in enumerate(order):
-                    if need[i] > r and pos < end:
-                        drawn[s] |= bits[pos]
-                        pos += 1
+                    m = 0
+                    for b in bits[pos + i : pos + k * n : n]:
+                        m |= b
+                    drawn[s] = m
+                    hands[s] |= m
+                pos += k * n
         else:
-            for i, s in enumerate(order):  # each in turn fills up to four
-                take = min(need[i], end - pos)
-                for b in bits[pos : pos + take]:
-                    drawn[s] |= b
-                pos += take
-        for s in order:
-            hands[s] |= drawn[s]
+            need = [4 - hands[s].bit_count() for s in order]
+            if self._round_robin:
+                for r in range(max(need)):  # one card per player per pass, clockwise
+                    for i, s in enumerate(order):
+                        if need[i] > r and pos < end:
+                            drawn[s] |= bits[pos]
+                            pos += 1
+            else:
+                for i, s in enumerate(order):  # each in turn fills up to four
+                    take = min(need[i], end - pos)
+                    for b in bits[pos : pos + take]:
+                        drawn[s] |= b
+                    pos += take
+            for s in order:
+                hands[s] |= drawn[s]
         if start <= self._indicator_pos < pos:  # everyone saw it: its holder is public
             ibit = 1 << self.indicator
             for s in order:
                 if drawn[s] & ibit:
                     self.known[s] |= ibit
         self.talon_pos = pos
-        self.log.append(Drawn(tuple(drawn)))
+        self.log.append(_new(Drawn, (tuple(drawn),)))
 
     def _finish_deal(self) -> None:
-        self.phase = Decision.NONE
+        self.phase = _NONE
         if self.rules.is_money and not self.bura:
             pts = [points(self.taken[s]) for s in self.active]
             top = max(pts)
@@ -744,6 +807,7 @@ class _Layout(NamedTuple):
     n_sides: int
     order: dict[int, tuple[int, ...]]
     others: dict[int, tuple[int, ...]]
+    deal_order: dict[int, tuple[int, ...]]  # by dealer: the seats as dealt to, dealer last
     combos_on: bool
     money: bool
     auto_win: bool
@@ -751,7 +815,8 @@ class _Layout(NamedTuple):
     interrupts: bool
     round_robin: bool
     random_middle: bool
-    combo_memo: dict[int, Combo | None]
+    combo_memo: dict[int, Combo]
+    tables: tuple[Tables, ...]  # by trump suit
 
 
 _LAYOUTS: dict[tuple[int, int, tuple[int, ...]], _Layout] = {}
@@ -768,13 +833,14 @@ def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
         combos_on = rules.combos != Combos.NONE
         lay = _LAYOUTS[key] = _Layout(
             rules=rules, deck=cards_in(rules.deck), side_of=side_of, n_sides=max(side_of) + 1,
-            order=order, others={s: o[1:] for s, o in order.items()}, combos_on=combos_on,
+            order=order, others={s: o[1:] for s, o in order.items()},
+            deal_order={s: o[1:] + o[:1] for s, o in order.items()}, combos_on=combos_on,
             money=rules.is_money, auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,
             original_lead=rules.beat_target == BeatTarget.ORIGINAL_LEAD,
             interrupts=rules.midtrick_interrupt and combos_on,
             round_robin=rules.draw_mode == DrawMode.ROUND_ROBIN,
             random_middle=rules.trump_mode == TrumpMode.RANDOM_MIDDLE,
-            combo_memo=combo_memo(rules))
+            combo_memo=combo_memo(rules), tables=tuple(tables_for(rules, t) for t in range(4)))
     return lay
 
 

@@ -6,6 +6,7 @@ deals) and is usable on its own; :class:`Match` drives real deals from a seed.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,6 +48,13 @@ class Scoreboard:
     @property
     def n_sides(self) -> int:
         return len(self.totals)
+
+    def clone(self) -> Scoreboard:
+        """An independent copy."""
+        board = copy.copy(self)
+        board.totals = self.totals[:]
+        board.eliminated = self.eliminated[:]
+        return board
 
     @property
     def alive(self) -> list[int]:
@@ -166,6 +174,16 @@ class Match:
     @property
     def deal_index(self) -> int:
         return len(self.records)
+
+    def clone(self) -> Match:
+        """An independent copy (for search): acting on either never changes the other. The
+        finished deals' records are immutable and shared."""
+        match = copy.copy(self)
+        match.board = self.board.clone()
+        match.chips = self.chips[:]
+        match.records = self.records[:]
+        match.deal = self.deal.clone()
+        return match
 
     # -- play ----------------------------------------------------------------------------------
 

@@ -35,22 +35,28 @@ def action_of(kind: ActionKind, cards: int) -> Action:
     return act
 
 
-def _single_parts(kind: ActionKind) -> tuple[tuple[tuple[Action, ...], ...], ...]:
-    """``parts[suit][pattern]``: one-card actions of ``kind`` for a suit's 9-bit pattern."""
-    return tuple(
-        tuple(tuple(action_of(kind, 1 << (9 * suit + i)) for i in range(9) if pattern >> i & 1)
-              for pattern in range(512))
-        for suit in range(4)
-    )
+class _Singles(dict):
+    """``singles[pattern]``: the one-card actions of a kind for an 18-bit ``pattern`` of cards
+    (half the deck: spades and clubs, or diamonds and hearts), by card numbers. Built on first
+    use; hands hold at most four cards, so a few thousand patterns ever occur."""
+
+    __slots__ = ("kind", "base")
+
+    def __init__(self, kind: ActionKind, base: int) -> None:
+        super().__init__()
+        self.kind = kind
+        self.base = base
+
+    def __missing__(self, pattern: int) -> tuple[Action, ...]:
+        row = self[pattern] = tuple(
+            action_of(self.kind, 1 << (self.base + i)) for i in range(18) if pattern >> i & 1)
+        return row
 
 
-_BEAT_PARTS = _single_parts(ActionKind.BEAT)
-_DISCARD_PARTS = _single_parts(ActionKind.DISCARD)
-
-
-def _singles(parts: tuple[tuple[tuple[Action, ...], ...], ...], mask: int) -> tuple[Action, ...]:
-    return (parts[0][mask & 0x1FF] + parts[1][mask >> 9 & 0x1FF]
-            + parts[2][mask >> 18 & 0x1FF] + parts[3][mask >> 27 & 0x1FF])
+_BEAT_LOW, _BEAT_HIGH = _Singles(ActionKind.BEAT, 0), _Singles(ActionKind.BEAT, 18)
+_DISCARD_LOW, _DISCARD_HIGH = _Singles(ActionKind.DISCARD, 0), _Singles(ActionKind.DISCARD, 18)
+_BEATS = _INTERNED[ActionKind.BEAT]
+_DISCARDS = _INTERNED[ActionKind.DISCARD]
 _PAIRS = {n: tuple(combinations(range(n), 2)) for n in range(5)}
 
 
@@ -106,10 +112,45 @@ class _LeadRows(dict):
         return row
 
 
+class _HalfRows(dict):
+    """``rows[pattern][cap]``: the leads of an 18-bit ``pattern`` of two suits' cards (spades
+    and clubs, or diamonds and hearts), the lower suit's first: two suits' rows joined, so that
+    a hand's leads take two lookups. For spades and clubs, ``wild_clubs`` gives the clubs' rows
+    when the pattern holds the wild shokha (bit 0), which then joins the clubs' leads."""
+
+    __slots__ = ("low", "high", "wild_clubs")
+
+    def __init__(self, low: _LeadRows, high: _LeadRows, wild_clubs: _LeadRows | None = None
+                 ) -> None:
+        super().__init__()
+        self.low = low
+        self.high = high
+        self.wild_clubs = wild_clubs
+
+    def __missing__(self, pattern: int) -> list[tuple[Action, ...]]:
+        high = self.wild_clubs if self.wild_clubs is not None and pattern & 1 else self.high
+        row = self[pattern] = [
+            a + b for a, b in zip(self.low[pattern & 0x1FF], high[pattern >> 9])]
+        return row
+
+
 @lru_cache(maxsize=32)
 def _lead_table(lead_sizes: tuple[int, ...], with_shokha: bool) -> list[_LeadRows]:
     """``table[suit][pattern][cap]``: see :class:`_LeadRows`."""
     return [_LeadRows(suit, lead_sizes, with_shokha) for suit in range(4)]
+
+
+@lru_cache(maxsize=32)
+def _lead_halves(lead_sizes: tuple[int, ...], wild: bool) -> tuple[_HalfRows, ...]:
+    """The :class:`_HalfRows` of spades and clubs, of diamonds and hearts, and of diamonds
+    and hearts when the hand holds the shokha (the same as the last unless it is wild)."""
+    plain = _lead_table(lead_sizes, False)
+    if not wild:
+        high = _HalfRows(plain[2], plain[3])
+        return _HalfRows(plain[0], plain[1]), high, high
+    shokha = _lead_table(lead_sizes, True)
+    return (_HalfRows(plain[0], plain[1], shokha[1]), _HalfRows(plain[2], plain[3]),
+            _HalfRows(shokha[2], shokha[3]))
 
 
 class Tables:
@@ -125,8 +166,7 @@ class Tables:
         self.beaten_by = tuple(
             sum(1 << c for c in range(36) if self.card_beats(c, d)) for d in range(36)
         )
-        self._plain = _lead_table(lead_sizes, False)
-        self._wild = _lead_table(lead_sizes, True) if self.wild else self._plain
+        self._low, self._high, self._high_wild = _lead_halves(lead_sizes, self.wild)
 
     def card_beats(self, c: int, d: int) -> bool:
         """Rule 2: does card ``c`` beat card ``d``?"""
@@ -142,44 +182,35 @@ class Tables:
         """Rule 3: can the cards of ``b`` be paired one-to-one with ``w``, each beating its own?"""
         if b.bit_count() != w.bit_count():
             return False
-        return _match(cards_in(w), 0, b, self.beaten_by)
+        return _covers(b, _hall(w, self.beaten_by))
 
     def leads(self, hand: int, cap: int) -> tuple[Action, ...]:
         """Legal leads of ``hand`` when a lead may hold at most ``cap`` cards, suit by suit
         (S C D H), then by size, then by card numbers. A wild shokha joins each suit's leads;
         alone it is a spade lead."""
-        plain = self._plain
-        if hand & 1 and self.wild:
-            others = self._wild
-            out = plain[0][hand & 0x1FF][cap]
-        else:
-            others = plain
-            out = plain[0][hand & 0x1FF][cap]
-        p = hand >> 9 & 0x1FF
-        if p:
-            out += others[1][p][cap]
-        p = hand >> 18 & 0x1FF
-        if p:
-            out += others[2][p][cap]
-        p = hand >> 27 & 0x1FF
-        if p:
-            out += others[3][p][cap]
-        return out
+        high = self._high_wild if hand & 1 else self._high
+        return self._low[hand & 0x3FFFF][cap] + high[hand >> 18][cap]
 
     def responses(self, hand: int, target: int) -> tuple[Action, ...]:
         """Legal responses of ``hand`` to the cards ``target``: every beat, then every discard,
         each by card numbers."""
-        k = target.bit_count()
-        if k == 1:
-            beats = hand & self.beaten_by[target.bit_length() - 1]
-            return _singles(_BEAT_PARTS, beats) + _singles(_DISCARD_PARTS, hand)
-        options = subsets(hand, k)
-        ws = cards_in(target)
         beaten_by = self.beaten_by
-        return tuple(
-            [action_of(ActionKind.BEAT, m) for m in options if _match(ws, 0, m, beaten_by)]
-            + [action_of(ActionKind.DISCARD, m) for m in options]
-        )
+        if target & (target - 1) == 0:  # one card: the common case, from the suit tables
+            b = hand & beaten_by[target.bit_length() - 1]
+            return (_BEAT_LOW[b & 0x3FFFF] + _BEAT_HIGH[b >> 18]
+                    + _DISCARD_LOW[hand & 0x3FFFF] + _DISCARD_HIGH[hand >> 18])
+        k = target.bit_count()
+        if k == 2:  # Hall's condition for two cards: each is beaten by one of the pair
+            low = target & -target
+            b1, b2 = beaten_by[low.bit_length() - 1], beaten_by[target.bit_length() - 1]
+            beats = [_BEATS.get(m) or action_of(ActionKind.BEAT, m)
+                     for m in subsets(hand & (b1 | b2), 2) if m & b1 and m & b2]
+        else:
+            hall = _hall(target, beaten_by)
+            beats = [_BEATS.get(m) or action_of(ActionKind.BEAT, m)
+                     for m in subsets(hand & hall[-1][0], k) if _covers(m, hall)]
+        return tuple(beats + [_DISCARDS.get(m) or action_of(ActionKind.DISCARD, m)
+                              for m in subsets(hand, k)])
 
     def one_suit(self, cards: int) -> bool:
         """True when ``cards`` are of one suit (the shokha joining any suit when wild)."""
@@ -189,16 +220,25 @@ class Tables:
                 or cards & ~0x7FC0000 == 0 or cards & ~0xFF8000000 == 0)
 
 
-def _match(ws: list[int], i: int, free: int, beaten_by: tuple[int, ...]) -> bool:
-    if i == len(ws):
-        return True
-    options = free & beaten_by[ws[i]]
-    while options:
-        low = options & -options
-        if _match(ws, i + 1, free ^ low, beaten_by):
-            return True
-        options ^= low
-    return False
+def _hall(target: int, beaten_by: tuple[int, ...]) -> list[tuple[int, int]]:
+    """For every non-empty subset of the cards of ``target``: the cards that beat one of
+    them, and the subset's size; the whole set comes last."""
+    out: list[tuple[int, int]] = []
+    for w in cards_in(target):
+        bw = beaten_by[w]
+        out += [(u | bw, n + 1) for u, n in out]
+        out.append((bw, 1))
+    out.sort(key=lambda un: un[1])
+    return out
+
+
+def _covers(m: int, hall: list[tuple[int, int]]) -> bool:
+    """Hall's condition: every set of ``n`` target cards has ``n`` cards of ``m`` beating one
+    of them, so ``m`` pairs off with the target, each card beating its own (rule 3)."""
+    for u, n in hall:
+        if (m & u).bit_count() < n:
+            return False
+    return True
 
 
 @lru_cache(maxsize=256)
@@ -212,25 +252,30 @@ def tables_for(rules: Ruleset, trump: int) -> Tables:
 
 
 @lru_cache(maxsize=64)
-def _combo_table(combos: Combos, shokha: bool) -> dict[int, Combo | None]:
-    return {}
+def _combo_table(combos: Combos, shokha: bool) -> dict[int, Combo]:
+    """Every four-card hand that is a combination, with its combination (a few hundred hands:
+    the four-card sets of one suit, with the shokha, and of the aces, tens and shokha)."""
+    table: dict[int, Combo] = {}
+    if combos == Combos.NONE:
+        return table
+    groups = [SUIT_MASK[s] | (1 << SHOKHA) for s in range(4)] + [ACES | TENS | (1 << SHOKHA)]
+    for group in groups:
+        for hand in subsets(group, 4):
+            combo = _classify(hand, combos, shokha)
+            if combo is not None:
+                table[hand] = combo
+    return table
 
 
-def combo_memo(rules: Ruleset) -> dict[int, Combo | None]:
-    """The shared memo of :func:`combo_of` for a ruleset (hand mask to combination)."""
+def combo_memo(rules: Ruleset) -> dict[int, Combo]:
+    """The shared table of :func:`combo_of` for a ruleset: each combination hand (a four-card
+    mask) to its combination; a hand that is not in it is no combination."""
     return _combo_table(rules.combos, rules.shokha)
 
 
 def combo_of(hand: int, rules: Ruleset) -> Combo | None:
     """The combination a hand is under ``rules``, or None."""
-    if rules.combos == Combos.NONE or hand.bit_count() != 4:
-        return None
-    memo = _combo_table(rules.combos, rules.shokha)
-    if hand in memo:
-        return memo[hand]
-    result = _classify(hand, rules.combos, rules.shokha)
-    memo[hand] = result  # at most C(36, 4) = 58,905 hands
-    return result
+    return _combo_table(rules.combos, rules.shokha).get(hand)
 
 
 def _classify(hand: int, combos: Combos, shokha: bool) -> Combo | None:

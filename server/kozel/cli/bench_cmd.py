@@ -1,4 +1,5 @@
-"""``kozel bench engine``: random legal play on one core, in deals and decisions per second."""
+"""``kozel bench engine``: random legal play on one core, in deals and decisions per second,
+and clones of deals stopped mid-play per second."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import statistics
 import time
 
 from kozel.cli import bench_service_cmd
+from kozel.engine.deal import Deal
 from kozel.engine.players import play_random_deal
 from kozel.engine.rules import Ruleset
 
@@ -26,11 +28,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench_service_cmd.add_parsers(bsub)
 
 
-def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[str, float]]:
-    """Deals and decisions per second for each configuration in :data:`CONFIGS`.
+def _mid_deal_states(rules: Ruleset, players: int, rng: random.Random, n: int) -> list[Deal]:
+    """``n`` deals stopped at a random decision of random play: what search clones."""
+    states = []
+    for _ in range(n):
+        deal, decisions = play_random_deal(rules, players, rng)
+        stop = rng.randrange(decisions)
+        replay = Deal.start(rules, players, deal.deck, deal.dealer, trump_index=deal.trump_index)
+        for seat, action in deal.history[:stop]:
+            replay.apply(seat, action)
+        states.append(replay)
+    return states
 
-    The configurations take turns for ``rounds`` rounds of ``seconds / rounds`` each; the best
-    round is reported (as timeit does), since on a shared machine noise only ever slows a round.
+
+def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[str, float]]:
+    """Deals, decisions and clones per second for each configuration in :data:`CONFIGS`.
+
+    The configurations take turns for ``rounds`` rounds of ``seconds / rounds`` of random
+    play each, then a quarter of that cloning deals stopped mid-play; the best round is
+    reported (as timeit does), since on a shared machine noise only ever slows a round.
     """
     setups = []
     for key, preset, players in CONFIGS:
@@ -38,15 +54,18 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
         rng = random.Random(seed)
         for _ in range(200):  # warm the shared move tables
             play_random_deal(rules, players, rng)
-        setups.append((key, rules, players, rng))
+        states = _mid_deal_states(rules, players, rng, 100)
+        setups.append((key, rules, players, rng, states))
     rates: dict[str, list[tuple[float, float]]] = {key: [] for key, *_ in setups}
+    clone_rates: dict[str, list[float]] = {key: [] for key, *_ in setups}
     totals = {key: [0, 0, 0.0] for key, *_ in setups}
+    slot = seconds / rounds
     for _ in range(rounds):
-        for key, rules, players, rng in setups:
+        for key, rules, players, rng, states in setups:
             deals = decisions = 0
             cpu = time.process_time()
             start = time.perf_counter()
-            while time.perf_counter() - start < seconds / rounds:
+            while time.perf_counter() - start < slot:
                 for _ in range(20):
                     decisions += play_random_deal(rules, players, rng)[1]
                 deals += 20
@@ -56,6 +75,13 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
             t[0] += deals
             t[1] += decisions
             t[2] += time.process_time() - cpu
+            clones = 0
+            start = time.perf_counter()
+            while time.perf_counter() - start < slot / 4:
+                for deal in states:
+                    deal.clone()
+                clones += len(states)
+            clone_rates[key].append(clones / (time.perf_counter() - start))
     results: dict[str, dict[str, float]] = {}
     for key, runs in rates.items():
         best = max(runs)
@@ -66,6 +92,7 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
             "median_deals_per_s": round(statistics.median(r[0] for r in runs), 1),
             "decisions_per_deal": round(decisions / deals, 2),
             "cpu_us_per_decision": round(cpu_s / decisions * 1e6, 2),
+            "clones_per_s": round(max(clone_rates[key]), 1),
             "deals": deals,
         }
     return results
@@ -81,10 +108,11 @@ def cmd_engine(args: argparse.Namespace) -> int:
 
     table = Table(title="kozel bench engine (random legal play, one core)")
     for col in ("configuration", "deals/s (best)", "deals/s (median)", "decisions/s",
-                "decisions/deal"):
+                "decisions/deal", "clones/s"):
         table.add_column(col, justify="right")
     for key, r in results.items():
         table.add_row(key, f"{r['deals_per_s']:,.0f}", f"{r['median_deals_per_s']:,.0f}",
-                      f"{r['decisions_per_s']:,.0f}", f"{r['decisions_per_deal']:.1f}")
+                      f"{r['decisions_per_s']:,.0f}", f"{r['decisions_per_deal']:.1f}",
+                      f"{r['clones_per_s']:,.0f}")
     Console().print(table)
     return 0
