@@ -127,6 +127,7 @@ class IsmctsBot(GreedyBot):
     candidates = 3  # greedy's best actions searched
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
+    paired = True  # common random numbers (else UCB1 over the candidates)
 
     def __init__(self, budget_s: float | None = None, seed: int | None = None) -> None:
         super().__init__()
@@ -180,6 +181,45 @@ class IsmctsBot(GreedyBot):
         return self._search(worlds, request.observation.seat, ranked[:self.candidates], clock)
 
     def _search(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
+        if self.paired:
+            return self._search_paired(worlds, me, cands, clock)
+        return self._search_ucb(worlds, me, cands, clock)
+
+    def _search_paired(self, worlds: list[Deal], me: int, cands: list[int],
+                       clock: _Clock) -> int:
+        """Every candidate on the same determinization with the same playout dice (common
+        random numbers), so the differences to greedy's pick are measured in pairs; greedy's
+        pick stands unless another beats it by ``margin`` standard errors."""
+        assert self.rules is not None
+        side = self.rules.side_of(worlds[0].players)[me]
+        n = len(cands)
+        diff = [0.0] * n
+        diff2 = [0.0] * n
+        rounds = 0
+        while rounds < 1 or not clock.up():
+            world = worlds[rounds % len(worlds)]
+            dice = self.rng.random()
+            base = 0.0
+            for a in range(n):
+                sim = world.clone()
+                sim.apply(me, sim.legal_actions(me)[cands[a]])
+                r = _playout(sim, side, random.Random(dice))
+                if a == 0:
+                    base = r
+                else:
+                    d = r - base
+                    diff[a] += d
+                    diff2[a] += d * d
+            rounds += 1
+        self.stats["playouts"] += rounds * n
+        if rounds < self.min_visits or n == 1:
+            return cands[0]
+        best = max(range(1, n), key=diff.__getitem__)
+        mean = diff[best] / rounds
+        se = math.sqrt(max(0.0, diff2[best] / rounds - mean * mean) / rounds)
+        return cands[best] if mean > self.margin * se and mean > 0 else cands[0]
+
+    def _search_ucb(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
         """UCB1 over the candidates (greedy's best first); greedy's pick stands unless the
         search finds one better by more than ``margin`` standard errors."""
         n = len(cands)
@@ -319,7 +359,11 @@ class _Plan:
             demands[me] = [(c, 0 if start >> c & 1 else d) for c, d in demands[me]]
             if not all(c in got for c in _bits(start)):
                 raise _Fail
+        # The trump card, once drawn, is known to be in its drawer's hand; if it is known
+        # nowhere now and was never played face up, it went in a face-down discard.
+        self.shed_indicator = (obs.trump_card_drawn and not seen >> self.indicator & 1)
         seen |= 1 << self.indicator
+        self.keep = {s: {c for c, _ in ds} for s, ds in demands.items()}  # never discarded
         self.demands = {s: [(c, d) for c, d in ds if c != self.indicator]
                         for s, ds in demands.items()}
         self.unseen = [c for c in deck if not seen >> c & 1]
@@ -354,7 +398,8 @@ class _Plan:
             deck[p] = c
         deal = Deal.start(self.rules, self.players, deck, self.dealer,  # type: ignore[arg-type]
                           active=self.active, first_leader=self.first_leader)
-        keep = {s: {c for c, _ in ds} for s, ds in self.demands.items()}
+        keep = self.keep
+        shed = self.shed_indicator
         for trick in self.tricks:
             for play in trick.plays:
                 _answer_windows(deal, trick)
@@ -368,7 +413,13 @@ class _Plan:
                     hand = [c for c in _hand_of(deal, play.seat) if c not in keep[play.seat]]
                     if len(hand) < play.count:
                         raise _Fail
-                    cards = sum(1 << c for c in rng.sample(hand, play.count))
+                    if shed and self.indicator in hand:  # the known trump card goes first
+                        hand.remove(self.indicator)
+                        picked = [self.indicator, *rng.sample(hand, play.count - 1)]
+                        shed = False
+                    else:
+                        picked = rng.sample(hand, play.count)
+                    cards = sum(1 << c for c in picked)
                 kind = _KIND[play.kind]
                 if play is trick.plays[0] and trick.combo:
                     continue  # led by the declaration window
