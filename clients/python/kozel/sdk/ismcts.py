@@ -7,13 +7,16 @@ other hands, the face-down discards and the talon. A drawn deal is replayed from
 through the public engine API (:meth:`Deal.start`, :meth:`Deal.apply`) and kept only if it
 reproduces the seat's observation (the same legal actions now); so every card a seat was seen
 to hold is placed where it could have been drawn, and face-down discards come from cards it
-still had. The search is single-observer information-set MCTS at the root: UCB1 chooses among
-the seat's legal actions (the same in every determinization), each iteration plays one
-determinization out to the end of the deal with a fast heuristic policy, and the reward is the
-deal's penalties (card points in the money game). It thinks for ``budget_s`` seconds at most,
-and never more than ``clock_share`` of the request's ``move_ms`` (so it never times out);
-declarations, single legal actions and deals it cannot determinize (a ``random_middle`` trump,
-combination interrupts) are answered by :class:`GreedyBot`.
+still had. The search works at the root, where the seat's legal actions are the same in
+every determinization: greedy's best ``candidates`` actions are each played out to the end of
+the deal on the same determinizations with the same playout dice (common random numbers), by
+a fast heuristic policy, and rewarded by the deal's penalties plus a share of its card points
+(card points alone in the money game); greedy's pick stands unless another beats it by
+``margin`` standard errors (``paired = False``: UCB1 over the candidates instead). The budget,
+``budget_s``, is CPU time of the thinking thread, within a wall-clock cap of ``clock_share``
+of the request's ``move_ms`` (so it never times out). Declarations, single legal actions and
+deals it cannot determinize (a ``random_middle`` trump, mid-trick interrupts) are answered by
+:class:`GreedyBot`.
 """
 
 from __future__ import annotations
@@ -128,6 +131,7 @@ class IsmctsBot(GreedyBot):
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
     paired = True  # common random numbers (else UCB1 over the candidates)
+    points_weight = 0.2  # card points in the reward, beside the deal's penalties
 
     def __init__(self, budget_s: float | None = None, seed: int | None = None) -> None:
         super().__init__()
@@ -203,7 +207,7 @@ class IsmctsBot(GreedyBot):
             for a in range(n):
                 sim = world.clone()
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
-                r = _playout(sim, side, random.Random(dice))
+                r = _playout(sim, side, random.Random(dice), self.points_weight)
                 if a == 0:
                     base = r
                 else:
@@ -242,7 +246,7 @@ class IsmctsBot(GreedyBot):
                         + _UCB_C * math.sqrt(log_t / visits[i]))
             sim = world.clone()
             sim.apply(me, sim.legal_actions(me)[cands[a]])
-            reward = _playout(sim, side, self.rng)
+            reward = _playout(sim, side, self.rng, self.points_weight)
             visits[a] += 1
             totals[a] += reward
             squares[a] += reward * reward
@@ -478,7 +482,7 @@ def _draw(slots: dict[int, list[tuple[int, int]]], held: dict[int, int], talon: 
     return pos
 
 
-def _playout(deal: Deal, side: int, rng: random.Random) -> float:
+def _playout(deal: Deal, side: int, rng: random.Random, points_weight: float = 0.2) -> float:
     """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]."""
     trump = "SCDH".index(deal.trump_suit)
     while not deal.over:
@@ -492,7 +496,8 @@ def _playout(deal: Deal, side: int, rng: random.Random) -> float:
     if pen is None:  # money game: card points
         return (pts[side] - opp_pts) / 120
     opp_pen = sum(pen[s] or 0 for s in others) / max(1, len(others))
-    return ((opp_pen - (pen[side] or 0)) / 6 + (pts[side] - opp_pts) / 600) / 1.2
+    return ((opp_pen - (pen[side] or 0)) / 6 + points_weight * (pts[side] - opp_pts) / 120) / (
+        1 + points_weight)
 
 
 def _cost(mask: int, trump: int) -> float:
