@@ -98,3 +98,24 @@ def test_demo_lines_say_why_and_name_teams() -> None:
                            two) == "random-1 won: the other sides forfeited"
     assert "(limit)" not in describe_result(pb.MatchResult(
         reason=pb.MATCH_END_REASON_LIMIT, draw=True), two)
+
+
+def test_reflection_describes_methods(tmp_path: Path) -> None:
+    """What ``grpcurl describe kozel.v1.RefereeService.Play`` asks (grpc/grpc#34743)."""
+    import grpc
+    from google.protobuf import descriptor_pb2
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from kozel.cli.local import referee_process
+
+    with referee_process(tmp_path) as address, grpc.insecure_channel(address) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        asks = [reflection_pb2.ServerReflectionRequest(file_containing_symbol=name)
+                for name in ("kozel.v1.RefereeService.Play", "kozel.v1.RefereeService.Nope")]
+        found, missing = list(stub.ServerReflectionInfo(iter(asks), timeout=60))
+    files = [descriptor_pb2.FileDescriptorProto.FromString(b)
+             for b in found.file_descriptor_response.file_descriptor_proto]
+    referee = next(f for f in files if f.name == "kozel/v1/referee.proto")
+    service = next(s for s in referee.service if s.name == "RefereeService")
+    assert "Play" in [m.name for m in service.method]
+    assert missing.HasField("error_response")
