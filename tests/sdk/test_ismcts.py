@@ -31,7 +31,7 @@ def _bot(rules: Ruleset, players: int, seat: int, budget: float = 0.01) -> Ismct
 
 @pytest.mark.parametrize(("preset", "players"), [
     ("classic", 2), ("classic", 3), ("classic", 4), ("classic-no-combos", 2),
-    ("courtyard", 4), ("classic-35", 3)])
+    ("balkan", 2), ("money", 3), ("classic-35", 3)])
 def test_determinizations_reproduce_the_observation(preset: str, players: int) -> None:
     rules = Ruleset.preset(preset)
     rng = random.Random(7)
@@ -63,6 +63,15 @@ def test_determinizations_reproduce_the_observation(preset: str, players: int) -
                     checked += 1
             match.apply(seat, legal[rng.randrange(len(legal))])
     assert searched and checked >= searched  # determinized nearly every decision
+
+
+def test_presets_it_cannot_determinize_are_played_as_greedy() -> None:
+    rules = Ruleset.preset("courtyard")  # random_middle trump, mid-trick interrupts
+    match = Match(rules, 4, 1)
+    bot = _bot(rules, 4, match.deal.to_act[0])
+    req, legal = request_for(match.deal, match.deal.to_act[0])
+    assert bot._worlds(req, _Unlimited()) == []  # noqa: SLF001
+    assert 0 <= bot.choose(req) < len(legal)
 
 
 class _Unlimited:

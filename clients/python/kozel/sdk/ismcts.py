@@ -341,14 +341,11 @@ class _Plan:
         demands: dict[int, list[tuple[int, int]]] = {s: [] for s in active}
         seen = 0
         for t, trick in enumerate(tricks):
-            for play in trick.plays:
-                if play.cards and not play.forced:
+            for play in trick.plays:  # the cards this seat saw played (all of its own)
+                if play.cards:
                     m = _mask(play.cards)
                     seen |= m
                     demands[play.seat] += [(c, t) for c in _bits(m)]
-                elif play.forced and play.cards:
-                    seen |= _mask(play.cards)
-                    demands[play.seat] += [(c, t) for c in _bits(_mask(play.cards))]
         hand = _mask(obs.hand)
         seen |= hand
         demands[me] += [(c, now) for c in _bits(hand)]
@@ -371,9 +368,6 @@ class _Plan:
         self.demands = {s: [(c, d) for c, d in ds if c != self.indicator]
                         for s, ds in demands.items()}
         self.unseen = [c for c in deck if not seen >> c & 1]
-        # Cards each seat must still keep for later plays (not to be discarded face down).
-        self.hidden_discards = any(p.count and not p.cards and not p.forced
-                                   for tr in tricks for p in tr.plays)
 
     def sample(self, rng: random.Random) -> Deal:
         """A deal drawn at random from the ones consistent with the observation, replayed up
