@@ -79,3 +79,43 @@ def test_referee_start_is_quiet(tmp_path: Path) -> None:
     assert any("listening on" in ln for ln in seen), seen
     assert not [ln for ln in seen if "alembic" in ln], seen
     assert len(seen) <= 3, seen  # referee_started, the listening line
+
+
+def test_demo_lines_say_why_and_name_teams() -> None:
+    from kozel.cli.local import describe_result, sides_text
+    from kozel.v1 import game_pb2 as pb
+    from kozel.v1 import referee_pb2 as rpb
+
+    four = [rpb.Player(seat=s, name=n, side=s % 2)
+            for s, n in enumerate(["greedy-1", "random-1", "greedy-2", "random-2"])]
+    assert sides_text(four) == "team greedy-1 & greedy-2 vs team random-1 & random-2"
+    won = pb.MatchResult(reason=pb.MATCH_END_REASON_LIMIT, winner_side=0)
+    assert describe_result(won, four) == (
+        "team greedy-1 & greedy-2 won: a side reached the penalty limit")
+    two = four[:2]
+    assert sides_text(two) == "greedy-1 vs random-1"
+    assert describe_result(pb.MatchResult(reason=pb.MATCH_END_REASON_FORFEIT, winner_side=1),
+                           two) == "random-1 won: the other sides forfeited"
+    assert "(limit)" not in describe_result(pb.MatchResult(
+        reason=pb.MATCH_END_REASON_LIMIT, draw=True), two)
+
+
+def test_reflection_describes_methods(tmp_path: Path) -> None:
+    """What ``grpcurl describe kozel.v1.RefereeService.Play`` asks (grpc/grpc#34743)."""
+    import grpc
+    from google.protobuf import descriptor_pb2
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from kozel.cli.local import referee_process
+
+    with referee_process(tmp_path) as address, grpc.insecure_channel(address) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        asks = [reflection_pb2.ServerReflectionRequest(file_containing_symbol=name)
+                for name in ("kozel.v1.RefereeService.Play", "kozel.v1.RefereeService.Nope")]
+        found, missing = list(stub.ServerReflectionInfo(iter(asks), timeout=60))
+    files = [descriptor_pb2.FileDescriptorProto.FromString(b)
+             for b in found.file_descriptor_response.file_descriptor_proto]
+    referee = next(f for f in files if f.name == "kozel/v1/referee.proto")
+    service = next(s for s in referee.service if s.name == "RefereeService")
+    assert "Play" in [m.name for m in service.method]
+    assert missing.HasField("error_response")

@@ -82,3 +82,10 @@ def test_bad_flags_are_one_line(tmp_path: Path) -> None:
                              text=True, timeout=60)
         assert res.returncode == 2, (args, res.stderr)
         assert res.stderr.startswith("error: ") and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_max_time_stops_starting_matches(tmp_path: Path) -> None:
+    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--matches", "1000",
+               "--max-time", "0.5")
+    assert 1 <= out["matches"] < 1000
+    assert out["wins"] + out["draws"] + out["losses"] + out["aborted"] == out["matches"]

@@ -87,9 +87,10 @@ def test_greedy_ahead_of_random_at_bigger_tables(players: int) -> None:
 
 
 def test_house_bots_registry_and_random_seed() -> None:
-    assert HOUSE_BOTS == {"random": RandomBot, "greedy": GreedyBot}
-    for cls in HOUSE_BOTS.values():
-        cls()  # the referee builds house bots without arguments
+    assert set(HOUSE_BOTS) == {"random", "greedy", "ismcts", "ismcts-fast"}
+    assert HOUSE_BOTS["random"] is RandomBot and HOUSE_BOTS["greedy"] is GreedyBot
+    for make in HOUSE_BOTS.values():
+        assert isinstance(make(), Bot)  # the referee builds house bots without arguments
     deal = deal_with([["7C", "8C", "9S", "AH"], ["6S", "8D", "KH", "9H"]], "QD")
     req, legal = request_for(deal, 0)
     a = [RandomBot(seed=3).choose(req) for _ in range(3)]

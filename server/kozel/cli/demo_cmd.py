@@ -14,7 +14,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kozel.cli.local import create_table, describe_result, referee_process, spawn_bot, wait_table
+from kozel.cli.local import (
+    create_table,
+    describe_result,
+    referee_process,
+    sides_text,
+    spawn_bot,
+    wait_table,
+)
 from kozel.v1 import referee_pb2 as rpb
 
 ENTRANTS = {"greedy-1": "greedy", "greedy-2": "greedy", "random-1": "random",
@@ -72,7 +79,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 res = fut.result()
                 done.append((fx, res))
                 progress.console.print(
-                    f"  {fx.preset} {' vs '.join(fx.entrants)}: "
+                    f"  {fx.preset} {sides_text(list(res.seating))}: "
                     f"{describe_result(res.result, list(res.seating))}")
                 progress.advance(task)
     console.print(standings(done))

@@ -76,10 +76,33 @@ def wait_table(address: str, table_id: str, timeout: float = 600) -> rpb.WaitTab
         return stub.WaitTable(rpb.WaitTableRequest(table_id=table_id), timeout=timeout)
 
 
+# Why a match ended, in words.
+END_REASONS = {
+    pb.MATCH_END_REASON_LIMIT: "a side reached the penalty limit",
+    pb.MATCH_END_REASON_FIXED_DEALS: "the fixed number of deals was played",
+    pb.MATCH_END_REASON_FORFEIT: "the other sides forfeited",
+    pb.MATCH_END_REASON_ABORTED: "the referee stopped the match",
+}
+
+
+def sides_text(seating: list[rpb.Player]) -> str:
+    """The players by side: ``a vs b``, or ``team a & c vs team b & d`` when sides have two."""
+    sides: dict[int, list[str]] = {}
+    for p in sorted(seating, key=lambda p: p.seat):
+        sides.setdefault(p.side, []).append(p.name)
+    if all(len(names) == 1 for names in sides.values()):
+        return " vs ".join(names[0] for names in sides.values())
+    return " vs ".join(f"team {' & '.join(names)}" for names in sides.values())
+
+
 def describe_result(result: pb.MatchResult, seating: list[rpb.Player]) -> str:
-    """One line: who won and why."""
-    reason = pb.MatchEndReason.Name(result.reason).removeprefix("MATCH_END_REASON_").lower()
+    """One line: who won and why, in words."""
+    why = END_REASONS.get(result.reason, "the match ended")
     if result.draw:
-        return f"draw ({reason})"
+        why = {pb.MATCH_END_REASON_LIMIT: "both sides reached the penalty limit together",
+               pb.MATCH_END_REASON_ABORTED: "the referee stopped the match"}.get(
+                   result.reason, "equal totals")
+        return f"draw: {why}"
     names = [p.name for p in seating if p.side == result.winner_side]
-    return f"{' & '.join(names)} won ({reason})"
+    who = f"team {' & '.join(names)}" if len(names) > 1 else " & ".join(names)
+    return f"{who} won: {why}"

@@ -8,8 +8,10 @@ import argparse
 import contextlib
 import json
 import math
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from rich.console import Console
@@ -47,6 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", help="64 hex digits: repeatable match seeds")
     p.add_argument("--replay-dir", type=Path, default=Path("data/play-replays"),
                    help="where referees started here write replays (and bot logs)")
+    p.add_argument("--max-time", type=float, metavar="SECONDS",
+                   help="start no match after this long (running ones finish and count)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_play)
 
@@ -121,10 +125,20 @@ def cmd_play(args: argparse.Namespace) -> int:
                 progress.update(task, advance=1, description=(
                     f"{bot.label} vs {vs.label}: +{w} ={d} -{lo}{extra}"))
 
+            stop = threading.Event()
+
+            def finish(signum: int, frame: object) -> None:
+                stop.set()  # SIGTERM: start nothing new, report what finished
+                console.print("stopping: the running matches finish and count")
+
+            previous = signal.signal(signal.SIGTERM, finish)
             try:
-                run(spec, addresses, todo, args.concurrency, tally, on_done)
+                run(spec, addresses, todo, args.concurrency, tally, on_done,
+                    max_time_s=args.max_time, stop=stop)
             except KeyboardInterrupt:
                 console.print("interrupted: the figures cover the finished matches")
+            finally:
+                signal.signal(signal.SIGTERM, previous)
     summary = tally.summary()
     summary.update(bot=bot.label, vs=vs.label, ruleset=args.ruleset, players=args.players,
                    teams=teams)

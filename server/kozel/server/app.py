@@ -26,6 +26,7 @@ from kozel.server.ladder_service import LadderService
 from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
+from kozel.server.reflection import enable_reflection
 from kozel.server.service import RefereeService
 from kozel.server.shared_store import SharedStore, open_store
 from kozel.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2, ladder_pb2_grpc
@@ -223,12 +224,12 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
                                    maximum_concurrent_rpcs=op_caps.grpc_slots)
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
-        reflection.enable_server_reflection(
+        enable_reflection(
             (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), operator)
     else:
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
         names.insert(2, ADMIN_SERVICE_NAME)
-    reflection.enable_server_reflection(names, server)
+    enable_reflection(names, server)  # method symbols too (grpc/grpc#34743)
 
     try:
         port = _bind(server, config.listen, config.tls)

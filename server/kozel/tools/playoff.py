@@ -246,9 +246,9 @@ def play_fixture(spec: PlaySpec, address: str, fx: Fixture) -> Outcome:
                 time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
         done = wait_table(address, table_id, timeout=spec.timeout_s)
     except grpc.RpcError as exc:
+        why = f"{exc.code().name}: {exc.details()}"  # type: ignore[attr-defined]
         return Outcome(fx, None, 0, False, 0, 0, 0, 0, "", "error",
-                       error=f"table {table_id}: {exc.code().name}: {exc.details()}",  # type: ignore[attr-defined]
-                       logs=logs)
+                       error=f"table {table_id}: {why}", logs=logs)
     finally:
         for proc in procs:
             try:
@@ -304,15 +304,18 @@ def _outcome(spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse,
 
 
 def run(spec: PlaySpec, addresses: list[str], todo: Iterator[Fixture], concurrency: int,
-        tally: Tally, on_done: Callable[[Outcome], None]) -> None:
-    """Play fixtures ``concurrency`` at a time (spread over ``addresses``) until they run out
-    or the SPRT is decided; matches under way when it is decided still count."""
+        tally: Tally, on_done: Callable[[Outcome], None], max_time_s: float | None = None,
+        stop: threading.Event | None = None) -> None:
+    """Play fixtures ``concurrency`` at a time (spread over ``addresses``) until they run out,
+    the SPRT is decided, ``max_time_s`` has passed or ``stop`` is set; matches under way then
+    still count."""
     lock = threading.Lock()
-    stop = threading.Event()
+    stop = stop or threading.Event()
+    deadline = time.monotonic() + max_time_s if max_time_s else None
 
     def worker(k: int) -> None:
         address = addresses[k % len(addresses)]
-        while not stop.is_set():
+        while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
             with lock:
                 fx = next(todo, None)
             if fx is None:
@@ -329,4 +332,5 @@ def run(spec: PlaySpec, addresses: list[str], todo: Iterator[Fixture], concurren
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        while t.is_alive():
+            t.join(0.5)  # wakes for signals

@@ -7,13 +7,16 @@ other hands, the face-down discards and the talon. A drawn deal is replayed from
 through the public engine API (:meth:`Deal.start`, :meth:`Deal.apply`) and kept only if it
 reproduces the seat's observation (the same legal actions now); so every card a seat was seen
 to hold is placed where it could have been drawn, and face-down discards come from cards it
-still had. The search is single-observer information-set MCTS at the root: UCB1 chooses among
-the seat's legal actions (the same in every determinization), each iteration plays one
-determinization out to the end of the deal with a fast heuristic policy, and the reward is the
-deal's penalties (card points in the money game). It thinks for ``budget_s`` seconds at most,
-and never more than ``clock_share`` of the request's ``move_ms`` (so it never times out);
-declarations, single legal actions and deals it cannot determinize (a ``random_middle`` trump,
-combination interrupts) are answered by :class:`GreedyBot`.
+still had. The search works at the root, where the seat's legal actions are the same in
+every determinization: greedy's best ``candidates`` actions are each played out to the end of
+the deal on the same determinizations with the same playout dice (common random numbers), by
+a fast heuristic policy, and rewarded by the deal's penalties plus a share of its card points
+(card points alone in the money game); greedy's pick stands unless another beats it by
+``margin`` standard errors (``paired = False``: UCB1 over the candidates instead). The budget,
+``budget_s``, is CPU time of the thinking thread, within a wall-clock cap of ``clock_share``
+of the request's ``move_ms`` (so it never times out). Declarations, single legal actions and
+deals it cannot determinize (a ``random_middle`` trump, mid-trick interrupts) are answered by
+:class:`GreedyBot`.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ class IsmctsBot(GreedyBot):
     candidates = 3  # greedy's best actions searched
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
+    paired = True  # common random numbers (else UCB1 over the candidates)
+    points_weight = 0.2  # card points in the reward, beside the deal's penalties
 
     def __init__(self, budget_s: float | None = None, seed: int | None = None) -> None:
         super().__init__()
@@ -180,6 +185,45 @@ class IsmctsBot(GreedyBot):
         return self._search(worlds, request.observation.seat, ranked[:self.candidates], clock)
 
     def _search(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
+        if self.paired:
+            return self._search_paired(worlds, me, cands, clock)
+        return self._search_ucb(worlds, me, cands, clock)
+
+    def _search_paired(self, worlds: list[Deal], me: int, cands: list[int],
+                       clock: _Clock) -> int:
+        """Every candidate on the same determinization with the same playout dice (common
+        random numbers), so the differences to greedy's pick are measured in pairs; greedy's
+        pick stands unless another beats it by ``margin`` standard errors."""
+        assert self.rules is not None
+        side = self.rules.side_of(worlds[0].players)[me]
+        n = len(cands)
+        diff = [0.0] * n
+        diff2 = [0.0] * n
+        rounds = 0
+        while rounds < 1 or not clock.up():
+            world = worlds[rounds % len(worlds)]
+            dice = self.rng.random()
+            base = 0.0
+            for a in range(n):
+                sim = world.clone()
+                sim.apply(me, sim.legal_actions(me)[cands[a]])
+                r = _playout(sim, side, random.Random(dice), self.points_weight)
+                if a == 0:
+                    base = r
+                else:
+                    d = r - base
+                    diff[a] += d
+                    diff2[a] += d * d
+            rounds += 1
+        self.stats["playouts"] += rounds * n
+        if rounds < self.min_visits or n == 1:
+            return cands[0]
+        best = max(range(1, n), key=diff.__getitem__)
+        mean = diff[best] / rounds
+        se = math.sqrt(max(0.0, diff2[best] / rounds - mean * mean) / rounds)
+        return cands[best] if mean > self.margin * se and mean > 0 else cands[0]
+
+    def _search_ucb(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
         """UCB1 over the candidates (greedy's best first); greedy's pick stands unless the
         search finds one better by more than ``margin`` standard errors."""
         n = len(cands)
@@ -202,7 +246,7 @@ class IsmctsBot(GreedyBot):
                         + _UCB_C * math.sqrt(log_t / visits[i]))
             sim = world.clone()
             sim.apply(me, sim.legal_actions(me)[cands[a]])
-            reward = _playout(sim, side, self.rng)
+            reward = _playout(sim, side, self.rng, self.points_weight)
             visits[a] += 1
             totals[a] += reward
             squares[a] += reward * reward
@@ -297,14 +341,11 @@ class _Plan:
         demands: dict[int, list[tuple[int, int]]] = {s: [] for s in active}
         seen = 0
         for t, trick in enumerate(tricks):
-            for play in trick.plays:
-                if play.cards and not play.forced:
+            for play in trick.plays:  # the cards this seat saw played (all of its own)
+                if play.cards:
                     m = _mask(play.cards)
                     seen |= m
                     demands[play.seat] += [(c, t) for c in _bits(m)]
-                elif play.forced and play.cards:
-                    seen |= _mask(play.cards)
-                    demands[play.seat] += [(c, t) for c in _bits(_mask(play.cards))]
         hand = _mask(obs.hand)
         seen |= hand
         demands[me] += [(c, now) for c in _bits(hand)]
@@ -319,13 +360,14 @@ class _Plan:
             demands[me] = [(c, 0 if start >> c & 1 else d) for c, d in demands[me]]
             if not all(c in got for c in _bits(start)):
                 raise _Fail
+        # The trump card, once drawn, is known to be in its drawer's hand; if it is known
+        # nowhere now and was never played face up, it went in a face-down discard.
+        self.shed_indicator = (obs.trump_card_drawn and not seen >> self.indicator & 1)
         seen |= 1 << self.indicator
+        self.keep = {s: {c for c, _ in ds} for s, ds in demands.items()}  # never discarded
         self.demands = {s: [(c, d) for c, d in ds if c != self.indicator]
                         for s, ds in demands.items()}
         self.unseen = [c for c in deck if not seen >> c & 1]
-        # Cards each seat must still keep for later plays (not to be discarded face down).
-        self.hidden_discards = any(p.count and not p.cards and not p.forced
-                                   for tr in tricks for p in tr.plays)
 
     def sample(self, rng: random.Random) -> Deal:
         """A deal drawn at random from the ones consistent with the observation, replayed up
@@ -354,7 +396,8 @@ class _Plan:
             deck[p] = c
         deal = Deal.start(self.rules, self.players, deck, self.dealer,  # type: ignore[arg-type]
                           active=self.active, first_leader=self.first_leader)
-        keep = {s: {c for c, _ in ds} for s, ds in self.demands.items()}
+        keep = self.keep
+        shed = self.shed_indicator
         for trick in self.tricks:
             for play in trick.plays:
                 _answer_windows(deal, trick)
@@ -368,7 +411,13 @@ class _Plan:
                     hand = [c for c in _hand_of(deal, play.seat) if c not in keep[play.seat]]
                     if len(hand) < play.count:
                         raise _Fail
-                    cards = sum(1 << c for c in rng.sample(hand, play.count))
+                    if shed and self.indicator in hand:  # the known trump card goes first
+                        hand.remove(self.indicator)
+                        picked = [self.indicator, *rng.sample(hand, play.count - 1)]
+                        shed = False
+                    else:
+                        picked = rng.sample(hand, play.count)
+                    cards = sum(1 << c for c in picked)
                 kind = _KIND[play.kind]
                 if play is trick.plays[0] and trick.combo:
                     continue  # led by the declaration window
@@ -427,7 +476,7 @@ def _draw(slots: dict[int, list[tuple[int, int]]], held: dict[int, int], talon: 
     return pos
 
 
-def _playout(deal: Deal, side: int, rng: random.Random) -> float:
+def _playout(deal: Deal, side: int, rng: random.Random, points_weight: float = 0.2) -> float:
     """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]."""
     trump = "SCDH".index(deal.trump_suit)
     while not deal.over:
@@ -441,7 +490,8 @@ def _playout(deal: Deal, side: int, rng: random.Random) -> float:
     if pen is None:  # money game: card points
         return (pts[side] - opp_pts) / 120
     opp_pen = sum(pen[s] or 0 for s in others) / max(1, len(others))
-    return ((opp_pen - (pen[side] or 0)) / 6 + (pts[side] - opp_pts) / 600) / 1.2
+    return ((opp_pen - (pen[side] or 0)) / 6 + points_weight * (pts[side] - opp_pts) / 120) / (
+        1 + points_weight)
 
 
 def _cost(mask: int, trump: int) -> float:

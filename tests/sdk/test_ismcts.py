@@ -1,0 +1,118 @@
+"""The ismcts house bot: its determinizations are deals the seat cannot tell from the real one
+(the same observation and legal actions, over random play at 2, 3 and 4 seats and several
+presets), it answers legally within its clock, and the referee seats it in-process."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kozel.engine import Match, Ruleset, observe
+from kozel.sdk import HOUSE_BOTS
+from kozel.sdk.ismcts import IsmctsBot
+from kozel.server.convert import ruleset_to_pb
+from kozel.v1 import game_pb2, referee_pb2
+
+from tests.sdk.harness import request_for
+
+
+def _bot(rules: Ruleset, players: int, seat: int, budget: float = 0.01) -> IsmctsBot:
+    bot = IsmctsBot(budget_s=budget, seed=seat)
+    bot.on_match_start(referee_pb2.MatchStart(match_id="m", seat=seat, players=players,
+                                              ruleset=ruleset_to_pb(rules)))
+    return bot
+
+
+@pytest.mark.parametrize(("preset", "players"), [
+    ("classic", 2), ("classic", 3), ("classic", 4), ("classic-no-combos", 2),
+    ("balkan", 2), ("money", 3), ("classic-35", 3)])
+def test_determinizations_reproduce_the_observation(preset: str, players: int) -> None:
+    rules = Ruleset.preset(preset)
+    rng = random.Random(7)
+    checked = searched = 0
+    for seed in range(2):
+        match = Match(rules, players, seed)
+        bots = [_bot(rules, players, s) for s in range(players)]
+        for b in bots:
+            b.max_worlds = 4  # the test checks every one
+        dealt = -1
+        while not match.over:
+            deal = match.deal
+            if len(match.records) != dealt:
+                dealt = len(match.records)
+                for s, b in enumerate(bots):
+                    b.on_deal_start(referee_pb2.DealStart(hand=list(observe(deal, s).hand)))
+            seat = deal.to_act[0]
+            req, legal = request_for(deal, seat)
+            if deal.decision in ("lead", "respond") and len(legal) > 1:
+                clock = _Unlimited()
+                worlds = bots[seat]._worlds(req, clock)  # noqa: SLF001 - the method under test
+                searched += 1
+                real = observe(deal, seat)
+                for w in worlds:
+                    seen = observe(w, seat)
+                    assert (seen.hand, seen.tricks, seen.trick, seen.talon, seen.seats) == (
+                        real.hand, real.tricks, real.trick, real.talon, real.seats)
+                    assert w.legal_actions(seat) == legal
+                    checked += 1
+            match.apply(seat, legal[rng.randrange(len(legal))])
+    assert searched and checked >= searched  # determinized nearly every decision
+
+
+def test_presets_it_cannot_determinize_are_played_as_greedy() -> None:
+    rules = Ruleset.preset("courtyard")  # random_middle trump, mid-trick interrupts
+    match = Match(rules, 4, 1)
+    bot = _bot(rules, 4, match.deal.to_act[0])
+    req, legal = request_for(match.deal, match.deal.to_act[0])
+    assert bot._worlds(req, _Unlimited()) == []  # noqa: SLF001
+    assert 0 <= bot.choose(req) < len(legal)
+
+
+class _Unlimited:
+    def up(self) -> bool:
+        return False
+
+
+def test_answers_legally_within_the_clock() -> None:
+    rules = Ruleset.preset("classic")
+    match = Match(rules, 2, 3)
+    bots = [_bot(rules, 2, s, budget=0.05) for s in range(2)]
+    rng = random.Random(1)
+    slowest = 0.0
+    for _ in range(40):
+        if match.over:
+            break
+        deal = match.deal
+        seat = deal.to_act[0]
+        req, legal = request_for(deal, seat)
+        req.move_ms = 100  # half of it is the wall-clock cap
+        t = time.monotonic()
+        choice = bots[seat].choose(req)
+        slowest = max(slowest, time.monotonic() - t)
+        assert isinstance(choice, int) and 0 <= choice < len(legal)
+        match.apply(seat, legal[choice] if rng.random() < 0.5 else legal[0])
+    assert bots[0].stats["searched"] + bots[1].stats["searched"] > 0
+    assert slowest < 2.0  # generous: the cap is 50 ms, the machine is shared
+
+
+def test_house_bot_names() -> None:
+    assert {"ismcts", "ismcts-fast"} <= set(HOUSE_BOTS)
+    assert isinstance(HOUSE_BOTS["ismcts"](), IsmctsBot)
+    assert game_pb2.DECISION_KIND_LEAD  # the stubs load
+
+
+def test_kozel_play_seats_it_in_process(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "play", "--bot", "ismcts-fast", "--vs",
+         "random", "--matches", "2", "--replay-dir", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    assert out["matches"] == 2 and out["errors"] == [] and out["timeouts"] == 0
+    assert out["wins"] >= 1
