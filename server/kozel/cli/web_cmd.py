@@ -55,11 +55,11 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> int:
-    from kozel.ladder.store import Store
     from kozel.web.app import WebServer, create_app
+    from kozel.web.readonly import ReadOnlyStore
     from kozel.web.sources import StandaloneSources
 
-    store = Store(args.db) if args.db else None
+    store = ReadOnlyStore(args.db) if args.db else None
     sources = StandaloneSources(store, args.replays, referee=args.referee,
                                 duplicate_ladders=duplicate)
     server = WebServer(create_app(sources, limits), args.listen)

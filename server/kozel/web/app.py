@@ -296,7 +296,13 @@ async def start_in_referee(lobby: Any, config: Any, bot_port: int
     log = structlog.get_logger("kozel.web")
     server: WebServer | WebChild
     if config.web_in_process or config.tls is not None:
-        server = WebServer(create_app(LobbySources(lobby, config.replay_dir),
+        store = None
+        if lobby.store is not None:  # the same database, opened for reading only
+            from kozel.web.readonly import ReadOnlyStore
+
+            store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(
+                hide_password=False)))
+        server = WebServer(create_app(LobbySources(lobby, config.replay_dir, store),
                                       WebLimits(**dict(config.web_limits))), config.web_listen)
     else:
         server = WebChild(_child_command(config, bot_port), config.web_nice)

@@ -110,8 +110,8 @@ class Sources:
 class LobbySources(Sources):
     """A referee's own lobby (same event loop)."""
 
-    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
-        super().__init__(lobby.store, Path(replay_dir))
+    def __init__(self, lobby: Lobby, replay_dir: Path, store: Store | None = None) -> None:
+        super().__init__(store, Path(replay_dir))
         self.lobby = lobby
 
     async def sealed(self, match_id: str) -> bool:
