@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,13 +37,23 @@ class Slow(RandomBot):
         Slow.ends.append(msg)
 
 
+def _run(scenario) -> BaseException | None:
+    try:
+        asyncio.run(scenario())
+    except BaseException as exc:  # handed to the test's thread
+        return exc
+    return None
+
+
 def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'kozel.db'}"
     store = Store(url)
     store.migrate()
     tokens = {n: store.register_bot(n) for n in ("dup-a", "dup-b")}
     (tmp_path / "ladders.yaml").write_text(yaml.safe_dump({"ladders": [LADDER]}))
-    config = {"listen": "127.0.0.1:0", "web": {"listen": "127.0.0.1:0"},
+    # The referee's own web server runs in its event loop here (LobbySources: the lobby's set
+    # of sealed halves); the standalone one asks the referee (DownloadReplay).
+    config = {"listen": "127.0.0.1:0", "web": {"listen": "127.0.0.1:0", "in_process": True},
               "storage": {"data_dir": str(tmp_path / "data"),
                           "replay_dir": str(tmp_path / "replays"), "database_url": url},
               "logging": {"level": "WARNING"}, "ladders_file": str(tmp_path / "ladders.yaml")}
@@ -76,7 +87,11 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
         await asyncio.gather(*tasks)
 
     try:
-        asyncio.run(scenario())
+        # In a thread of its own: Playwright's sync API may hold this thread's event loop.
+        worker = threading.Thread(target=lambda: seen.update(error=_run(scenario)))
+        worker.start()
+        worker.join(240)
+        assert seen.get("error") is None, seen.get("error")
         first = seen["first"]
         if len({e.match_id for e in Slow.ends}) < 2:
             pytest.fail("the twin was not played")

@@ -24,6 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "live matches")
     p.add_argument("--ladders", type=Path, help="the referees' ladder file: a duplicate "
                    "ladder's first halves stay sealed until their twin is on record")
+    p.add_argument("--limit", action="append", default=[], metavar="KEY=N",
+                   help="override a limit (docs/web.md), e.g. --limit max_page=100")
     p.set_defaults(func=cmd_web)
 
 
@@ -37,22 +39,30 @@ def cmd_web(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"error: {exc}")
             return 2
+    from kozel.web.api import WebLimits
+
     try:
-        return asyncio.run(_run(args, duplicate))
+        limits = WebLimits(**{k: int(v) for k, _, v in (x.partition("=") for x in args.limit)})
+    except (TypeError, ValueError) as exc:
+        print(f"error: --limit KEY=N with KEY one of {', '.join(WebLimits.__dataclass_fields__)}"
+              f" ({exc})")
+        return 2
+    try:
+        return asyncio.run(_run(args, duplicate, limits))
     except OSError as exc:
         print(f"error: {exc}")
         return 1
 
 
-async def _run(args: argparse.Namespace, duplicate: frozenset[str]) -> int:
-    from kozel.ladder.store import Store
+async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> int:
     from kozel.web.app import WebServer, create_app
+    from kozel.web.readonly import ReadOnlyStore
     from kozel.web.sources import StandaloneSources
 
-    store = Store(args.db) if args.db else None
+    store = ReadOnlyStore(args.db) if args.db else None
     sources = StandaloneSources(store, args.replays, referee=args.referee,
                                 duplicate_ladders=duplicate)
-    server = WebServer(create_app(sources), args.listen)
+    server = WebServer(create_app(sources, limits), args.listen)
     port = await server.start()
     host = args.listen.rsplit(":", 1)[0]
     print(f"web pages on http://{host}:{port}/", flush=True)

@@ -61,7 +61,7 @@ class Referee:
     metrics_http: tuple[WSGIServer, threading.Thread] | None = None
     metrics_port: int = 0
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    web: Any = None  # kozel.web.app.WebServer, when the web pages are served
+    web: Any = None  # kozel.web.app.WebServer or WebChild, when the web pages are served
     web_port: int = 0
     shared: SharedStore | None = None  # the ladder store and this referee's lease in it
 
@@ -255,7 +255,7 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     if config.web_listen:
         from kozel.web.app import start_in_referee
 
-        referee.web, referee.web_port = await start_in_referee(lobby, config)
+        referee.web, referee.web_port = await start_in_referee(lobby, config, port)
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info("referee_started", port=port, tls=config.tls is not None,

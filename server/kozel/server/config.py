@@ -53,6 +53,9 @@ class ServerConfig:
     metrics_listen: str = ""  # Prometheus /metrics over HTTP; "" = off
     web_listen: str = ""  # web pages and HTTP API (kozel.web); "" = off (kozel serve: on)
     web_optional: bool = False  # True: a web port in use is a warning, not an error
+    web_limits: tuple[tuple[str, int], ...] = ()  # kozel.web.api.WebLimits fields to override
+    web_in_process: bool = False  # serve the web in the referee's loop, not a niced child
+    web_nice: int = 10  # the web child's niceness
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)

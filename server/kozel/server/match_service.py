@@ -17,6 +17,9 @@ from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc
 
 
+LIVE_LIST_MAX = 1000  # running matches listed by one ListLiveMatches
+
+
 class MatchService(match_pb2_grpc.MatchServiceServicer):
     """Read-only: any client may ask, no credentials."""
 
@@ -68,3 +71,17 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
             hub.unsubscribe(sub)
         if sub.dropped:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, sub.dropped)
+
+    async def ListLiveMatches(self, request: mpb.ListLiveMatchesRequest,
+                              context: grpc.aio.ServicerContext
+                              ) -> mpb.ListLiveMatchesResponse:
+        limit = min(request.limit or 100, LIVE_LIST_MAX)
+        runners = sorted((r for r in self.lobby.runners.values() if r.outcome is None),
+                         key=lambda r: r.started_at, reverse=True)[:limit]
+        out = mpb.ListLiveMatchesResponse()
+        for r in runners:
+            m = out.matches.add(match_id=r.match_id, ladder=r.ladder, table_id=r.table_id,
+                                players=r.players, seats=[p.name for p in r.seating],
+                                deal_index=len(r.match.records))
+            m.started_at.FromDatetime(r.started_at)
+        return out

@@ -92,6 +92,16 @@ class WebSettings(_Section):
     default, a port already in use only logs a warning (several referees on one machine)."""
 
     listen: str = "127.0.0.1:8080"
+    # False: a child process (kozel web) at a lower CPU priority serves the pages, so they take
+    # no time from match clocks; True: the referee's own event loop serves them.
+    in_process: bool = False
+    nice: int = Field(10, ge=0, le=19)  # the child's niceness
+    max_page: int = Field(200, ge=1, le=10_000)  # matches per page of a match list
+    max_standings: int = Field(1000, ge=1, le=100_000)  # rows of a standings table
+    max_history: int = Field(1000, ge=1, le=100_000)  # points of a rating history
+    opponents_window: int = Field(2000, ge=1, le=100_000)  # matches counted per opponent
+    replay_cache: int = Field(16, ge=0, le=10_000)  # replays kept converted to JSON
+    max_replay_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # a bigger replay is refused
 
     @field_validator("listen")
     @classmethod
@@ -243,6 +253,9 @@ class Settings(BaseSettings):
             operator_listen=self.operator.listen, operator_tls=self.operator.tls.files(),
             admin_token=self.operator.token(), metrics_listen=self.metrics.listen,
             web_listen=self.web.listen, web_optional="listen" not in self.web.model_fields_set,
+            web_limits=tuple(self.web.model_dump(
+                exclude={"listen", "in_process", "nice"}).items()),
+            web_in_process=self.web.in_process, web_nice=self.web.nice,
             replay_dir=st.replay_dir or st.data_dir / "replays", data_dir=st.data_dir,
             database_url=st.database_url, drain_timeout_s=self.drain_timeout_s,
             referee_id=self.referee.id, lease_s=self.referee.lease_s,

@@ -37,14 +37,17 @@ LadderName = Annotated[str, PathParam(pattern=NAME, description="a ladder name")
 class WebLimits:
     """Every bound of the web (listed in docs/web.md)."""
 
-    max_page: int = 200  # matches per page of a match list
-    default_page: int = 50
+    max_page: int = 200  # matches per page of a match list (the default page is 50 or less)
     max_standings: int = 1000  # rows of a standings table
     max_history: int = 1000  # points of a rating history
     opponents_window: int = 2000  # a bot's latest finished matches counted against opponents
-    recent_matches: int = 20  # a bot page's latest matches
     replay_cache: int = 16  # replays kept converted to JSON (by ETag)
     max_replay_bytes: int = 32 * 1024 * 1024  # a bigger replay file is refused
+    recent_matches: int = 20  # a bot page's latest matches
+
+    @property
+    def default_page(self) -> int:
+        return min(50, self.max_page)
 
 
 # -- response models (the OpenAPI schema) ------------------------------------------------------
@@ -174,12 +177,11 @@ class Api:
         return WebQueries(self.sources.store)
 
     async def ladder_names(self) -> list[str]:
-        names = self.sources.ladder_names()
-        if names is not None:
-            return names
-        if self.sources.store is None:
-            return []
-        return [x["name"] for x in await asyncio.to_thread(self.queries.ladders)]
+        """The ladders served now and those the store has a record of."""
+        served = self.sources.ladder_names() or []
+        stored = ([x["name"] for x in await asyncio.to_thread(self.queries.ladders)]
+                  if self.sources.store is not None else [])
+        return sorted(set(served) | set(stored))
 
     async def details(self, match_id: str) -> dict[str, Any] | None:
         live = self.sources.live_detail(match_id)
@@ -189,12 +191,12 @@ class Api:
             return None
         out = MessageToDict(d, preserving_proto_field_name=True,
                             always_print_fields_with_no_presence=True)
-        out["sealed"] = await asyncio.to_thread(self.sources.sealed, match_id)
+        out["sealed"] = await self.sources.sealed(match_id)
         return out
 
     async def replay_file(self, match_id: str) -> tuple[bytes, str]:
         """A replay's bytes and ETag; 404 unknown, 403 sealed."""
-        if await asyncio.to_thread(self.sources.sealed, match_id):
+        if await self.sources.sealed(match_id):
             raise HTTPException(403, f"replay {match_id} is sealed until its duplicate twin "
                                      "match has been played")
         try:
@@ -247,7 +249,7 @@ def build_router(api: Api) -> APIRouter:
     async def ladders() -> list[dict[str, Any]]:
         known = {x["name"]: x for x in (await asyncio.to_thread(api.queries.ladders)
                                         if api.sources.store is not None else [])}
-        names = api.sources.ladder_names() or sorted(known)
+        names = sorted(set(api.sources.ladder_names() or []) | set(known))
         return [known.get(n, {"name": n, "bots": 0, "matches": {}}) for n in names]
 
     @r.get("/ladders/{ladder}/standings", response_model=Standings,

@@ -6,10 +6,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import os
 import re
+import signal
 import socket
-from importlib import resources
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
+from importlib import resources
 from typing import Any
 
 import structlog
@@ -212,17 +217,100 @@ class WebServer:
             self.task.cancel()
 
 
-async def start_in_referee(lobby: Any, config: Any) -> tuple[WebServer | None, int]:
-    """Serve the web inside a referee's event loop (``kozel serve``): its lobby is the source.
-    A port in use is an error unless the address was left at its default (then a warning)."""
+class WebChild:
+    """``kozel web`` as a child process of a referee, at a lower CPU priority (``nice``), so
+    pages and replay conversions never take CPU time from the match clocks: the referee's
+    event loop only answers the child's gRPC calls (running matches, replays, spectating)."""
+
+    def __init__(self, cmd: list[str], nice: int) -> None:
+        self.cmd = cmd
+        self.nice = nice
+        self.proc: subprocess.Popen[str] | None = None
+
+    def _preexec(self) -> None:
+        import ctypes
+
+        os.nice(self.nice)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # die with the referee
+
+    async def start(self, timeout: float = 60.0) -> int:
+        """Start it and wait for its address; ``OSError`` if it does not serve."""
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, text=True,
+                                     preexec_fn=self._preexec,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        lines: list[str] = []
+
+        def wait_port() -> int | None:
+            assert self.proc is not None and self.proc.stdout is not None
+            for line in self.proc.stdout:
+                lines.append(line)
+                if m := re.search(r"web pages on http://\S+:(\d+)/", line):
+                    return int(m.group(1))
+            return None
+
+        try:
+            port = await asyncio.wait_for(asyncio.to_thread(wait_port), timeout)
+        except asyncio.TimeoutError:
+            port = None
+        if port is None:
+            await self.stop()
+            raise OSError("the web server did not start: " + "".join(lines[-5:]).strip())
+        # Keep reading (and dropping) its output so it never blocks on a full pipe.
+        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+        return port
+
+    async def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            await asyncio.to_thread(self.proc.wait, 10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def _child_command(config: Any, bot_port: int) -> list[str]:
+    host = config.listen.rsplit(":", 1)[0].strip("[]")
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    cmd = [sys.executable, "-m", "kozel.cli.main", "web", "--listen", config.web_listen,
+           "--replays", str(config.replay_dir), "--referee", f"{host}:{bot_port}"]
+    if config.ladders:
+        from kozel.ladder.store import default_url
+
+        cmd += ["--db", config.database_url or default_url(config.data_dir)]
+    for key, value in config.web_limits:
+        cmd += ["--limit", f"{key}={value}"]
+    return cmd
+
+
+async def start_in_referee(lobby: Any, config: Any, bot_port: int
+                           ) -> tuple[WebServer | WebChild | None, int]:
+    """Serve the web for a referee (``kozel serve``): by default as a niced child process
+    (``kozel web`` following this referee over gRPC); in the referee's own event loop with
+    ``web.in_process`` (or when the bot port has TLS, which the child would not speak). A port
+    in use is an error unless the address was left at its default (then a warning)."""
     from kozel.web.sources import LobbySources
 
-    server = WebServer(create_app(LobbySources(lobby, config.replay_dir)), config.web_listen)
+    log = structlog.get_logger("kozel.web")
+    server: WebServer | WebChild
+    if config.web_in_process or config.tls is not None:
+        store = None
+        if lobby.store is not None:  # the same database, opened for reading only
+            from kozel.web.readonly import ReadOnlyStore
+
+            store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(
+                hide_password=False)))
+        server = WebServer(create_app(LobbySources(lobby, config.replay_dir, store),
+                                      WebLimits(**dict(config.web_limits))), config.web_listen)
+    else:
+        server = WebChild(_child_command(config, bot_port), config.web_nice)
     try:
         return server, await server.start()
     except OSError as exc:
         if not config.web_optional:
             raise
-        structlog.get_logger("kozel.web").warning("web_not_served", error=str(exc))
+        log.warning("web_not_served", error=str(exc))
         print(f"web pages not served: {exc} (set web.listen or --web-listen)", flush=True)
         return None, 0

@@ -39,6 +39,7 @@ class LiveError(Exception):
         self.message = message
 
 
+FIRST_WAIT_S = 2.0  # how long a live stream through a referee waits for its first message
 _GRPC_TO_HTTP = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.FAILED_PRECONDITION: 409,
                  grpc.StatusCode.RESOURCE_EXHAUSTED: 429, grpc.StatusCode.INVALID_ARGUMENT: 400}
 
@@ -55,7 +56,7 @@ class Sources:
     store: Store | None
     replay_dir: Path
 
-    def sealed(self, match_id: str) -> bool:
+    async def sealed(self, match_id: str) -> bool:
         """Whether a match's replay and full view stay secret (a duplicate first half)."""
         raise NotImplementedError
 
@@ -109,11 +110,11 @@ class Sources:
 class LobbySources(Sources):
     """A referee's own lobby (same event loop)."""
 
-    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
-        super().__init__(lobby.store, Path(replay_dir))
+    def __init__(self, lobby: Lobby, replay_dir: Path, store: Store | None = None) -> None:
+        super().__init__(store, Path(replay_dir))
         self.lobby = lobby
 
-    def sealed(self, match_id: str) -> bool:
+    async def sealed(self, match_id: str) -> bool:
         return match_id in self.lobby.sealed
 
     def ladder_names(self) -> list[str] | None:
@@ -142,7 +143,7 @@ class LobbySources(Sources):
         hub = runner.spectators if runner is not None else None
         if hub is None:
             raise LiveError(404, f"no running match {match_id}")
-        if full and self.sealed(match_id):
+        if full and match_id in self.lobby.sealed:
             raise LiveError(409, "this match is the first half of a duplicate pair: its hands "
                                  "stay secret until its twin has been played")
         try:
@@ -162,24 +163,52 @@ class LobbySources(Sources):
 
 
 class StandaloneSources(Sources):
-    """The store and the replay folder, without a lobby.
+    """The store and the replay folder, without a lobby; a referee (``referee``, a gRPC
+    address) for live matches, the list of running matches and the replays it holds.
 
-    Which matches are sealed is not in the store, so on a duplicate ladder (named in
-    ``duplicate_ladders``) a match's replay is withheld until a later finished match of the same
-    ladder and the same bots has a replay with the same seed (its twin). Live matches are
-    followed through ``referee`` (a gRPC address), when given.
+    Sealing: with a referee, a replay is public once the referee's ``DownloadReplay`` gives it
+    (it refuses sealed halves; a public replay never becomes sealed again, so the answer is
+    kept). Without one (or for replays the referee does not know), on a duplicate ladder (named
+    in ``duplicate_ladders``) a match's replay is withheld until a later finished match of the
+    same ladder and bots has a replay with the same seed (its twin).
     """
 
+    FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
+
     def __init__(self, store: Store | None, replay_dir: Path, *, referee: str = "",
-                 duplicate_ladders: frozenset[str] = frozenset()) -> None:
+                 duplicate_ladders: frozenset[str] = frozenset(),
+                 check_limit: int = 32 * 1024 * 1024) -> None:
         super().__init__(store, Path(replay_dir))
         self.referee = referee
         self.duplicate_ladders = duplicate_ladders
+        self.check_limit = check_limit
         self._channel: grpc.aio.Channel | None = None
-        self._public: set[str] = set()  # duplicate halves found to have their twin
+        self._public: set[str] = set()  # known not to be sealed (never sealed again)
+        self._fetched: dict[str, bytes] = {}
 
-    def sealed(self, match_id: str) -> bool:
-        if self.store is None or not self.duplicate_ladders or match_id in self._public:
+    async def sealed(self, match_id: str) -> bool:
+        if match_id in self._public:
+            return False
+        if self.referee:
+            try:
+                data = await self._from_referee(match_id, self.check_limit)
+            except LiveError as exc:
+                if exc.status == 403:
+                    return True
+                data = None  # the referee cannot tell: judge from the store
+            except OverflowError:
+                data = b""  # it was sent, so it is not sealed (the download will refuse it)
+            if data is not None:
+                self._public.add(match_id)
+                if data:
+                    while len(self._fetched) >= self.FETCHED_KEPT:
+                        self._fetched.pop(next(iter(self._fetched)))
+                    self._fetched[match_id] = data
+                return False
+        return await asyncio.to_thread(self._sealed_by_twin, match_id)
+
+    def _sealed_by_twin(self, match_id: str) -> bool:
+        if self.store is None or not self.duplicate_ladders:
             return False
         row = self.store.match_detail(match_id)
         if row is None or row.ladder not in self.duplicate_ladders:
@@ -211,11 +240,20 @@ class StandaloneSources(Sources):
         return False
 
     async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
-        """From the replay folder, else from the referee (DownloadReplay, which refuses sealed
-        halves too): a web server on another machine needs no copy of the replays."""
+        """From the replay folder, else from the referee (DownloadReplay): a web server on
+        another machine needs no copy of the replays."""
+        data = self._fetched.pop(match_id, None)
+        if data is not None:
+            if len(data) > limit:
+                raise OverflowError(limit)
+            return data
         data = await super().replay_bytes(match_id, limit)
         if data is not None or not self.referee:
             return data
+        return await self._from_referee(match_id, limit)
+
+    async def _from_referee(self, match_id: str, limit: int) -> bytes | None:
+        """The referee's replay (None: it has none); LiveError 403 when sealed."""
         from kozel.v1 import ladder_pb2, ladder_pb2_grpc
 
         stub = ladder_pb2_grpc.LadderServiceStub(self._chan())
@@ -241,6 +279,16 @@ class StandaloneSources(Sources):
         return self._channel
 
     async def running(self) -> list[dict[str, Any]]:
+        if self.referee:
+            try:
+                got = await match_pb2_grpc.MatchServiceStub(self._chan()).ListLiveMatches(
+                    mpb.ListLiveMatchesRequest(limit=100), timeout=10)
+                return [{"match_id": m.match_id, "ladder": m.ladder, "table_id": m.table_id,
+                         "players": m.players, "seats": list(m.seats),
+                         "started_at": m.started_at.ToDatetime(tzinfo=UTC),
+                         "deal": m.deal_index} for m in got.matches]
+            except grpc.aio.AioRpcError:
+                pass  # an older or unreachable referee: the store's running ladder matches
         if self.store is None:
             return []
         from kozel.web.queries import MatchFilter, WebQueries
@@ -256,16 +304,27 @@ class StandaloneSources(Sources):
             raise LiveError(503, "this web server follows no referee (kozel web --referee)")
         stub = match_pb2_grpc.MatchServiceStub(self._chan())
         call = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id, full=full))
+        it = call.__aiter__()
+        first = asyncio.ensure_future(it.__anext__())
+        # A refusal comes at once; a full view's first message may wait for the delay, so
+        # after a moment the response starts and a later refusal arrives in the stream.
+        await asyncio.wait({first}, timeout=FIRST_WAIT_S)
+        if first.done() and isinstance(first.exception(), grpc.aio.AioRpcError):
+            exc = first.exception()
+            call.cancel()
+            raise LiveError(_GRPC_TO_HTTP.get(exc.code(), 502), exc.details() or "")
 
         async def stream() -> AsyncIterator[dict[str, Any]]:
-            # The referee's refusals arrive in the stream (a full view's first message waits
-            # for the delay, so they cannot be awaited before the response starts).
             try:
-                async for msg in call:
+                yield event_dict((await first).event)
+                async for msg in it:
                     yield event_dict(msg.event)
+            except StopAsyncIteration:
+                return
             except grpc.aio.AioRpcError as exc:
                 yield {"dropped": exc.details() or str(exc.code())}
             finally:
+                first.cancel()
                 call.cancel()
         return stream()
 

@@ -150,3 +150,33 @@ class SpectatorSnapshot(_message.Message):
     timeouts: _containers.RepeatedScalarFieldContainer[int]
     ladder: str
     def __init__(self, match: _Optional[_Union[_referee_pb2.MatchStart, _Mapping]] = ..., full: _Optional[bool] = ..., delay_ms: _Optional[int] = ..., deal_start: _Optional[_Union[_referee_pb2.DealStart, _Mapping]] = ..., deal: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., timeouts: _Optional[_Iterable[int]] = ..., ladder: _Optional[str] = ...) -> None: ...
+
+class ListLiveMatchesRequest(_message.Message):
+    __slots__ = ("limit",)
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    def __init__(self, limit: _Optional[int] = ...) -> None: ...
+
+class LiveMatch(_message.Message):
+    __slots__ = ("match_id", "ladder", "table_id", "players", "seats", "started_at", "deal_index")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    DEAL_INDEX_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    ladder: str
+    table_id: str
+    players: int
+    seats: _containers.RepeatedScalarFieldContainer[str]
+    started_at: _timestamp_pb2.Timestamp
+    deal_index: int
+    def __init__(self, match_id: _Optional[str] = ..., ladder: _Optional[str] = ..., table_id: _Optional[str] = ..., players: _Optional[int] = ..., seats: _Optional[_Iterable[str]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deal_index: _Optional[int] = ...) -> None: ...
+
+class ListLiveMatchesResponse(_message.Message):
+    __slots__ = ("matches",)
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[LiveMatch]
+    def __init__(self, matches: _Optional[_Iterable[_Union[LiveMatch, _Mapping]]] = ...) -> None: ...

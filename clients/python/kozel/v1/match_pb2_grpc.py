@@ -45,6 +45,11 @@ class MatchServiceStub:
                 request_serializer=kozel_dot_v1_dot_match__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=kozel_dot_v1_dot_match__pb2.WatchMatchResponse.FromString,
                 _registered_method=True)
+        self.ListLiveMatches = channel.unary_unary(
+                '/kozel.v1.MatchService/ListLiveMatches',
+                request_serializer=kozel_dot_v1_dot_match__pb2.ListLiveMatchesRequest.SerializeToString,
+                response_deserializer=kozel_dot_v1_dot_match__pb2.ListLiveMatchesResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
@@ -70,6 +75,14 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListLiveMatches(self, request, context):
+        """The matches running now on this referee (ladder, table and queue matches), newest first;
+        for web pages served apart from the referee (kozel web).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -82,6 +95,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=kozel_dot_v1_dot_match__pb2.WatchMatchRequest.FromString,
                     response_serializer=kozel_dot_v1_dot_match__pb2.WatchMatchResponse.SerializeToString,
+            ),
+            'ListLiveMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLiveMatches,
+                    request_deserializer=kozel_dot_v1_dot_match__pb2.ListLiveMatchesRequest.FromString,
+                    response_serializer=kozel_dot_v1_dot_match__pb2.ListLiveMatchesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -139,6 +157,33 @@ class MatchService:
             '/kozel.v1.MatchService/WatchMatch',
             kozel_dot_v1_dot_match__pb2.WatchMatchRequest.SerializeToString,
             kozel_dot_v1_dot_match__pb2.WatchMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLiveMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kozel.v1.MatchService/ListLiveMatches',
+            kozel_dot_v1_dot_match__pb2.ListLiveMatchesRequest.SerializeToString,
+            kozel_dot_v1_dot_match__pb2.ListLiveMatchesResponse.FromString,
             options,
             channel_credentials,
             insecure,
