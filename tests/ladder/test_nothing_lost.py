@@ -266,7 +266,7 @@ def test_a_second_referee_on_a_live_ladder_is_refused_and_aborted_matches_keep_t
         second = subprocess.run(
             [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
              "--ladders", str(ladders), "--db", db, "--data-dir", str(tmp_path / "other"),
-             "--referee-id", "ref-y", "--log-level", "ERROR"],
+             "--referee-id", "ref-y", "--log-level", "ERROR", "--web-listen", ""],
             capture_output=True, text=True, timeout=60)
         assert second.returncode == 1
         (line,) = second.stderr.strip().splitlines()  # one line, no traceback

@@ -28,7 +28,7 @@ def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
     data_dir = replay_dir.parent / f"{replay_dir.name}.data"
     cmd = [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
            "--replay-dir", str(replay_dir), "--data-dir", str(data_dir), "--log-level",
-           "WARNING", "--drain-timeout", "5", *args]
+           "WARNING", "--drain-timeout", "5", "--web-listen", "", *args]  # no web unless asked
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 60

@@ -69,4 +69,5 @@ def serve(config: dict, tmp_path: Path, *flags: str, env: dict | None = None,
 def base_config(tmp_path: Path, **extra) -> dict:
     """A minimal config: any free bot port, data under ``tmp_path``, quiet logs."""
     return {"listen": "127.0.0.1:0", "storage": {"data_dir": str(tmp_path / "data")},
-            "logging": {"level": "WARNING"}, "drain_timeout_s": 30, **extra}
+            "logging": {"level": "WARNING"}, "drain_timeout_s": 30, "web": {"listen": ""},
+            **extra}
