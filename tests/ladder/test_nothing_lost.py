@@ -198,7 +198,10 @@ def test_sqlite_clean_stop_and_the_documented_backup_and_restore(tmp_path: Path)
             s.close()
 
     ladders = fleet.ladder_file(tmp_path / "l.yaml", "s-2p")
-    ref = fleet.referee(tmp_path, "ref-s", ladders, f"sqlite:///{db}")
+    # With the web pages on, as `kozel serve` runs by default: their reader process is gone
+    # before the store closes, so the WAL still goes.
+    ref = fleet.referee(tmp_path, "ref-s", ladders, f"sqlite:///{db}", "--web-listen",
+                        "127.0.0.1:0")
     procs = fleet.bots(ref.address, "s-2p", tokens)
     backup = tmp_path / "backup" / "kozel.db"
     backup.parent.mkdir()
