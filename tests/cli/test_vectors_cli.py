@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,9 @@ def test_demo_plays_a_ladder_over_grpc(tmp_path: Path) -> None:
     res = kozel("demo", "--replay-dir", str(tmp_path / "replays"))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Standings" in res.stdout and "greedy-1" in res.stdout
+    out = " ".join(res.stdout.split())
+    assert re.search(r"classic team \S+ & \S+ vs team \S+ & \S+: ", out)  # partners together
+    assert "(limit)" not in out and "penalty limit" in out  # end reasons in words
     replays = sorted((tmp_path / "replays").glob("*.kzr"))
     assert len(replays) == 9
     for path in replays[:3]:

@@ -8,9 +8,11 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import grpc
 
@@ -42,6 +44,9 @@ def referee_process(replay_dir: Path, *extra: str) -> Iterator[str]:
                 address = f"127.0.0.1:{m.group(1)}"
         if address is None:
             raise RuntimeError("the referee did not start within 30 s")
+        # Keep reading its output: a pipe nobody reads fills up (64 KiB of warnings in a long
+        # kozel play run) and then blocks the referee's next log line, and with it the referee.
+        threading.Thread(target=_drain, args=(proc.stdout,), daemon=True).start()
         yield address
     finally:
         proc.terminate()
@@ -49,6 +54,11 @@ def referee_process(replay_dir: Path, *extra: str) -> Iterator[str]:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def _drain(stream: IO[str]) -> None:
+    for _ in stream:
+        pass
 
 
 def spawn_bot(kind: str, address: str, table_id: str, name: str) -> subprocess.Popen[bytes]:
