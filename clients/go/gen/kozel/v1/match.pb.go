@@ -901,6 +901,198 @@ func (x *SpectatorSnapshot) GetLadder() string {
 	return ""
 }
 
+// How many running matches to list.
+type ListLiveMatchesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most this many (0 means 100; the referee caps it at 1000).
+	Limit         uint32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLiveMatchesRequest) Reset() {
+	*x = ListLiveMatchesRequest{}
+	mi := &file_kozel_v1_match_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLiveMatchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLiveMatchesRequest) ProtoMessage() {}
+
+func (x *ListLiveMatchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_match_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLiveMatchesRequest.ProtoReflect.Descriptor instead.
+func (*ListLiveMatchesRequest) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListLiveMatchesRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// A running match as a list shows it.
+type LiveMatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match id.
+	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	// The ladder, for a ladder match; empty otherwise.
+	Ladder string `protobuf:"bytes,2,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	// The table, for a match started from a named table; empty otherwise.
+	TableId string `protobuf:"bytes,3,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Seats at the table.
+	Players uint32 `protobuf:"varint,4,opt,name=players,proto3" json:"players,omitempty"`
+	// The bots' names by seat.
+	Seats []string `protobuf:"bytes,5,rep,name=seats,proto3" json:"seats,omitempty"`
+	// When it started.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// The deal in play, from 0.
+	DealIndex     uint32 `protobuf:"varint,7,opt,name=deal_index,json=dealIndex,proto3" json:"deal_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiveMatch) Reset() {
+	*x = LiveMatch{}
+	mi := &file_kozel_v1_match_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiveMatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiveMatch) ProtoMessage() {}
+
+func (x *LiveMatch) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_match_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiveMatch.ProtoReflect.Descriptor instead.
+func (*LiveMatch) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *LiveMatch) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+func (x *LiveMatch) GetLadder() string {
+	if x != nil {
+		return x.Ladder
+	}
+	return ""
+}
+
+func (x *LiveMatch) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *LiveMatch) GetPlayers() uint32 {
+	if x != nil {
+		return x.Players
+	}
+	return 0
+}
+
+func (x *LiveMatch) GetSeats() []string {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
+func (x *LiveMatch) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *LiveMatch) GetDealIndex() uint32 {
+	if x != nil {
+		return x.DealIndex
+	}
+	return 0
+}
+
+// The running matches.
+type ListLiveMatchesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Matches       []*LiveMatch `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLiveMatchesResponse) Reset() {
+	*x = ListLiveMatchesResponse{}
+	mi := &file_kozel_v1_match_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLiveMatchesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLiveMatchesResponse) ProtoMessage() {}
+
+func (x *ListLiveMatchesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_match_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLiveMatchesResponse.ProtoReflect.Descriptor instead.
+func (*ListLiveMatchesResponse) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListLiveMatchesResponse) GetMatches() []*LiveMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
 var File_kozel_v1_match_proto protoreflect.FileDescriptor
 
 const file_kozel_v1_match_proto_rawDesc = "" +
@@ -967,16 +1159,31 @@ const file_kozel_v1_match_proto_rawDesc = "" +
 	"deal_start\x18\x04 \x01(\v2\x13.kozel.v1.DealStartR\tdealStart\x12)\n" +
 	"\x04deal\x18\x05 \x01(\v2\x15.kozel.v1.ObservationR\x04deal\x12\x1a\n" +
 	"\btimeouts\x18\x06 \x03(\rR\btimeouts\x12\x16\n" +
-	"\x06ladder\x18\a \x01(\tR\x06ladder*}\n" +
+	"\x06ladder\x18\a \x01(\tR\x06ladder\".\n" +
+	"\x16ListLiveMatchesRequest\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\rR\x05limit\"\xe3\x01\n" +
+	"\tLiveMatch\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x16\n" +
+	"\x06ladder\x18\x02 \x01(\tR\x06ladder\x12\x19\n" +
+	"\btable_id\x18\x03 \x01(\tR\atableId\x12\x18\n" +
+	"\aplayers\x18\x04 \x01(\rR\aplayers\x12\x14\n" +
+	"\x05seats\x18\x05 \x03(\tR\x05seats\x129\n" +
+	"\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x1d\n" +
+	"\n" +
+	"deal_index\x18\a \x01(\rR\tdealIndex\"H\n" +
+	"\x17ListLiveMatchesResponse\x12-\n" +
+	"\amatches\x18\x01 \x03(\v2\x13.kozel.v1.LiveMatchR\amatches*}\n" +
 	"\rDetailsSource\x12\x1e\n" +
 	"\x1aDETAILS_SOURCE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14DETAILS_SOURCE_STORE\x10\x01\x12\x17\n" +
 	"\x13DETAILS_SOURCE_LIVE\x10\x02\x12\x19\n" +
-	"\x15DETAILS_SOURCE_REPLAY\x10\x032\x9c\x01\n" +
+	"\x15DETAILS_SOURCE_REPLAY\x10\x032\xf4\x01\n" +
 	"\fMatchService\x12A\n" +
 	"\bGetMatch\x12\x19.kozel.v1.GetMatchRequest\x1a\x1a.kozel.v1.GetMatchResponse\x12I\n" +
 	"\n" +
-	"WatchMatch\x12\x1b.kozel.v1.WatchMatchRequest\x1a\x1c.kozel.v1.WatchMatchResponse0\x01b\x06proto3"
+	"WatchMatch\x12\x1b.kozel.v1.WatchMatchRequest\x1a\x1c.kozel.v1.WatchMatchResponse0\x01\x12V\n" +
+	"\x0fListLiveMatches\x12 .kozel.v1.ListLiveMatchesRequest\x1a!.kozel.v1.ListLiveMatchesResponseb\x06proto3"
 
 var (
 	file_kozel_v1_match_proto_rawDescOnce sync.Once
@@ -991,58 +1198,65 @@ func file_kozel_v1_match_proto_rawDescGZIP() []byte {
 }
 
 var file_kozel_v1_match_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kozel_v1_match_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_kozel_v1_match_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_kozel_v1_match_proto_goTypes = []any{
-	(DetailsSource)(0),            // 0: kozel.v1.DetailsSource
-	(*GetMatchRequest)(nil),       // 1: kozel.v1.GetMatchRequest
-	(*RatingChange)(nil),          // 2: kozel.v1.RatingChange
-	(*MatchSeat)(nil),             // 3: kozel.v1.MatchSeat
-	(*GetMatchResponse)(nil),      // 4: kozel.v1.GetMatchResponse
-	(*WatchMatchRequest)(nil),     // 5: kozel.v1.WatchMatchRequest
-	(*WatchMatchResponse)(nil),    // 6: kozel.v1.WatchMatchResponse
-	(*SeatCards)(nil),             // 7: kozel.v1.SeatCards
-	(*SpectatorEvent)(nil),        // 8: kozel.v1.SpectatorEvent
-	(*SpectatorSnapshot)(nil),     // 9: kozel.v1.SpectatorSnapshot
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*Ruleset)(nil),               // 11: kozel.v1.Ruleset
-	(*MatchResult)(nil),           // 12: kozel.v1.MatchResult
-	(*TimeControl)(nil),           // 13: kozel.v1.TimeControl
-	(*DealStart)(nil),             // 14: kozel.v1.DealStart
-	(*Event)(nil),                 // 15: kozel.v1.Event
-	(*DealEnd)(nil),               // 16: kozel.v1.DealEnd
-	(*MatchEnd)(nil),              // 17: kozel.v1.MatchEnd
-	(*MatchStart)(nil),            // 18: kozel.v1.MatchStart
-	(*Observation)(nil),           // 19: kozel.v1.Observation
+	(DetailsSource)(0),              // 0: kozel.v1.DetailsSource
+	(*GetMatchRequest)(nil),         // 1: kozel.v1.GetMatchRequest
+	(*RatingChange)(nil),            // 2: kozel.v1.RatingChange
+	(*MatchSeat)(nil),               // 3: kozel.v1.MatchSeat
+	(*GetMatchResponse)(nil),        // 4: kozel.v1.GetMatchResponse
+	(*WatchMatchRequest)(nil),       // 5: kozel.v1.WatchMatchRequest
+	(*WatchMatchResponse)(nil),      // 6: kozel.v1.WatchMatchResponse
+	(*SeatCards)(nil),               // 7: kozel.v1.SeatCards
+	(*SpectatorEvent)(nil),          // 8: kozel.v1.SpectatorEvent
+	(*SpectatorSnapshot)(nil),       // 9: kozel.v1.SpectatorSnapshot
+	(*ListLiveMatchesRequest)(nil),  // 10: kozel.v1.ListLiveMatchesRequest
+	(*LiveMatch)(nil),               // 11: kozel.v1.LiveMatch
+	(*ListLiveMatchesResponse)(nil), // 12: kozel.v1.ListLiveMatchesResponse
+	(*timestamppb.Timestamp)(nil),   // 13: google.protobuf.Timestamp
+	(*Ruleset)(nil),                 // 14: kozel.v1.Ruleset
+	(*MatchResult)(nil),             // 15: kozel.v1.MatchResult
+	(*TimeControl)(nil),             // 16: kozel.v1.TimeControl
+	(*DealStart)(nil),               // 17: kozel.v1.DealStart
+	(*Event)(nil),                   // 18: kozel.v1.Event
+	(*DealEnd)(nil),                 // 19: kozel.v1.DealEnd
+	(*MatchEnd)(nil),                // 20: kozel.v1.MatchEnd
+	(*MatchStart)(nil),              // 21: kozel.v1.MatchStart
+	(*Observation)(nil),             // 22: kozel.v1.Observation
 }
 var file_kozel_v1_match_proto_depIdxs = []int32{
 	2,  // 0: kozel.v1.MatchSeat.rating:type_name -> kozel.v1.RatingChange
-	10, // 1: kozel.v1.GetMatchResponse.started_at:type_name -> google.protobuf.Timestamp
-	10, // 2: kozel.v1.GetMatchResponse.ended_at:type_name -> google.protobuf.Timestamp
-	11, // 3: kozel.v1.GetMatchResponse.ruleset:type_name -> kozel.v1.Ruleset
+	13, // 1: kozel.v1.GetMatchResponse.started_at:type_name -> google.protobuf.Timestamp
+	13, // 2: kozel.v1.GetMatchResponse.ended_at:type_name -> google.protobuf.Timestamp
+	14, // 3: kozel.v1.GetMatchResponse.ruleset:type_name -> kozel.v1.Ruleset
 	3,  // 4: kozel.v1.GetMatchResponse.seats:type_name -> kozel.v1.MatchSeat
-	12, // 5: kozel.v1.GetMatchResponse.result:type_name -> kozel.v1.MatchResult
+	15, // 5: kozel.v1.GetMatchResponse.result:type_name -> kozel.v1.MatchResult
 	0,  // 6: kozel.v1.GetMatchResponse.source:type_name -> kozel.v1.DetailsSource
-	13, // 7: kozel.v1.GetMatchResponse.time_control:type_name -> kozel.v1.TimeControl
+	16, // 7: kozel.v1.GetMatchResponse.time_control:type_name -> kozel.v1.TimeControl
 	8,  // 8: kozel.v1.WatchMatchResponse.event:type_name -> kozel.v1.SpectatorEvent
-	10, // 9: kozel.v1.SpectatorEvent.happened_at:type_name -> google.protobuf.Timestamp
+	13, // 9: kozel.v1.SpectatorEvent.happened_at:type_name -> google.protobuf.Timestamp
 	7,  // 10: kozel.v1.SpectatorEvent.hands:type_name -> kozel.v1.SeatCards
 	9,  // 11: kozel.v1.SpectatorEvent.snapshot:type_name -> kozel.v1.SpectatorSnapshot
-	14, // 12: kozel.v1.SpectatorEvent.deal_start:type_name -> kozel.v1.DealStart
-	15, // 13: kozel.v1.SpectatorEvent.event:type_name -> kozel.v1.Event
-	16, // 14: kozel.v1.SpectatorEvent.deal_end:type_name -> kozel.v1.DealEnd
-	17, // 15: kozel.v1.SpectatorEvent.match_end:type_name -> kozel.v1.MatchEnd
-	18, // 16: kozel.v1.SpectatorSnapshot.match:type_name -> kozel.v1.MatchStart
-	14, // 17: kozel.v1.SpectatorSnapshot.deal_start:type_name -> kozel.v1.DealStart
-	19, // 18: kozel.v1.SpectatorSnapshot.deal:type_name -> kozel.v1.Observation
-	1,  // 19: kozel.v1.MatchService.GetMatch:input_type -> kozel.v1.GetMatchRequest
-	5,  // 20: kozel.v1.MatchService.WatchMatch:input_type -> kozel.v1.WatchMatchRequest
-	4,  // 21: kozel.v1.MatchService.GetMatch:output_type -> kozel.v1.GetMatchResponse
-	6,  // 22: kozel.v1.MatchService.WatchMatch:output_type -> kozel.v1.WatchMatchResponse
-	21, // [21:23] is the sub-list for method output_type
-	19, // [19:21] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	17, // 12: kozel.v1.SpectatorEvent.deal_start:type_name -> kozel.v1.DealStart
+	18, // 13: kozel.v1.SpectatorEvent.event:type_name -> kozel.v1.Event
+	19, // 14: kozel.v1.SpectatorEvent.deal_end:type_name -> kozel.v1.DealEnd
+	20, // 15: kozel.v1.SpectatorEvent.match_end:type_name -> kozel.v1.MatchEnd
+	21, // 16: kozel.v1.SpectatorSnapshot.match:type_name -> kozel.v1.MatchStart
+	17, // 17: kozel.v1.SpectatorSnapshot.deal_start:type_name -> kozel.v1.DealStart
+	22, // 18: kozel.v1.SpectatorSnapshot.deal:type_name -> kozel.v1.Observation
+	13, // 19: kozel.v1.LiveMatch.started_at:type_name -> google.protobuf.Timestamp
+	11, // 20: kozel.v1.ListLiveMatchesResponse.matches:type_name -> kozel.v1.LiveMatch
+	1,  // 21: kozel.v1.MatchService.GetMatch:input_type -> kozel.v1.GetMatchRequest
+	5,  // 22: kozel.v1.MatchService.WatchMatch:input_type -> kozel.v1.WatchMatchRequest
+	10, // 23: kozel.v1.MatchService.ListLiveMatches:input_type -> kozel.v1.ListLiveMatchesRequest
+	4,  // 24: kozel.v1.MatchService.GetMatch:output_type -> kozel.v1.GetMatchResponse
+	6,  // 25: kozel.v1.MatchService.WatchMatch:output_type -> kozel.v1.WatchMatchResponse
+	12, // 26: kozel.v1.MatchService.ListLiveMatches:output_type -> kozel.v1.ListLiveMatchesResponse
+	24, // [24:27] is the sub-list for method output_type
+	21, // [21:24] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_kozel_v1_match_proto_init() }
@@ -1065,7 +1279,7 @@ func file_kozel_v1_match_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kozel_v1_match_proto_rawDesc), len(file_kozel_v1_match_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,8 +29,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MatchService_GetMatch_FullMethodName   = "/kozel.v1.MatchService/GetMatch"
-	MatchService_WatchMatch_FullMethodName = "/kozel.v1.MatchService/WatchMatch"
+	MatchService_GetMatch_FullMethodName        = "/kozel.v1.MatchService/GetMatch"
+	MatchService_WatchMatch_FullMethodName      = "/kozel.v1.MatchService/WatchMatch"
+	MatchService_ListLiveMatches_FullMethodName = "/kozel.v1.MatchService/ListLiveMatches"
 )
 
 // MatchServiceClient is the client API for MatchService service.
@@ -48,6 +49,9 @@ type MatchServiceClient interface {
 	// RESOURCE_EXHAUSTED when the match has its maximum of spectators or this spectator reads
 	// too slowly (it is dropped; the match never waits for a spectator).
 	WatchMatch(ctx context.Context, in *WatchMatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchMatchResponse], error)
+	// The matches running now on this referee (ladder, table and queue matches), newest first;
+	// for web pages served apart from the referee (kozel web).
+	ListLiveMatches(ctx context.Context, in *ListLiveMatchesRequest, opts ...grpc.CallOption) (*ListLiveMatchesResponse, error)
 }
 
 type matchServiceClient struct {
@@ -87,6 +91,16 @@ func (c *matchServiceClient) WatchMatch(ctx context.Context, in *WatchMatchReque
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MatchService_WatchMatchClient = grpc.ServerStreamingClient[WatchMatchResponse]
 
+func (c *matchServiceClient) ListLiveMatches(ctx context.Context, in *ListLiveMatchesRequest, opts ...grpc.CallOption) (*ListLiveMatchesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListLiveMatchesResponse)
+	err := c.cc.Invoke(ctx, MatchService_ListLiveMatches_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MatchServiceServer is the server API for MatchService service.
 // All implementations must embed UnimplementedMatchServiceServer
 // for forward compatibility.
@@ -102,6 +116,9 @@ type MatchServiceServer interface {
 	// RESOURCE_EXHAUSTED when the match has its maximum of spectators or this spectator reads
 	// too slowly (it is dropped; the match never waits for a spectator).
 	WatchMatch(*WatchMatchRequest, grpc.ServerStreamingServer[WatchMatchResponse]) error
+	// The matches running now on this referee (ladder, table and queue matches), newest first;
+	// for web pages served apart from the referee (kozel web).
+	ListLiveMatches(context.Context, *ListLiveMatchesRequest) (*ListLiveMatchesResponse, error)
 	mustEmbedUnimplementedMatchServiceServer()
 }
 
@@ -117,6 +134,9 @@ func (UnimplementedMatchServiceServer) GetMatch(context.Context, *GetMatchReques
 }
 func (UnimplementedMatchServiceServer) WatchMatch(*WatchMatchRequest, grpc.ServerStreamingServer[WatchMatchResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchMatch not implemented")
+}
+func (UnimplementedMatchServiceServer) ListLiveMatches(context.Context, *ListLiveMatchesRequest) (*ListLiveMatchesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLiveMatches not implemented")
 }
 func (UnimplementedMatchServiceServer) mustEmbedUnimplementedMatchServiceServer() {}
 func (UnimplementedMatchServiceServer) testEmbeddedByValue()                      {}
@@ -168,6 +188,24 @@ func _MatchService_WatchMatch_Handler(srv interface{}, stream grpc.ServerStream)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MatchService_WatchMatchServer = grpc.ServerStreamingServer[WatchMatchResponse]
 
+func _MatchService_ListLiveMatches_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListLiveMatchesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MatchServiceServer).ListLiveMatches(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MatchService_ListLiveMatches_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MatchServiceServer).ListLiveMatches(ctx, req.(*ListLiveMatchesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MatchService_ServiceDesc is the grpc.ServiceDesc for MatchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -178,6 +216,10 @@ var MatchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetMatch",
 			Handler:    _MatchService_GetMatch_Handler,
+		},
+		{
+			MethodName: "ListLiveMatches",
+			Handler:    _MatchService_ListLiveMatches_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
