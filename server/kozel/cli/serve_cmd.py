@@ -95,4 +95,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(settings.logging.level, settings.logging.format)
     from kozel.server.app import serve
 
-    return asyncio.run(serve(config))
+    try:
+        return asyncio.run(serve(config))
+    except OSError as exc:  # an address in use (bot, operator, metrics or web port)
+        print(f"error: {exc}")
+        return 1
