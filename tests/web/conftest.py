@@ -138,8 +138,11 @@ def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str,
         return e.code, dict(e.headers), e.read()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """Chromium, per module: Playwright's sync API holds an event loop on this thread while it
+    runs, and other modules' tests call asyncio.run (pytest ends a module's fixtures before
+    the next module's tests)."""
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is not installed (.ci/run installs it)")
     from playwright.sync_api import sync_playwright

@@ -17,6 +17,8 @@ def test_load_bench_with_a_web_load_reports_web_requests() -> None:
     out = json.loads(res.stdout)
     assert out["decisions_per_s"] > 0 and out["errors"] == 0, out
     assert out["web_connections"] == 2
-    assert out["web_requests_per_s"] > 0 and out["web_errors"] == 0, out
+    # The window is tiny and the web child runs niced on a busy machine: count from its start.
+    assert out["web_requests_total"] >= 1 and out["web_errors"] == 0, out
+    assert out["web_requests_per_s"] >= 0
     assert out["web_replay_json_per_s"] >= 0  # reported (a tiny run may fetch none)
     assert isinstance(out["spurious_timeouts"], int)

@@ -68,3 +68,16 @@ def test_demo_ends_with_how_to_view_the_replays_in_a_browser(tmp_path: Path) -> 
         assert status == 200 and json.loads(body)["match_id"] == kzr[0].stem
     finally:
         stop(web)
+
+
+def test_a_web_address_in_use_stops_kozel_serve_with_a_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        res = kozel("serve", "--listen", "127.0.0.1:0", "--web-listen", f"127.0.0.1:{port}",
+                    "--data-dir", str(tmp_path / "data"), "--log-level", "WARNING", timeout=120)
+    assert res.returncode == 1
+    assert f"error: the web server cannot listen on 127.0.0.1:{port}" in res.stderr

@@ -24,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "live matches")
     p.add_argument("--ladders", type=Path, help="the referees' ladder file: a duplicate "
                    "ladder's first halves stay sealed until their twin is on record")
+    p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
     p.add_argument("--limit", action="append", default=[], metavar="KEY=N",
                    help="override a limit (docs/web.md), e.g. --limit max_page=100")
     p.set_defaults(func=cmd_web)
@@ -63,7 +64,12 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> i
     sources = StandaloneSources(store, args.replays, referee=args.referee,
                                 duplicate_ladders=duplicate)
     server = WebServer(create_app(sources, limits), args.listen)
-    port = await server.start()
+    sock = None
+    if args.listen_fd is not None:
+        import socket
+
+        sock = socket.socket(fileno=args.listen_fd)
+    port = await server.start(sock)
     host = args.listen.rsplit(":", 1)[0]
     print(f"web pages on http://{host}:{port}/", flush=True)
     stop = asyncio.Event()

@@ -94,6 +94,7 @@ def run(bench: LoadBench) -> dict[str, Any]:
                         json.dumps({"base": server.web, "connections": bench.web_load}))
             children.append(web)  # closed with the bots
             web.expect("ready", timeout=60)
+            _wait_for(server.web + "healthz", 90)  # the web child is up before the warm-up
             note(f"load: {bench.web_load} web connections fetching {server.web}")
         welcomed = sum(r["welcomed"] for r in readies)
         note(f"load: {welcomed} streams welcomed; warming up {bench.warmup_s:g} s")
@@ -172,6 +173,7 @@ def run(bench: LoadBench) -> dict[str, Any]:
         secs = web_window["seconds"] or 1.0
         result.update(web_connections=bench.web_load,
                       web_requests_per_s=web_window["requests"] / secs,
+                      web_requests_total=web_window["total_requests"],
                       web_replay_json_per_s=web_window["replay_json"] / secs,
                       web_mb_per_s=web_window["bytes"] / secs / 1e6,
                       web_errors=web_window["errors"],
@@ -180,3 +182,19 @@ def run(bench: LoadBench) -> dict[str, Any]:
     result["error_details"] = [d for x in windows for d in x["error_details"]][:5]
     result["wall_s"] = time.perf_counter() - started
     return result
+
+
+def _wait_for(url: str, timeout: float) -> None:
+    """Until ``url`` answers 200 (the web child imports and starts after the referee)."""
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the web pages did not answer at {url}") from None
+        time.sleep(0.2)

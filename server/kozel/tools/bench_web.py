@@ -109,7 +109,8 @@ class WebLoad:
             seconds = time.perf_counter() - self.started_at
             lat = sorted(w.latencies)
             p = (lambda q: lat[min(int(q * len(lat)), len(lat) - 1)] * 1000 if lat else None)
-            return {"requests": w.requests, "errors": w.errors, "bytes": w.bytes,
+            return {"requests": w.requests, "total_requests": self.total,
+                    "errors": w.errors, "bytes": w.bytes,
                     "replay_json": w.replays, "seconds": seconds,
                     "latency_p50_ms": p(0.5), "latency_p99_ms": p(0.99)}
 

@@ -165,6 +165,21 @@ def parse_listen(address: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``; ``OSError`` naming the address if taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)  # connections wait in the backlog until the server accepts them
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"the web server cannot listen on {host}:{port}: "
+                      f"{exc.strerror or exc}") from None
+    return sock
+
+
 class _Server(uvicorn.Server):
     """uvicorn without its signal handlers: the process that runs it (a referee) owns them."""
 
@@ -184,20 +199,11 @@ class WebServer:
         self.server = _Server(config)
         self.task: asyncio.Task[None] | None = None
 
-    async def start(self) -> int:
-        """Bind (an ``OSError`` if the address is taken) and start serving; returns the bound
-        port (the listen port may be 0)."""
-        config = self.server.config
-        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((config.host, config.port))
-        except OSError as exc:
-            sock.close()
-            raise OSError(f"the web server cannot listen on {config.host}:{config.port}: "
-                          f"{exc.strerror or exc}") from None
-        sock.set_inheritable(True)
+    async def start(self, sock: socket.socket | None = None) -> int:
+        """Bind (an ``OSError`` if the address is taken; or serve ``sock``, already bound) and
+        start serving; returns the bound port (the listen port may be 0)."""
+        if sock is None:
+            sock = bind(self.server.config.host, self.server.config.port)
         port = sock.getsockname()[1]
         self.task = asyncio.get_running_loop().create_task(self.server.serve(sockets=[sock]))
         while not self.server.started:
@@ -233,32 +239,29 @@ class WebChild:
         os.nice(self.nice)
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # die with the referee
 
-    async def start(self, timeout: float = 60.0) -> int:
-        """Start it and wait for its address; ``OSError`` if it does not serve."""
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, text=True,
-                                     preexec_fn=self._preexec,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        lines: list[str] = []
+    async def start(self, host: str, port: int) -> int:
+        """Bind here (an ``OSError`` at once if the address is taken) and hand the listening
+        socket to the child: the referee does not wait for the child to import and start;
+        early connections wait in the backlog. Returns the bound port."""
+        sock = bind(host, port)
+        try:
+            self.proc = subprocess.Popen(
+                [*self.cmd, "--listen-fd", str(sock.fileno())], stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                preexec_fn=self._preexec, pass_fds=(sock.fileno(),),
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            bound = sock.getsockname()[1]
+        finally:
+            sock.close()  # the child has its own copy
+        log = structlog.get_logger("kozel.web")
 
-        def wait_port() -> int | None:
+        def pump() -> None:  # its output goes to the log (and never fills a pipe)
             assert self.proc is not None and self.proc.stdout is not None
             for line in self.proc.stdout:
-                lines.append(line)
-                if m := re.search(r"web pages on http://\S+:(\d+)/", line):
-                    return int(m.group(1))
-            return None
-
-        try:
-            port = await asyncio.wait_for(asyncio.to_thread(wait_port), timeout)
-        except asyncio.TimeoutError:
-            port = None
-        if port is None:
-            await self.stop()
-            raise OSError("the web server did not start: " + "".join(lines[-5:]).strip())
-        # Keep reading (and dropping) its output so it never blocks on a full pipe.
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
-        return port
+                if not line.startswith("web pages on "):
+                    log.warning("web_child_output", line=line.rstrip()[:500])
+        threading.Thread(target=pump, daemon=True).start()
+        return bound
 
     async def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
@@ -307,6 +310,9 @@ async def start_in_referee(lobby: Any, config: Any, bot_port: int
     else:
         server = WebChild(_child_command(config, bot_port), config.web_nice)
     try:
+        if isinstance(server, WebChild):
+            host, port = parse_listen(config.web_listen)
+            return server, await server.start(host, port)
         return server, await server.start()
     except OSError as exc:
         if not config.web_optional:
