@@ -72,8 +72,7 @@ def cmd_referee(args: argparse.Namespace) -> int:
 
     result = run(RefereeBench(matches=args.matches, warmup_s=args.warmup,
                               duration_s=args.duration, echo_duration_s=args.echo_duration,
-                              profile=args.profile, events=args.events,
-                           web_load=args.web_load))
+                              profile=args.profile, events=args.events))
     _print("kozel bench referee", result, args.json)
     return 0
 
