@@ -222,10 +222,21 @@ class LadderRuntime:
         first = self._twin_of.pop(runner.match_id, None)
         if first is not None:  # both halves played: the first's seed and replay are public
             self.sealed.discard(first)
-        if bots is not None and runner.outcome is None:  # the match task crashed
+        finishing = runner.finishing
+        if bots is not None and runner.outcome is None and finishing is not None \
+                and not finishing.done():  # cancelled while its replay is being written
+            finishing.add_done_callback(lambda f: self._record(runner, bots, None if (
+                f.cancelled() or f.exception() is not None) else f.result()))
+        elif bots is not None:
+            self._record(runner, bots, runner.outcome)
+        # No drain here: the lobby's own done callback, which runs next, drains every ladder.
+
+    def _record(self, runner: MatchRunner, bots: list[int],
+                outcome: MatchOutcome | None) -> None:
+        """Queue the store write that settles an ended match."""
+        if outcome is None:  # the match task crashed
             self._write(self.store.abort_match, runner.match_id, "referee error")
-        elif bots is not None and runner.outcome is not None:
-            outcome: MatchOutcome = runner.outcome
+        else:
             if not outcome.replay_id:
                 self._write(self.store.abort_match, runner.match_id, "replay not written")
             elif outcome.result.reason == pb.MATCH_END_REASON_ABORTED:
@@ -235,7 +246,6 @@ class LadderRuntime:
                 self._write(self._rated, commit_result, self.store, runner.match_id,
                             outcome.result, str(outcome.replay_path), self.rules,
                             self.spec.players, bots)
-        # No drain here: the lobby's own done callback, which runs next, drains every ladder.
 
     def refresh_ratings(self) -> None:
         """Reload the ordinals the scheduler pairs by (after a rating reset)."""

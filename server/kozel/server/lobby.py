@@ -419,9 +419,15 @@ class Lobby:
     async def shutdown(self) -> None:
         """Abort every running match (each writes an aborted replay) and wait for them."""
         tasks = list(self.matches.values())
+        runners = list(self.runners.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # A match cancelled again while it wrote its replay still finishes that write (it is
+        # shielded); wait for it, so its result is settled before the store closes.
+        ending = [r.finishing for r in runners if r.finishing is not None]
+        await asyncio.gather(*ending, return_exceptions=True)
+        await asyncio.sleep(0)  # their done callbacks queue the store writes
 
 
 def _settle(table: Table) -> None:

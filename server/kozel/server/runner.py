@@ -99,6 +99,7 @@ class MatchRunner:
         self._deal_announced = -1
         self.started_at = datetime.now(UTC)
         self.outcome: MatchOutcome | None = None
+        self.finishing: asyncio.Future[MatchOutcome] | None = None  # the shielded end
         self.spectators: SpectatorHub | None = None  # set by the lobby; fed, never awaited
         self.seating = [rpb.Player(seat=s, name=link.name, side=self.match.side_of[s])
                         for s, link in enumerate(links)]
@@ -133,7 +134,10 @@ class MatchRunner:
             aborted = self._cut
         finally:
             self.metrics.active.dec()
-            self.outcome = await asyncio.shield(self._finish(aborted))
+            # Shielded: a second cancel (a shutdown) does not stop the replay write; whoever
+            # settles the match waits for ``finishing`` when ``outcome`` is not set yet.
+            self.finishing = asyncio.ensure_future(self._finish(aborted))
+            self.outcome = await asyncio.shield(self.finishing)
         return self.outcome
 
     def _release(self) -> None:
