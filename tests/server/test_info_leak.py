@@ -42,7 +42,8 @@ from kozel.engine.cards import CARD_OF, CODES, FULL_DECK, SUITS, codes, points
 from kozel.engine.deal import Declared, Drawn, Play, Returned, Trick
 from kozel.engine.rules import DiscardVisibility
 from kozel.server.app import start_referee
-from kozel.server.config import Clock, ServerConfig
+from kozel.core.clock import Clock
+from kozel.server.config import ServerConfig
 from kozel.server.convert import (
     COMBO_TO_PB,
     KIND_TO_PB,

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from kozel.engine import Decision, Match, Ruleset
-from kozel.server.config import Clock, ServerConfig
+from kozel.core.clock import Clock
+from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
 from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink, Reply

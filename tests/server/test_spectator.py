@@ -23,7 +23,8 @@ from kozel.ladder.config import LadderSpec
 from kozel.ladder.store import MatchDetail, SeatDetail, Store
 from kozel.sdk import GreedyBot, RandomBot, play
 from kozel.server.app import start_referee
-from kozel.server.config import Clock, ServerConfig
+from kozel.core.clock import Clock
+from kozel.server.config import ServerConfig
 from kozel.server.convert import action_from_pb, ruleset_from_pb
 from kozel.server.match_details import combine, from_store
 from kozel.server.replay import read_replay

@@ -9,7 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kozel.engine.rules import Ruleset, RulesError
-from kozel.server.config import Clock
+from kozel.core.clock import Clock
 
 
 class ConfigError(ValueError):

@@ -21,7 +21,8 @@ from kozel.ladder.config import LadderSpec
 from kozel.ladder.runtime import LadderRuntime
 from kozel.ladder.store import Store
 from kozel.server import metrics
-from kozel.server.config import Clock, ServerConfig
+from kozel.core.clock import Clock
+from kozel.server.config import ServerConfig
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session

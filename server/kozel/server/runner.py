@@ -23,7 +23,7 @@ from kozel.engine.players import default_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
 from kozel.server import convert, metrics
-from kozel.server.config import Clock
+from kozel.core.clock import Clock
 from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
 from kozel.server.seats import SeatLink, Wake
 from kozel.v1 import game_pb2 as pb

@@ -26,7 +26,8 @@ from kozel.engine.deal import Deal
 from kozel.engine.shuffle import commitment
 from kozel.server import convert
 from kozel.server.app import server_options
-from kozel.server.config import Clock, ServerConfig
+from kozel.core.clock import Clock
+from kozel.server.config import ServerConfig
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
