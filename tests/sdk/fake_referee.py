@@ -18,7 +18,7 @@ import grpc
 
 from kozel.engine import ErrorCode, IllegalAction, Match, Ruleset, observe
 from kozel.engine.cards import codes
-from kozel.server.convert import (
+from kozel.core.convert import (
     DECISION_TO_PB,
     ERROR_TO_PB,
     KIND_TO_PB,

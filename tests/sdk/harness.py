@@ -1,5 +1,5 @@
 """Plays engine matches between SDK bots in-process, building each DecisionRequest the way
-the referee does (``kozel.server.convert``), so house bots can be evaluated without a server."""
+the referee does (``kozel.core.convert``), so house bots can be evaluated without a server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kozel.engine import Action, ActionKind, Deal, Match, Ruleset, observe
 from kozel.engine.cards import CARD_OF, cards_in, mask_of
 from kozel.sdk import Bot
-from kozel.server.convert import (
+from kozel.core.convert import (
     DECISION_TO_PB,
     action_from_pb,
     action_to_pb,

@@ -183,7 +183,7 @@ def test_greedy_respects_the_lead_cap() -> None:
 
 
 def test_greedy_reads_the_ruleset_and_plays_a_bura_for_the_pot() -> None:
-    from kozel.server.convert import ruleset_to_pb
+    from kozel.core.convert import ruleset_to_pb
 
     bot = GreedyBot()
     bot.on_match_start(referee_pb2.MatchStart(ruleset=ruleset_to_pb(Ruleset.preset("money"))))

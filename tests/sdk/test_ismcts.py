@@ -16,7 +16,7 @@ import pytest
 from kozel.engine import Match, Ruleset, observe
 from kozel.sdk import HOUSE_BOTS
 from kozel.sdk.ismcts import IsmctsBot
-from kozel.server.convert import ruleset_to_pb
+from kozel.core.convert import ruleset_to_pb
 from kozel.v1 import game_pb2, referee_pb2
 
 from tests.sdk.harness import request_for

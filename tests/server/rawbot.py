@@ -106,7 +106,7 @@ def table_hello(name: str, table_id: str) -> rpb.Hello:
 
 async def create_table(address: str, preset: str, players: int, *, house: list[str] = (),
                        options: dict | None = None, clock: pb.TimeControl | None = None) -> str:
-    from kozel.server.convert import dict_to_struct
+    from kozel.core.convert import dict_to_struct
 
     ruleset = pb.Ruleset(preset=preset)
     if options:

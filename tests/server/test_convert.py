@@ -8,7 +8,7 @@ import pytest
 
 from kozel.engine import Match, Ruleset
 from kozel.engine.observation import SeatObserver
-from kozel.server.convert import ObservationEncoder, observation_to_pb
+from kozel.core.convert import ObservationEncoder, observation_to_pb
 from kozel.v1 import game_pb2 as pb
 
 

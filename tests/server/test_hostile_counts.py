@@ -17,7 +17,7 @@ import pytest
 from kozel.engine.actions import Decision
 from kozel.engine.match import Match
 from kozel.engine.rules import Ruleset
-from kozel.server.convert import dict_to_struct
+from kozel.core.convert import dict_to_struct
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc

@@ -17,7 +17,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from kozel.server.convert import dict_to_struct
+from kozel.core.convert import dict_to_struct
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc

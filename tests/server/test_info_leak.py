@@ -44,7 +44,7 @@ from kozel.engine.rules import DiscardVisibility
 from kozel.server.app import start_referee
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
-from kozel.server.convert import (
+from kozel.core.convert import (
     COMBO_TO_PB,
     KIND_TO_PB,
     action_from_pb,

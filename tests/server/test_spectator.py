@@ -25,7 +25,7 @@ from kozel.sdk import GreedyBot, RandomBot, play
 from kozel.server.app import start_referee
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
-from kozel.server.convert import action_from_pb, ruleset_from_pb
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.server.match_details import combine, from_store
 from kozel.server.replay import read_replay
 from kozel.server.runner import MatchRunner

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
 from kozel.engine.observation import Observation, full_view, observe
-from kozel.server.convert import action_from_pb, ruleset_from_pb
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.v1 import replay_pb2
 
 

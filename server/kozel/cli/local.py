@@ -16,7 +16,7 @@ from typing import IO
 
 import grpc
 
-from kozel.server.convert import dict_to_struct
+from kozel.core.convert import dict_to_struct
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc

@@ -65,7 +65,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from kozel.engine import Ruleset, RulesError
     from kozel.engine.shuffle import seed_from
     from kozel.sdk import HOUSE_BOTS
-    from kozel.server.convert import dict_to_struct
+    from kozel.core.convert import dict_to_struct
     from kozel.tools.elo import Sprt
     from kozel.tools.playoff import PlaySpec, Tally, entrant, fixtures, run
     from kozel.v1 import game_pb2 as pb

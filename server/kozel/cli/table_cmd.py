@@ -39,7 +39,7 @@ def house_list(values: list[str]) -> list[str]:
 def cmd_table_create(args: argparse.Namespace) -> int:
     import grpc
 
-    from kozel.server.convert import dict_to_struct
+    from kozel.core.convert import dict_to_struct
     from kozel.v1 import game_pb2 as pb
     from kozel.v1 import referee_pb2 as rpb
     from kozel.v1 import referee_pb2_grpc

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kozel.engine.rules import Ruleset
 from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.store import MatchDetail, Store
-from kozel.server import convert
+from kozel.core import convert
 from kozel.server.replay import read_replay, result_to_pb
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb

@@ -28,7 +28,7 @@ from kozel.engine.match import DealRecord, Match
 from kozel.engine.rules import Ruleset, RulesError
 from kozel.engine.shuffle import commitment
 from kozel.server.text import escape
-from kozel.server.convert import (
+from kozel.core.convert import (
     END_REASON_TO_PB,
     action_from_pb,
     action_to_pb,

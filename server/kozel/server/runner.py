@@ -22,7 +22,8 @@ from kozel.engine.observation import EventView, SeatObserver, event_views, full_
 from kozel.engine.players import default_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
-from kozel.server import convert, metrics
+from kozel.core import convert
+from kozel.server import metrics
 from kozel.core.clock import Clock
 from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
 from kozel.server.seats import SeatLink, Wake

@@ -14,7 +14,8 @@ from google.protobuf.message import DecodeError
 
 from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
-from kozel.server import convert, metrics
+from kozel.core import convert
+from kozel.server import metrics
 from kozel.server.config import ServerConfig
 from kozel.server.limits import peer_host
 from kozel.server.lobby import REPLAY_ID, Lobby, LobbyError  # noqa: F401 (re-exported)

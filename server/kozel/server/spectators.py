@@ -28,7 +28,7 @@ from kozel.engine.observation import (
     public_view,
 )
 from kozel.engine.shuffle import commitment
-from kozel.server import convert
+from kozel.core import convert
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import referee_pb2 as rpb
 

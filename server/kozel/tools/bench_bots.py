@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from kozel.server.convert import dict_to_struct
+from kozel.core.convert import dict_to_struct
 from kozel.tools.bench_common import CHANNEL_OPTIONS, child_main, command_loop, emit
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb

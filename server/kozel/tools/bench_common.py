@@ -433,7 +433,7 @@ def sample_messages(seed: int = 7) -> Sample:
     from kozel.engine.match import Match
     from kozel.engine.observation import event_views, observe
     from kozel.engine.rules import Ruleset
-    from kozel.server import convert
+    from kozel.core import convert
     from kozel.v1 import referee_pb2 as rpb
 
     match = Match(Ruleset.preset("classic"), 2, seed.to_bytes(32, "big"))

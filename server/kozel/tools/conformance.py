@@ -24,7 +24,7 @@ import grpc
 from kozel.engine import Decision, IllegalAction, Match, Ruleset, observe
 from kozel.engine.deal import Deal
 from kozel.engine.shuffle import commitment
-from kozel.server import convert
+from kozel.core import convert
 from kozel.server.app import server_options
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig

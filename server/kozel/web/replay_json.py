@@ -16,7 +16,7 @@ from google.protobuf.json_format import MessageToDict
 
 from kozel.engine.errors import IllegalAction
 from kozel.engine.observation import Observation, TrickView, full_view, observe
-from kozel.server.convert import action_from_pb, ruleset_from_pb
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.server.replay import _start_deal
 from kozel.v1 import game_pb2, replay_pb2
 
