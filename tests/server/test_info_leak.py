@@ -531,7 +531,7 @@ def test_no_message_reveals_a_card_its_seat_could_not_know(
 
 
 def _leaky_observer(leak: Callable) -> Callable:
-    """The runner's ``SeatObserver`` with ``leak(observation, deal, seat)`` applied to every
+    """The protocol core's ``SeatObserver`` with ``leak(observation, deal, seat)`` applied to every
     observation it returns."""
     def make(original: type) -> type:
         class Leaky(original):  # type: ignore[misc, valid-type]
@@ -583,10 +583,10 @@ def test_a_planted_leak_is_caught(matches: list[Played], tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch, plant: str) -> None:
     """The referee is patched to leak; the very match that passes unpatched (same seed, same
     choices) must fail the check."""
-    import kozel.server.runner as runner
+    import kozel.core.protocol as core  # where the referee builds what a seat is sent
 
     name, make = PLANTS[plant]
-    monkeypatch.setattr(runner, name, make(getattr(runner, name)))
+    monkeypatch.setattr(core, name, make(getattr(core, name)))
     (leaky,) = asyncio.run(play_all(tmp_path, [("classic", 3, {})]))
     honest = next(m for m in matches if (m.preset, m.players, m.options) == ("classic", 3, {}))
     assert _actions(leaky) == _actions(honest)

@@ -194,9 +194,9 @@ def test_a_stalled_referee_does_not_time_out_answers_that_came_in_meanwhile(
 def test_without_the_stall_grace_the_answer_after_the_stall_times_out(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The control for the case above: the grace, not luck, let the late answer in."""
-    import kozel.server.runner as runner_module
+    import kozel.core.clock as clock_module
 
-    monkeypatch.setattr(runner_module, "MAX_STALL_GRACE_S", 0.0)
+    monkeypatch.setattr(clock_module, "MAX_STALL_GRACE_S", 0.0)
     outcome, _ = _stalled_match(tmp_path, during=False)
     assert sum(outcome.result.timeouts) >= 1
 

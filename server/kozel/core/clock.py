@@ -29,3 +29,40 @@ class Clock:
         changes = {f: getattr(msg, f) for f in ("move_ms", "bank_ms", "max_strikes",
                                                 "max_retries", "grace_ms") if getattr(msg, f)}
         return replace(self, **changes)
+
+
+# A deadline timer that runs this late means the referee stalled (seconds; less is ordinary
+# scheduling jitter, which the allowance absorbs, and the admission lag target) ...
+STALL_S = 0.025
+# ... and answers get as long again to reach the referee, up to this.
+MAX_STALL_GRACE_S = 0.25
+
+
+def stall_grace(late_s: float) -> float:
+    """How much longer a request waits when its deadline timer ran ``late_s`` late: nothing for
+    ordinary jitter; after a stall of the referee itself (a garbage collection, a burst of
+    work) answers that came in meanwhile are still on their way, and get as long again."""
+    return min(late_s, MAX_STALL_GRACE_S) if late_s > STALL_S else 0.0
+
+
+class Banks:
+    """Every seat's time bank: what it may think beyond ``move_ms``, over the whole match."""
+
+    __slots__ = ("clock", "left_ms")
+
+    def __init__(self, clock: Clock, players: int) -> None:
+        self.clock = clock
+        self.left_ms = [clock.bank_ms] * players
+
+    def allowance_s(self, seat: int) -> float:
+        """The time ``seat`` has for its next move: the move allowance and what is left of
+        its bank."""
+        return (self.clock.move_ms + max(self.left_ms[seat], 0)) / 1000
+
+    def charge(self, seat: int, think_ms: float) -> None:
+        """Take the time over the move allowance from the bank."""
+        self.left_ms[seat] -= max(0, int(think_ms) - self.clock.move_ms)
+
+    def empty(self, seat: int) -> None:
+        """A timeout spends the whole bank."""
+        self.left_ms[seat] = 0

@@ -1,24 +1,21 @@
 """Seat links: how a match runner talks to whoever sits at a seat.
 
-The runner only sends messages to a link and waits on its ``replies`` queue, so the same runner
-drives remote bots (through a session), in-process house bots, and tests.
+A runner sends messages to a link; answers come back through :meth:`SeatLink.offer`, which
+hands them straight to the runner (in the caller's task). The same runner drives remote bots
+(through a session), in-process house bots, and tests.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kozel.v1 import game_pb2 as pb
+from kozel.core.protocol import NotPending
 from kozel.v1 import referee_pb2 as rpb
 
-
-class Wake(enum.Enum):
-    """Sentinels put on a reply queue to wake a runner waiting for an answer."""
-
-    FORFEIT = "forfeit"
+if TYPE_CHECKING:
+    from kozel.server.runner import MatchRunner
 
 
 @dataclass(slots=True)
@@ -36,51 +33,38 @@ class SeatLink:
         self.name = name
         self.seat = -1
         self.match_id = ""
-        self.replies: asyncio.Queue[Reply | Wake] = asyncio.Queue()
-        self.pending_id: int | None = None  # the request awaiting an answer
-        self.pending_msg: rpb.PlayResponse | None = None
-        self.forfeit_reason: int = pb.FORFEIT_REASON_UNSPECIFIED  # requested from outside
-        # Set by the runner: messages to resend on resume, and a public notice about this seat.
-        self.resync: Callable[[], list[rpb.PlayResponse]] | None = None
-        self.notice: Callable[[int], None] | None = None
-        self.grace_s = 10.0  # how long the seat may be away before it forfeits
+        self.runner: MatchRunner | None = None  # set by the runner, dropped at the end
         self.wants_events = True  # False: the bot asked for no Event messages (Hello)
-        # When the pending request was first handed to the transport (0: not yet, or a seat
-        # whose send is immediate); the move clock starts then, not when it was queued.
-        self.written_at = 0.0
 
     def send(self, msg: rpb.PlayResponse) -> None:
         """Deliver a message to the seat (never blocks; dropped if the seat is away)."""
         raise NotImplementedError
 
-    def begin_request(self, request_id: int, msg: rpb.PlayResponse) -> None:
-        """Mark ``request_id`` pending, forget stale answers, and send the request."""
-        while not self.replies.empty():
-            item = self.replies.get_nowait()
-            if item is Wake.FORFEIT:  # keep a forfeit request
-                self.replies.put_nowait(item)
-                break
-        self.pending_id = request_id
-        self.pending_msg = msg
-        self.written_at = 0.0
-        self.send(msg)
+    def offer(self, reply: Reply) -> str | None:
+        """Hand an answer to the match; returns why it was refused, or None."""
+        runner = self.runner
+        if runner is None:
+            return f"request {reply.message.request_id} is not pending; the match has ended"
+        try:
+            runner.receive(self.seat, reply.message, reply.received_at)
+        except NotPending as exc:
+            return str(exc)
+        return None
 
-    def end_request(self) -> None:
-        self.pending_id = None
-        self.pending_msg = None
+    def written(self, request_id: int, at: float) -> None:
+        """The transport wrote request ``request_id``: the seat's clock starts."""
+        if self.runner is not None:
+            self.runner.written(self.seat, request_id, at)
 
-    def offer(self, reply: Reply) -> bool:
-        """Accept an answer for the pending request; False if it names another request."""
-        if self.pending_id is None or reply.message.request_id != self.pending_id:
-            return False
-        self.replies.put_nowait(reply)
-        return True
+    def disconnected(self) -> None:
+        """The seat's stream broke: its grace period starts."""
+        if self.runner is not None:
+            self.runner.disconnected(self.seat)
 
-    def request_forfeit(self, reason: int) -> None:
-        """Ask the runner to forfeit this seat at its next step (wakes a pending request)."""
-        if not self.forfeit_reason:
-            self.forfeit_reason = reason
-            self.replies.put_nowait(Wake.FORFEIT)
+    def resumed(self) -> None:
+        """The seat is back on a new stream: it is sent what it needs to go on."""
+        if self.runner is not None:
+            self.runner.resumed(self.seat)
 
     def match_over(self) -> None:
         """The match has ended (hook for sessions)."""
@@ -121,4 +105,5 @@ class LocalLink(SeatLink):
             reply.legal_index = choice
         else:
             reply.action.CopyFrom(choice)  # type: ignore[arg-type]
+        # Soon, not now: the runner is still sending the messages of the step that asked.
         self._loop.call_soon(self.offer, Reply(reply, self._loop.time()))

@@ -14,7 +14,8 @@ from google.protobuf.message import DecodeError
 
 from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
-from kozel.core import convert
+from kozel.core import convert, messages
+from kozel.core.messages import PROTOCOL_VERSION
 from kozel.server import metrics
 from kozel.server.config import ServerConfig
 from kozel.server.limits import peer_host
@@ -27,7 +28,6 @@ from kozel.v1 import referee_pb2_grpc
 
 log = structlog.get_logger("kozel.service")
 
-PROTOCOL_VERSION = 1
 AUTH_FAILURE_MEMORY_S = 600.0  # bad tokens from a host are forgotten after this quiet spell
 MAX_DELAYED_PER_HOST = 4  # refused ladder Hellos from one host waiting out their delay
 
@@ -271,9 +271,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if which == "action":
             why = session.deliver(req.action, received_at)
             if why is not None:
-                outbox.put(rpb.PlayResponse(rejection=rpb.Rejection(
-                    match_id=req.action.match_id, request_id=req.action.request_id,
-                    code=pb.ERROR_CODE_UNKNOWN_REQUEST, message=why, retry_allowed=False)))
+                outbox.put(messages.rejection(req.action.match_id, req.action.request_id,
+                                              pb.ERROR_CODE_UNKNOWN_REQUEST, why))
                 return True
             return False
         if which == "leave":

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import grpc
 import structlog
 
+from kozel.core import messages
 from kozel.server import metrics
 from kozel.server.seats import Reply, SeatLink
-from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
 log = structlog.get_logger("kozel.session")
@@ -89,7 +89,6 @@ class Session:
         self.bot = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
         self.ladder_rated = False  # its rating row exists on its ladder
         self.missed: deque[rpb.PlayResponse] = deque(maxlen=MISSED_LIMIT)
-        self._grace: list[asyncio.TimerHandle] = []
         self._on_idle = on_idle
 
     @property
@@ -112,8 +111,8 @@ class Session:
         """A request left for the bot: its clock starts now (a resend after a resume does not
         restart it)."""
         link = self.links.get(request.match_id)
-        if link is not None and link.pending_id == request.request_id and not link.written_at:
-            link.written_at = at
+        if link is not None:
+            link.written(request.request_id, at)
 
     def new_link(self) -> RemoteLink:
         return RemoteLink(self)
@@ -123,54 +122,40 @@ class Session:
         self.links[link.match_id] = link
 
     def deliver(self, reply: rpb.ActionReply, received_at: float) -> str | None:
-        """Route an answer to its match; returns why it was refused, or None."""
+        """Hand an answer to its match (in the reading task); returns why it was refused, or
+        None."""
         link = self.links.get(reply.match_id)
         if link is None:
             return f"no running match {reply.match_id!r} on this session"
-        if not link.offer(Reply(reply, received_at)):
-            pending = link.pending_id
-            return (f"request {reply.request_id} is not pending"
-                    + (f"; the pending request is {pending}" if pending is not None else ""))
-        return None
+        return link.offer(Reply(reply, received_at))
 
     def attach(self, stream: Outbox, resumed: bool) -> None:
         """Make ``stream`` the session's stream; on resume, resend what the bot needs."""
         old, self.stream = self.stream, stream
         if old is not None and old is not stream:
             old.close(grpc.StatusCode.ABORTED, "this session was resumed on another stream")
-        for handle in self._grace:
-            handle.cancel()
-        self._grace.clear()
         if resumed:
             metrics.RESUMES.inc()
             log.info("session_resumed", session=self.id, bot=self.name,
                      match_ids=list(self.links))
-        stream.put(rpb.PlayResponse(welcome=rpb.Welcome(
-            session_id=self.id, resume_token=self.resume_token, protocol_version=1,
-            server_version=_version(), resumed=resumed, max_matches=self.max_matches,
-            running_match_ids=list(self.links))))
+        stream.put(messages.welcome(self.id, self.resume_token, _version(), resumed=resumed,
+                                    max_matches=self.max_matches,
+                                    running_match_ids=self.links))
         while self.missed:
             stream.put(self.missed.popleft())
         if resumed and self.leaving and not self.links:
             stream.close()  # it left and its matches ended while it was away: nothing is owed
         if resumed:
-            for link in self.links.values():
-                for msg in link.resync() if link.resync else []:
-                    stream.put(msg)
-                if link.notice:
-                    link.notice(rpb.NOTICE_KIND_RESUMED)
+            for link in list(self.links.values()):
+                link.resumed()
 
     def detach(self, stream: Outbox) -> None:
-        """The stream ended: start the grace period of every running match."""
+        """The stream ended: every running match starts the seat's grace period."""
         if self.stream is not stream:
             return
         self.stream = None
-        loop = asyncio.get_running_loop()
-        for link in self.links.values():
-            if link.notice:
-                link.notice(rpb.NOTICE_KIND_DISCONNECTED)
-            self._grace.append(loop.call_later(
-                link.grace_s, link.request_forfeit, pb.FORFEIT_REASON_DISCONNECTED))
+        for link in list(self.links.values()):
+            link.disconnected()
         if self.links:
             metrics.DISCONNECTS.inc()
         log.info("session_disconnected", session=self.id, bot=self.name,

@@ -24,7 +24,8 @@ import grpc
 from kozel.engine import Decision, IllegalAction, Match, Ruleset, observe
 from kozel.engine.deal import Deal
 from kozel.engine.shuffle import commitment
-from kozel.core import convert
+from kozel.core import convert, messages
+from kozel.core.messages import PROTOCOL_VERSION
 from kozel.server.app import server_options
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
@@ -215,8 +216,8 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
     problems = []
     if hello_req.WhichOneof("message") != "hello":
         problems.append("the first message is not Hello")
-    if hello.protocol_version != 1:
-        problems.append(f"protocol_version is {hello.protocol_version}, not 1")
+    if hello.protocol_version != PROTOCOL_VERSION:
+        problems.append(f"protocol_version is {hello.protocol_version}, not {PROTOCOL_VERSION}")
     if not 1 <= len(hello.bot_name) <= 64:
         problems.append("bot_name must be 1 to 64 characters")
     if hello.WhichOneof("want") != "join_table" or hello.join_table.table_id != TABLE:
@@ -226,11 +227,9 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
         return
     match_id = secrets.token_hex(8)
     rules = Ruleset.preset("classic")
-    session.send(rpb.PlayResponse(welcome=rpb.Welcome(
-        session_id="conformance", resume_token=session.token, protocol_version=1,
-        server_version="conformance", max_matches=1)))
-    start = rpb.PlayResponse(match_start=rpb.MatchStart(
-        match_id=match_id, seat=SEAT, players=2, ruleset=convert.ruleset_to_pb(rules),
+    session.send(messages.welcome("conformance", session.token, "conformance"))
+    start = rpb.PlayResponse(match_start=messages.match_start(
+        match_id, seat=SEAT, players=2, ruleset=convert.ruleset_to_pb(rules),
         time_control=Clock(move_ms=session.move_ms).to_pb(), table_id=TABLE,
         seating=[rpb.Player(seat=0, name=hello.bot_name, side=0),
                  rpb.Player(seat=1, name="checker", side=1)],
@@ -259,10 +258,9 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
     why = None
     try:
         await session.answer(request_id, move_s)
-        session.send(rpb.PlayResponse(rejection=rpb.Rejection(
-            match_id=match_id, request_id=request_id, code=pb.ERROR_CODE_DOES_NOT_BEAT,
-            message="conformance: refused on purpose; answer again", retry_allowed=True,
-            retries_left=1)))
+        session.send(messages.rejection(
+            match_id, request_id, pb.ERROR_CODE_DOES_NOT_BEAT,
+            "conformance: refused on purpose; answer again", retries_left=1))
         retry = await session.answer(request_id, move_s)
         why = _judge(deal, list(deal.legal_actions(SEAT)), retry, request_id, match_id)
     except TimeoutError:
@@ -282,14 +280,11 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
         if resumed.WhichOneof("message") != "hello" or resumed.hello.resume_token != session.token:
             why = "the bot came back without Hello.resume_token from the Welcome"
         else:
-            session.send(rpb.PlayResponse(welcome=rpb.Welcome(
-                session_id="conformance", resume_token=session.token, protocol_version=1,
-                resumed=True, max_matches=1, running_match_ids=[match_id])))
+            session.send(messages.welcome("conformance", session.token, "conformance",
+                                          resumed=True, running_match_ids=[match_id]))
             session.send(start)
             for m in msgs:
-                if m.WhichOneof("message") == "decision":
-                    m.decision.resent = True
-                session.send(m)
+                session.send(messages.resent(m) if m.HasField("decision") else m)
             reply = await session.answer(request_id, move_s)
             why = _judge(deal, list(deal.legal_actions(SEAT)), reply, request_id, match_id)
     except TimeoutError:
@@ -304,9 +299,9 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
         f"slowest answer {max(session.think_ms):.0f} ms"))
 
     # The match ends; the checker then closes the stream, as the referee does after Leave.
-    session.send(rpb.PlayResponse(match_end=rpb.MatchEnd(
-        match_id=match_id, replay_id="", seed=b"\0" * 32,
-        result=pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True))))
+    session.send(messages.match_end(
+        match_id, pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True), "",
+        b"\0" * 32))
     await asyncio.sleep(0.2)
     assert session.stream is not None
     session.stream.outbox.put_nowait(None)
@@ -316,15 +311,13 @@ def _stage(match_id: str, index: int, deal: Deal, request_id: int,
            move_ms: int) -> tuple[Deal, list[rpb.PlayResponse]]:
     obs = observe(deal, SEAT)
     legal = deal.legal_actions(SEAT)
+    request = messages.decision(match_id, request_id, deal.decision, legal, move_ms=move_ms,
+                                bank_ms=0, retries_left=1)
+    request.decision.observation.CopyFrom(convert.observation_to_pb(obs))
     return deal, [
-        rpb.PlayResponse(deal_start=rpb.DealStart(
-            match_id=match_id, deal_index=index, dealer=deal.dealer, trump=obs.trump,
-            trump_card=obs.trump_card, hand=obs.hand, active_seats=list(deal.active),
-            penalty_totals=[0, 0])),
-        rpb.PlayResponse(decision=rpb.DecisionRequest(
-            match_id=match_id, request_id=request_id, kind=convert.DECISION_TO_PB[deal.decision],
-            move_ms=move_ms, time_bank_ms=0, observation=convert.observation_to_pb(obs),
-            legal_actions=[convert.action_to_pb(a) for a in legal], retries_left=1)),
+        rpb.PlayResponse(deal_start=messages.deal_start(match_id, index, deal, obs,
+                                                        totals=[0, 0])),
+        request,
     ]
 
 
