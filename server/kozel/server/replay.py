@@ -14,7 +14,6 @@ import os
 import tempfile
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -28,6 +27,7 @@ from kozel.engine.match import DealRecord, Match
 from kozel.engine.rules import Ruleset, RulesError
 from kozel.engine.shuffle import commitment
 from kozel.server.text import escape
+from kozel.core.requests import StepMeta
 from kozel.core.convert import (
     END_REASON_TO_PB,
     action_from_pb,
@@ -55,16 +55,6 @@ ENGINE_VERSION = _engine_version()
 
 class ReplayError(ValueError):
     """A file or byte string that is not a readable replay."""
-
-
-@dataclass
-class StepMeta:
-    """What the referee knows about one applied action besides the action itself."""
-
-    request_id: int
-    think_ms: int
-    timeout: bool = False
-    rejections: list[replay_pb2.ReplayRejection] = field(default_factory=list)
 
 
 # -- building ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import structlog
 
 from kozel.core.clock import Clock
 from kozel.core.protocol import MatchHooks, MatchProtocol, NotPending, Send
+from kozel.core.requests import StepMeta
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode
 from kozel.engine.rules import Ruleset
@@ -83,14 +84,6 @@ class MatchRunner(MatchHooks):
     # -- what the match looks like ---------------------------------------------------------
 
     @property
-    def timeouts(self) -> list[int]:
-        return self.core.timeouts
-
-    @property
-    def rejections(self) -> list[int]:
-        return self.core.rejections
-
-    @property
     def public_timeouts(self) -> list[int]:
         """Timeouts per seat as anyone may know them (sealed-window ones once their deal ended)."""
         return self.core.public_timeouts
@@ -102,10 +95,12 @@ class MatchRunner(MatchHooks):
 
     @property
     def forfeits(self) -> list[pb.Forfeit]:
+        """The forfeits so far, with their deal and reason."""
         return self.core.forfeits
 
     @property
-    def steps(self) -> list:
+    def steps(self) -> list[list[StepMeta]]:
+        """Per deal, what the referee knows of each applied action (the replay's steps)."""
         return self.core.steps
 
     # -- the match -------------------------------------------------------------------------
@@ -256,8 +251,9 @@ class MatchRunner(MatchHooks):
     # -- the end -------------------------------------------------------------------------------
 
     async def _finish(self, aborted: bool) -> MatchOutcome:
-        result = result_to_pb(self.match, forfeits=self.forfeits, timeouts=self.timeouts,
-                              rejections=self.rejections, aborted=aborted)
+        core = self.core
+        result = result_to_pb(self.match, forfeits=core.forfeits, timeouts=core.timeouts,
+                              rejections=core.rejections, aborted=aborted)
         replay = build_replay(
             self.match, match_id=self.match_id, names=[link.name for link in self.links],
             time_control=self.clock.to_pb(), steps=self.steps, result=result,
