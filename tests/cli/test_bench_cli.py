@@ -28,13 +28,33 @@ def test_referee_bench_reports_rates_ratio_and_overhead() -> None:
     out = bench("referee", "--matches", "4", "--duration", "2", "--warmup", "1",
                 "--echo-duration", "1")
     for key in ("decisions_per_s", "echo_round_trips_per_s", "ratio", "overhead_p50_us",
-                "overhead_p99_us", "server_cpu_us_per_decision"):
+                "overhead_p99_us", "cpu_us_per_decision"):
         assert finite(out[key]) and out[key] > 0, (key, out)
     assert out["errors"] == 0, out["error_details"]
     assert out["streams"] == 8
     assert out["overhead_p50_us"] <= out["overhead_p99_us"]
     assert abs(out["ratio"] - out["decisions_per_s"] / out["echo_round_trips_per_s"]) < 0.01
     assert out["overhead_source"]
+
+
+def test_referee_bench_measures_a_baseline_checkout_back_to_back() -> None:
+    out = bench("referee", "--matches", "2", "--duration", "1", "--warmup", "0.5",
+                "--echo-duration", "0.5", "--baseline", str(ROOT))  # stands in for an old one
+    assert len(out["baseline_decisions_per_s"]) == 2
+    assert all(finite(v) and v > 0 for v in out["baseline_decisions_per_s"])
+    assert all(finite(v) and v > 0 for v in out["baseline_cpu_us_per_decision"])
+    rate = sum(out["baseline_decisions_per_s"]) / 2
+    assert abs(out["speedup_vs_baseline"] - out["decisions_per_s"] / rate) < 0.01
+    assert abs(out["baseline_ratio"] - rate / out["echo_round_trips_per_s"]) < 0.01
+
+
+def test_a_baseline_that_is_not_a_checkout_is_one_clear_line(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "kozel.cli.main", "bench", "referee", "--json",
+                          "--baseline", str(tmp_path)], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode != 0
+    assert f"{tmp_path} is not a checkout of this repository" in res.stderr
+    assert "Traceback" not in res.stderr
 
 
 def test_load_bench_counts_timeouts_errors_and_memory() -> None:

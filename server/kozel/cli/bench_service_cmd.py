@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,10 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     r.add_argument("--duration", type=float, default=20.0, help=HIDDEN)
     r.add_argument("--warmup", type=float, default=5.0, help=HIDDEN)
     r.add_argument("--echo-duration", type=float, default=10.0, help=HIDDEN)
+    r.add_argument("--baseline", type=Path, metavar="SRC",
+                   help="also measure the referee of another checkout of this repository "
+                        "(e.g. a git worktree of an older commit), back to back with the same "
+                        "bots and echo, and report both")
     r.add_argument("--events", action="store_true",
                    help="bots take Event messages too (default: Hello.skip_events)")
     r.set_defaults(func=cmd_referee)
@@ -68,11 +73,19 @@ def _print(title: str, result: dict[str, Any], as_json: bool) -> None:
 
 
 def cmd_referee(args: argparse.Namespace) -> int:
-    from kozel.tools.bench_referee import RefereeBench, run
+    from kozel.tools.bench_referee import RefereeBench, run, source_env
+
+    if args.baseline is not None:
+        try:
+            source_env(args.baseline)
+        except ValueError as exc:
+            print(f"kozel bench referee: --baseline: {exc}", file=sys.stderr)
+            return 2
 
     result = run(RefereeBench(matches=args.matches, warmup_s=args.warmup,
                               duration_s=args.duration, echo_duration_s=args.echo_duration,
-                              profile=args.profile, events=args.events))
+                              profile=args.profile, events=args.events,
+                              baseline=args.baseline))
     _print("kozel bench referee", result, args.json)
     return 0
 

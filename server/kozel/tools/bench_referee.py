@@ -12,6 +12,7 @@ the ratio to it separates the referee's own cost from the cost of the protocol's
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,13 +40,24 @@ class RefereeBench:
     echo_duration_s: float = 10.0
     profile: Path | None = None  # run the referee under cProfile, writing its profile here
     events: bool = False  # bots also take Event messages (about five messages per decision)
+    baseline: Path | None = None  # another checkout whose referee is measured back to back
 
 
-def measure_referee(bench: RefereeBench) -> dict[str, Any]:
-    """Decisions per second, server CPU and overhead with ``2 * matches`` streams."""
+def source_env(src: Path) -> dict[str, str]:
+    """The environment that runs the referee from checkout ``src`` instead of this one."""
+    roots = [src / "engine", src / "server", src / "clients" / "python"]
+    missing = [str(r) for r in roots if not r.is_dir()]
+    if missing:
+        raise ValueError(f"{src} is not a checkout of this repository (no {', '.join(missing)})")
+    return {"PYTHONPATH": os.pathsep.join(str(r.resolve()) for r in roots)}
+
+
+def measure_referee(bench: RefereeBench, src: Path | None = None) -> dict[str, Any]:
+    """Decisions per second, server CPU and overhead with ``2 * matches`` streams (the
+    referee of checkout ``src`` when given)."""
     # Admission control off: the issue's run is 100 matches at once, whatever the lag.
-    server = start_server(profile=bench.profile,
-                          env={"KOZEL_LIMITS__ADMISSION_LAG_MS": "0"})
+    env = {"KOZEL_LIMITS__ADMISSION_LAG_MS": "0", **(source_env(src) if src else {})}
+    server = start_server(profile=None if src else bench.profile, env=env)
     bots: Child | None = None
     try:
         config = {"address": server.address, "seed": 1, "skip_events": not bench.events,
@@ -71,7 +83,7 @@ def measure_referee(bench: RefereeBench) -> dict[str, Any]:
     result = {
         "decisions_per_s": window["decisions"] / window["seconds"],
         "matches_per_s": window["matches"] / window["seconds"],
-        "server_cpu_us_per_decision": (s1.cpu_s - s0.cpu_s) / decisions * 1e6,
+        "cpu_us_per_decision": (s1.cpu_s - s0.cpu_s) / decisions * 1e6,
         "bots_cpu_us_per_decision": (b1.cpu_s - b0.cpu_s) / decisions * 1e6,
         "server_cpu_share": (s1.cpu_s - s0.cpu_s) / (s1.at - s0.at),
         "messages_per_decision": window["messages"] / decisions,
@@ -125,9 +137,12 @@ def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
 
 
 def run(bench: RefereeBench) -> dict[str, Any]:
-    """The whole benchmark: the referee, then the echo on the same machine."""
+    """The whole benchmark: the referee (and the baseline's, before and after it), then the
+    echo on the same machine."""
     started = time.perf_counter()
+    before = measure_referee(bench, bench.baseline) if bench.baseline else None
     referee = measure_referee(bench)
+    after = measure_referee(bench, bench.baseline) if bench.baseline else None
     echo = measure_echo(bench)
     replies = max(1, round(referee["messages_per_decision"]))
     pattern = measure_echo(bench, replies) if replies > 1 else echo
@@ -144,5 +159,22 @@ def run(bench: RefereeBench) -> dict[str, Any]:
         "bot_events": bench.events,
         "duration_s": bench.duration_s, "request_bytes": len(sample.request),
         "answer_bytes": len(sample.answer), "event_bytes": len(sample.event),
+        **(_baseline(referee, before, after, echo) if before and after else {}),
         "wall_s": time.perf_counter() - started,
+    }
+
+
+def _baseline(referee: dict[str, Any], before: dict[str, Any], after: dict[str, Any],
+              echo: dict[str, Any]) -> dict[str, Any]:
+    """The baseline referee's figures (the mean of its runs before and after this one's) and
+    how this referee compares: decisions per second and CPU per decision, as ratios."""
+    rate = (before["decisions_per_s"] + after["decisions_per_s"]) / 2
+    cpu = (before["cpu_us_per_decision"] + after["cpu_us_per_decision"]) / 2
+    return {
+        "baseline_decisions_per_s": [before["decisions_per_s"], after["decisions_per_s"]],
+        "baseline_cpu_us_per_decision": [before["cpu_us_per_decision"],
+                                         after["cpu_us_per_decision"]],
+        "baseline_ratio": rate / echo["echo_round_trips_per_s"],
+        "speedup_vs_baseline": referee["decisions_per_s"] / rate,
+        "cpu_per_decision_vs_baseline": referee["cpu_us_per_decision"] / cpu,
     }
