@@ -31,7 +31,8 @@ class ServerConfig:
     web_optional: bool = False  # True: a web port in use is a warning, not an error
     web_limits: tuple[tuple[str, int], ...] = ()  # kozel.web.api.WebLimits fields to override
     web_in_process: bool = False  # serve the web in the referee's loop, not a niced child
-    web_nice: int = 10  # the web child's niceness
+    web_nice: int = 19  # the web child's niceness
+    web_idle: bool = True  # ... and it runs under SCHED_IDLE (Linux)
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)

@@ -95,7 +95,10 @@ class WebSettings(_Section):
     # False: a child process (kozel web) at a lower CPU priority serves the pages, so they take
     # no time from match clocks; True: the referee's own event loop serves them.
     in_process: bool = False
-    nice: int = Field(10, ge=0, le=19)  # the child's niceness
+    nice: int = Field(19, ge=0, le=19)  # the child's niceness
+    # True: the child also runs under SCHED_IDLE (Linux), so it gets only the CPU time the
+    # referee leaves over; a saturated referee still answers pages, slowly.
+    idle: bool = True
     max_page: int = Field(200, ge=1, le=10_000)  # matches per page of a match list
     max_standings: int = Field(1000, ge=1, le=100_000)  # rows of a standings table
     max_history: int = Field(1000, ge=1, le=100_000)  # points of a rating history
@@ -254,8 +257,8 @@ class Settings(BaseSettings):
             admin_token=self.operator.token(), metrics_listen=self.metrics.listen,
             web_listen=self.web.listen, web_optional="listen" not in self.web.model_fields_set,
             web_limits=tuple(self.web.model_dump(
-                exclude={"listen", "in_process", "nice"}).items()),
-            web_in_process=self.web.in_process, web_nice=self.web.nice,
+                exclude={"listen", "in_process", "nice", "idle"}).items()),
+            web_in_process=self.web.in_process, web_nice=self.web.nice, web_idle=self.web.idle,
             replay_dir=st.replay_dir or st.data_dir / "replays", data_dir=st.data_dir,
             database_url=st.database_url, drain_timeout_s=self.drain_timeout_s,
             referee_id=self.referee.id, lease_s=self.referee.lease_s,

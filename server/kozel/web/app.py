@@ -223,20 +223,30 @@ class WebServer:
             self.task.cancel()
 
 
+def idle_priority() -> None:
+    """Run this process under SCHED_IDLE where the system has it (Linux): it gets only CPU time
+    that no normal process wants."""
+    if hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 class WebChild:
     """``kozel web`` as a child process of a referee, at a lower CPU priority (``nice``), so
     pages and replay conversions never take CPU time from the match clocks: the referee's
     event loop only answers the child's gRPC calls (running matches, replays, spectating)."""
 
-    def __init__(self, cmd: list[str], nice: int) -> None:
+    def __init__(self, cmd: list[str], nice: int, idle: bool = False) -> None:
         self.cmd = cmd
         self.nice = nice
+        self.idle = idle
         self.proc: subprocess.Popen[str] | None = None
 
     def _preexec(self) -> None:
         import ctypes
 
         os.nice(self.nice)
+        if self.idle:
+            idle_priority()
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # die with the referee
 
     async def start(self, host: str, port: int) -> int:
@@ -308,7 +318,7 @@ async def start_in_referee(lobby: Any, config: Any, bot_port: int
         server = WebServer(create_app(LobbySources(lobby, config.replay_dir, store),
                                       WebLimits(**dict(config.web_limits))), config.web_listen)
     else:
-        server = WebChild(_child_command(config, bot_port), config.web_nice)
+        server = WebChild(_child_command(config, bot_port), config.web_nice, config.web_idle)
     try:
         if isinstance(server, WebChild):
             host, port = parse_listen(config.web_listen)
