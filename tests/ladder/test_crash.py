@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from kozel.ladder.store import Store
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from tests.server.conftest import start_referee_process, stop_referee_process
 
 LADDER = {"ladders": [{"name": "crash-2p", "players": 2, "ruleset": {"preset": "classic"},

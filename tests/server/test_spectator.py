@@ -27,7 +27,7 @@ from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.server.convert import action_from_pb, ruleset_from_pb
 from kozel.server.match_details import combine, from_store
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink
 from kozel.server.spectators import SpectatorHub

@@ -17,7 +17,8 @@ from kozel.engine.rules import Ruleset
 from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.store import MatchDetail, Store
 from kozel.server import convert
-from kozel.server.replay import read_replay, result_to_pb
+from kozel.server.replay.build import result_to_pb
+from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import replay_pb2

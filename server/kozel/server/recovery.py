@@ -25,7 +25,8 @@ from kozel.engine.rules import Ruleset
 from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.store import HostedMatch, SeatResult, Store, StoreError
 from kozel.server.convert import ruleset_from_pb
-from kozel.server.replay import ReplayError, read_replay, verify_replay
+from kozel.server.replay.file import ReplayError, read_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import replay_pb2
 

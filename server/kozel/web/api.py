@@ -22,7 +22,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
-from kozel.server.replay import ReplayError, decode_replay
+from kozel.server.replay.file import ReplayError, decode_replay
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources

@@ -20,7 +20,7 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from kozel.server.spectators import SpectatorError
 from kozel.v1 import game_pb2
 from kozel.v1 import match_pb2 as mpb
