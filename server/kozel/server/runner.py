@@ -8,7 +8,6 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -25,7 +24,7 @@ from kozel.engine.shuffle import commitment
 from kozel.server import convert, metrics
 from kozel.core.clock import Clock
 from kozel.server.replay.build import StepMeta, build_replay, result_to_pb
-from kozel.server.replay.file import write_replay
+from kozel.server.replay.archive import ReplayArchive
 from kozel.server.seats import SeatLink, Wake
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -50,7 +49,7 @@ class MatchOutcome:
     match_id: str
     result: pb.MatchResult
     replay_id: str
-    replay_path: Path
+    replay_path: str
     seating: list[rpb.Player] = field(default_factory=list)
 
 
@@ -58,7 +57,7 @@ class MatchRunner:
     """Plays one match between the seats behind ``links`` (seat i is ``links[i]``)."""
 
     def __init__(self, *, rules: Ruleset, players: int, seed: bytes, clock: Clock,
-                 links: list[SeatLink], replay_dir: Path, table_id: str = "",
+                 links: list[SeatLink], replays: ReplayArchive, table_id: str = "",
                  match_id: str | None = None, ladder: str = "",
                  reveal_seed: bool = True, max_deals: int = 0) -> None:
         self.match_id = match_id or uuid.uuid4().hex
@@ -76,7 +75,7 @@ class MatchRunner:
         self.players = players
         self.clock = clock
         self.links = links
-        self.replay_dir = replay_dir
+        self.replays = replays
         self.table_id = table_id
         self.match = Match(rules, players, seed)
         self.banks = [clock.bank_ms] * players
@@ -404,12 +403,12 @@ class MatchRunner:
     def _deal_start(self, seat: int) -> rpb.PlayResponse:
         deal, match = self.match.deal, self.match
         obs = observe(deal, seat)
+        standing = match.outcome()
         return rpb.PlayResponse(deal_start=rpb.DealStart(
             match_id=self.match_id, deal_index=len(match.records), dealer=deal.dealer,
             trump=obs.trump, trump_card=obs.trump_card, hand=obs.hand,
             active_seats=list(deal.active),
-            penalty_totals=[] if self.rules.is_money else match.board.totals,
-            chips=match.chips if self.rules.is_money else []))
+            penalty_totals=standing.penalty_totals, chips=standing.chips))
 
     def _deal_end(self, deal: Deal, voided: bool) -> None:
         match = self.match
@@ -429,7 +428,7 @@ class MatchRunner:
             tricks.append(convert.trick_to_pb(view.trick))
         msg = rpb.PlayResponse(deal_end=rpb.DealEnd(
             match_id=self.match_id, deal_index=record.index, tricks=tricks, scores=scores,
-            pot_winners=record.pot_winners, chips=match.chips if self.rules.is_money else [],
+            pot_winners=record.pot_winners, chips=match.outcome().chips,
             voided=voided,
             deck=[codes(1 << c)[0] for c in record.deck] if self.reveal_seed else []))
         self._broadcast(lambda _: msg)
@@ -461,12 +460,12 @@ class MatchRunner:
             time_control=self.clock.to_pb(), steps=self.steps, result=result,
             started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id,
             ladder=self.ladder)
-        path = self.replay_dir / f"{self.match_id}.kzr"
+        path = self.replays.location(self.match_id)
         replay_id = self.match_id
         try:  # on disk before anyone is told
-            metrics.REPLAY_BYTES.inc(await asyncio.to_thread(write_replay, path, replay))
+            metrics.REPLAY_BYTES.inc(await asyncio.to_thread(self.replays.write, replay))
         except OSError:
-            self.log.exception("replay_write_failed", path=str(path))
+            self.log.exception("replay_write_failed", path=path)
             replay_id = ""
         finally:  # whatever happened to the file, the seats learn the result and are freed
             end = rpb.PlayResponse(match_end=rpb.MatchEnd(

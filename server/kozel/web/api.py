@@ -186,7 +186,7 @@ class Api:
     async def details(self, match_id: str) -> dict[str, Any] | None:
         live = self.sources.live_detail(match_id)
         d = await asyncio.to_thread(match_details, match_id, store=self.sources.store,
-                                    replay_dir=self.sources.replay_dir, live=live)
+                                    replays=self.sources.replays, live=live)
         if d is None:
             return None
         out = MessageToDict(d, preserving_proto_field_name=True,

@@ -44,19 +44,18 @@ def result_to_pb(
     rejections: Sequence[int], aborted: bool = False,
 ) -> game_pb2.MatchResult:
     """The result of a match (an aborted one has no winner)."""
-    board = match.board
+    outcome = match.outcome()
     if aborted:
         reason = ABORTED
-    elif board.reason is None:
+    elif outcome.reason is None:
         reason = game_pb2.MATCH_END_REASON_UNSPECIFIED
     else:
-        reason = END_REASON_TO_PB[board.reason]
-    winner = None if aborted else match.winner
-    money = match.rules.is_money
+        reason = END_REASON_TO_PB[outcome.reason]
+    winner = None if aborted else outcome.winner
     return game_pb2.MatchResult(
         reason=reason, draw=winner is None, winner_side=winner or 0,
-        penalty_totals=[] if money else board.totals, chips=match.chips if money else [],
-        eliminated_sides=sorted(board.eliminated), forfeits=forfeits, timeouts=timeouts,
+        penalty_totals=outcome.penalty_totals, chips=outcome.chips,
+        eliminated_sides=outcome.eliminated, forfeits=forfeits, timeouts=timeouts,
         rejections=rejections, deals=len(match.records),
     )
 
