@@ -1,8 +1,8 @@
 """Kozel rules engine: pure, deterministic, no I/O.
 
 The main entry points are :class:`Ruleset` (knobs and presets), :class:`Deal` (one deal as a
-state machine), :class:`Match` (deals until the match ends; :meth:`Match.outcome` is its result) and :func:`observe` (what one
-seat may know).
+state machine), :class:`Match` (deals until the match ends; :meth:`Match.outcome` is where it
+stands) and :func:`observe` (what one seat may know).
 """
 
 from kozel.engine.actions import PASS, Action, ActionKind, Combo, Decision

@@ -1,9 +1,9 @@
 """The replay archive is the journal of finished ladder matches.
 
-A replay is kept (on disk, fsynced) before anyone hears the result, and it holds everything the store
-needs: the ladder, the bots by name, the seating and the result. So a result the store never got
-(a crash before the commit, a store outage, a store restored from an older backup) is committed
-from the replay later, and a result is recorded once whatever happened in between:
+A replay is kept (on disk, fsynced) before anyone hears the result, and it holds everything the
+store needs: the ladder, the bots by name, the seating and the result. So a result the store
+never got (a crash before the commit, a store outage, a store restored from an older backup) is
+committed from the replay later, and a result is recorded once whatever happened in between:
 
 - at start, :func:`recover` commits every finished ladder replay in the archive that the store
   does not hold as finished yet, in the order the matches ended (so ratings evolve as they would
