@@ -23,8 +23,8 @@ from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
 from kozel.server import convert, metrics
 from kozel.core.clock import Clock
-from kozel.server.replay.build import StepMeta, build_replay, result_to_pb
 from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.build import StepMeta, build_replay, result_to_pb
 from kozel.server.seats import SeatLink, Wake
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
