@@ -11,7 +11,8 @@ from typing import NoReturn
 
 import pytest
 
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2, referee_pb2
 from tests.server.rawbot import create_table, wait_table
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2
 from tests.clients.test_go_bot import go_bot  # noqa: F401  (fixtures)
 from tests.clients.test_java_bot import java_bot  # noqa: F401

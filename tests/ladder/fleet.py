@@ -17,7 +17,7 @@ import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from kozel.ladder.store import Store
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2 as pb
 from tests.server.conftest import RefereeProcess, start_referee_process
 
@@ -139,7 +139,9 @@ def random_match_replay(path: Path, match_id: str, names: list[str], ladder: str
     from datetime import UTC, datetime
 
     from kozel.engine import Match, Ruleset
-    from kozel.server.replay import StepMeta, build_replay, result_to_pb, write_replay
+    from kozel.core.requests import StepMeta
+    from kozel.server.replay.build import build_replay, result_to_pb
+    from kozel.server.replay.file import write_replay
 
     match = Match(Ruleset.preset("classic"), 2, seed)
     rng = random.Random(seed)

@@ -13,7 +13,9 @@ import pytest
 import yaml
 
 from kozel.ladder.store import Store
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.archive import FolderArchive
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from tests.server.conftest import start_referee_process, stop_referee_process
 
 LADDER = {"ladders": [{"name": "crash-2p", "players": 2, "ruleset": {"preset": "classic"},
@@ -88,9 +90,10 @@ def test_recover_commits_a_finished_replay_and_aborts_the_rest(store: Store,
     store.start_match("done", "l", 2, seats, referee_id="r1")  # crash before commit
     store.start_match("cut", "l", 2, seats, referee_id="r1")  # crash mid-match
     store.start_match("theirs", "l", 2, seats, referee_id="r2")  # another referee's, live
-    rec = recover(store, "r1", tmp_path)
+    rec = recover(store, "r1", FolderArchive(tmp_path))
     assert (rec.committed, rec.aborted) == (["done"], ["cut"])
     assert store.match_counts("l") == {"finished": 1, "aborted": 1, "running": 1}
-    assert recover(store, "r1", tmp_path).committed == []  # committed once, whatever happens
+    # committed once, whatever happens
+    assert recover(store, "r1", FolderArchive(tmp_path)).committed == []
     assert store.check_consistency() == []
     assert sum(s.matches for s in store.standings("l")) == 2

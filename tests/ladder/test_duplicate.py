@@ -14,7 +14,8 @@ from kozel.ladder.config import ConfigError, parse_ladders
 from kozel.ladder.store import Store, default_url
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
-from kozel.server.replay import decode_replay, verify_replay
+from kozel.server.replay.file import decode_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 from tests.server.served import base_config, serve

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from kozel.ladder.store import Store
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from tests.server.conftest import start_referee_process, stop_referee_process
 
 LADDER = {"ladders": [{"name": "classic-2p", "players": 2,
@@ -102,7 +103,7 @@ def _check_ladder_service(address: str, store: Store) -> None:
     """The LadderService RPCs agree with the store, and a replay streams back whole."""
     import grpc
 
-    from kozel.server.replay import decode_replay
+    from kozel.server.replay.file import decode_replay
     from kozel.v1 import ladder_pb2 as lpb
     from kozel.v1 import ladder_pb2_grpc
 

@@ -16,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 
 from kozel.ladder.store import MIGRATIONS, SeatResult, Store, StoreError
 from kozel.server.recovery import adopt, recover
+from kozel.server.replay.archive import FolderArchive
 from kozel.server.store_queue import Backoff, StoreQueue
 from tests.ladder.fleet import random_match_replay
 
@@ -113,11 +114,11 @@ def test_adopted_orphans_are_committed_from_the_replay_or_aborted(store: Store,
     for m in ("done", "cut"):
         store.start_match(m, "l", 2, seats, referee_id="dead",
                           replay_path=str(tmp_path / f"{m}.kzr"))
-    out = adopt(store, "me", store.claim_orphans("me", ["l"]))
+    out = adopt(store, "me", store.claim_orphans("me", ["l"]), FolderArchive(tmp_path))
     assert (out.committed, out.aborted) == (["done"], ["cut"])
     # The host was not dead after all and finishes "cut" later: its result is not lost.
     random_match_replay(tmp_path / "cut.kzr", "cut", ["a", "b"], "l", 4)
-    assert recover(store, "dead", tmp_path).committed == ["cut"]
+    assert recover(store, "dead", FolderArchive(tmp_path)).committed == ["cut"]
     assert store.match_counts("l") == {"finished": 2}
     assert store.check_consistency() == []
 
@@ -128,11 +129,11 @@ def test_recovery_commits_replays_the_store_lacks_in_the_order_they_ended(
     for i in range(4):  # e.g. finished during an outage, or after the backup being restored
         random_match_replay(tmp_path / f"r{i}.kzr", f"r{i}", ["a", "b"], "l", 10 + i)
     random_match_replay(tmp_path / "table.kzr", "table", ["a", "b"], "", 20)  # not a ladder match
-    rec = recover(store, "me", tmp_path)
+    rec = recover(store, "me", FolderArchive(tmp_path))
     assert rec.committed == [f"r{i}" for i in range(4)] and rec.aborted == []
     assert store.match_counts() == {"finished": 4}
     assert store.check_consistency() == []
-    assert recover(store, "me", tmp_path).committed == []
+    assert recover(store, "me", FolderArchive(tmp_path)).committed == []
 
 
 def test_the_rating_chain_check_finds_a_broken_link(store: Store) -> None:

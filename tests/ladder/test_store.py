@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from kozel.ladder.ratings import Rating, standing_ranks
+from kozel.engine.match import MatchOutcome, standing_ranks
+from kozel.ladder.ratings import Rating
 from kozel.ladder.store import SeatResult, Store, StoreError, hash_token
+from kozel.server.replay.archive import FolderArchive
 
 
 def test_migrations_bring_the_schema_to_the_newest_version(store_url: str) -> None:
@@ -87,7 +89,7 @@ def test_running_matches_are_aborted_on_restart_without_rating_changes(
     store.close()
     again = Store(store_url)  # "restart"
     again.migrate()
-    assert recover(again, "r1", tmp_path).aborted == ["m3"]
+    assert recover(again, "r1", FolderArchive(tmp_path)).aborted == ["m3"]
     assert again.match_counts() == {"aborted": 1}
     assert again.standings("classic-2p") == []
     again.close()
@@ -96,8 +98,8 @@ def test_running_matches_are_aborted_on_restart_without_rating_changes(
 def test_three_player_and_team_matches_are_rated(store: Store) -> None:
     ids = [store.authenticate(store.register_bot(f"p{i}")).id for i in range(4)]
     store.start_match("ffa", "classic-3p", 3, [(i, i, ids[i]) for i in range(3)])
-    ranks = standing_ranks(penalties=[12, 2, 6])
-    assert ranks == [3, 1, 2]
+    ranks = MatchOutcome(money=False, penalty_totals=(12, 2, 6)).ranks
+    assert ranks == (3, 1, 2)
     new = store.finish_match("ffa", reason="limit", replay_path="x", result={}, seats=[
         SeatResult(i, i, ids[i], ranks[i], [12, 2, 6][i], ranks[i] == 1, 0, False)
         for i in range(3)])
@@ -110,6 +112,6 @@ def test_three_player_and_team_matches_are_rated(store: Store) -> None:
 
 
 def test_standing_ranks_put_forfeits_last_and_share_ties() -> None:
-    assert standing_ranks(penalties=[4, 4, 12]) == [1, 1, 3]
-    assert standing_ranks(penalties=[0, 12], forfeited=[0]) == [2, 1]
-    assert standing_ranks(chips=[3, -5, 2]) == [1, 3, 2]
+    assert standing_ranks([4, 4, 12]) == (1, 1, 3)
+    assert standing_ranks([0, 12], forfeited=[0]) == (2, 1)
+    assert MatchOutcome(money=True, chips=(3, -5, 2)).ranks == (1, 3, 2)

@@ -10,7 +10,7 @@ from kozel.sdk import play
 from kozel.sdk.house import RandomBot
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from tests.server.served import base_config, serve
 
 

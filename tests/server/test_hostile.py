@@ -24,7 +24,8 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 

@@ -141,7 +141,8 @@ def test_a_forfeit_earned_in_a_window_waits_for_the_deal_end(
         referee: RefereeProcess, mode: str, reason: int) -> None:
     """Retries spent (or the last strike) inside the window: the seat passes, plays the deal
     out, and forfeits only once the deal has ended."""
-    from kozel.server.replay import read_replay, verify_replay
+    from kozel.server.replay.file import read_replay
+    from kozel.server.replay.verify import verify_replay
 
     address = referee.address
     # Silent: one strike allowed; the window's timeout and one in public make two, which

@@ -16,7 +16,9 @@ import pytest
 
 from kozel.engine.match import Match
 from kozel.engine.rules import Ruleset
-from kozel.server.replay import StepMeta, build_replay, write_replay
+from kozel.core.requests import StepMeta
+from kozel.server.replay.build import build_replay
+from kozel.server.replay.file import write_replay
 from kozel.server.text import escape
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb

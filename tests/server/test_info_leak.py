@@ -51,7 +51,7 @@ from kozel.core.convert import (
     dict_to_struct,
     ruleset_from_pb,
 )
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc, replay_pb2

@@ -18,6 +18,7 @@ from kozel.engine import Decision, Match, Ruleset
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
+from kozel.server.replay.archive import FolderArchive
 from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink, Reply
 from kozel.v1 import game_pb2 as pb
@@ -63,7 +64,7 @@ def test_a_timeout_in_a_sealed_window_is_told_only_to_its_seat(tmp_path: Path) -
         links = [RecordingLink(f"b{s}", bots[s]) for s in range(2)]
         runner = MatchRunner(rules=rules, players=2, seed=seed.to_bytes(32, "big"),
                              clock=Clock(move_ms=20, bank_ms=0, max_strikes=1000),
-                             links=links, replay_dir=tmp_path)
+                             links=links, replays=FolderArchive(tmp_path))
         await runner.run()
         return bots
 
@@ -89,7 +90,8 @@ def test_a_replay_that_cannot_be_written_still_ends_the_match(tmp_path: Path) ->
         bots = [Recorder(s) for s in range(2)]
         links = [RecordingLink(f"b{s}", bots[s]) for s in range(2)]
         runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\1" * 32,
-                             clock=Clock(), links=links, replay_dir=blocker / "replays")
+                             clock=Clock(), links=links,
+                             replays=FolderArchive(blocker / "replays"))
         outcome = await runner.run()
         return bots, outcome
 
@@ -175,7 +177,7 @@ def _stalled_match(tmp_path: Path, during: bool) -> tuple:
         links = [StalledLink(f"b{s}", s, during) for s in range(2)]
         runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\3" * 32,
                              clock=Clock(move_ms=100, bank_ms=0), links=links,
-                             replay_dir=tmp_path)
+                             replays=FolderArchive(tmp_path))
         return await runner.run(), runner
 
     return asyncio.run(scenario())

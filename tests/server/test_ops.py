@@ -23,7 +23,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kozel.ladder.store import Store, default_url
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
-from kozel.server.replay import read_replay, verify_replay
+from kozel.server.replay.file import read_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.server.settings import load_settings
 from kozel.ladder.config import ConfigError
 from kozel.v1 import admin_pb2 as apb

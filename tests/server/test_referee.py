@@ -9,7 +9,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from kozel.server.replay import decode_replay, read_replay, verify_replay
+from kozel.server.replay.file import decode_replay, read_replay
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc

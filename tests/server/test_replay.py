@@ -21,18 +21,17 @@ from kozel.engine.match import Match
 from kozel.engine.players import random_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import shuffled_deck
-from kozel.server.replay import (
+from kozel.core.requests import StepMeta
+from kozel.server.replay.build import build_replay, result_to_pb
+from kozel.server.replay.file import (
     ReplayError,
-    StepMeta,
-    build_replay,
     decode_replay,
     encode_replay,
     read_replay,
-    replay_to_text,
-    result_to_pb,
-    verify_replay,
     write_replay,
 )
+from kozel.server.replay.render import replay_to_text
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2, replay_pb2
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,8 @@ from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.server.match_details import combine, from_store
-from kozel.server.replay import read_replay
+from kozel.server.replay.archive import FolderArchive
+from kozel.server.replay.file import read_replay
 from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink
 from kozel.server.spectators import SpectatorHub
@@ -317,7 +318,8 @@ def test_a_slow_spectator_is_dropped_and_the_match_goes_on(tmp_path: Path) -> No
     async def scenario():
         links = [LocalLink(f"r{s}", RandomBot(s)) for s in range(2)]
         runner = MatchRunner(rules=ruleset_from_pb(pb.Ruleset(preset="classic")), players=2,
-                             seed=b"\7" * 32, clock=Clock(), links=links, replay_dir=tmp_path)
+                             seed=b"\7" * 32, clock=Clock(), links=links,
+                             replays=FolderArchive(tmp_path))
         runner.spectators = hub = SpectatorHub(runner, max_spectators=4, delay_s=0,
                                                queue_limit=8)
         slow = hub.subscribe(full=False)  # never read

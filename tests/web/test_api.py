@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kozel.engine.deal import Deal
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from tests.web.conftest import HOSTILE, LADDER, Arena, get
 
 

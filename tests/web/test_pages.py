@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from kozel.server.replay import read_replay
+from kozel.server.replay.file import read_replay
 from tests.web.conftest import HOSTILE, LADDER, Arena, shot
 from tests.web.engine_views import expected_table, views
 

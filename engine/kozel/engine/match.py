@@ -2,12 +2,14 @@
 
 :class:`Scoreboard` holds the penalty arithmetic across deals (eggs, eliminations, fixed
 deals) and is usable on its own; :class:`Match` drives real deals from a seed.
+:class:`MatchOutcome` is where a match stands: its result once it is over, with the ranks a
+rating update takes.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -25,6 +27,51 @@ class EndReason(StrEnum):
     LIMIT = "limit"  # a side reached the penalty limit
     FIXED_DEALS = "fixed_deals"  # the set number of deals was played
     FORFEIT = "forfeit"  # sides forfeited until one was left
+
+
+def standing_ranks(standing: Sequence[int], forfeited: Collection[int] = ()) -> tuple[int, ...]:
+    """Rank per side (1 is best) from a standing where lower is better: forfeited sides after
+    every other, equal standings share a rank (the next rank skips: 1, 1, 3)."""
+    worst = max(standing, default=0) + 1
+    keyed = [worst + 1 if side in forfeited else score for side, score in enumerate(standing)]
+    return tuple(1 + sum(1 for other in keyed if other < mine) for mine in keyed)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    """Where a match stands, and its result once it is over.
+
+    Sides are the scoring units: a seat in the money game and in free-for-all, a team of two
+    in the four-player penalty game. Exactly one of ``penalty_totals`` (penalty game, per
+    side) and ``chips`` (money game, per seat) is filled.
+    """
+
+    money: bool
+    penalty_totals: tuple[int, ...] = ()
+    chips: tuple[int, ...] = ()
+    eliminated: tuple[int, ...] = ()  # sides out: past the limit or forfeited, ascending
+    forfeited: tuple[int, ...] = ()  # sides that forfeited, ascending
+    reason: EndReason | None = None  # None while the match goes on
+    winner: int | None = None  # the winning side; None while playing or without a winner
+
+    @property
+    def over(self) -> bool:
+        return self.reason is not None
+
+    @property
+    def draw(self) -> bool:
+        """Over without a winner."""
+        return self.over and self.winner is None
+
+    @property
+    def standing(self) -> tuple[int, ...]:
+        """Per side, lower is better: the penalty totals, or minus the chips."""
+        return tuple(-c for c in self.chips) if self.money else self.penalty_totals
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """Per side, 1 is best, by :attr:`standing` (see :func:`standing_ranks`)."""
+        return standing_ranks(self.standing, self.forfeited)
 
 
 @dataclass(slots=True)
@@ -95,6 +142,13 @@ class Scoreboard:
                 self._finish(rest, EndReason.LIMIT)
         return added
 
+    def outcome(self, forfeited: Collection[int] = ()) -> MatchOutcome:
+        """The penalty standing so far (``forfeited``: the sides that forfeited)."""
+        return MatchOutcome(money=False, penalty_totals=tuple(self.totals),
+                            eliminated=tuple(sorted(self.eliminated)),
+                            forfeited=tuple(sorted(forfeited)), reason=self.reason,
+                            winner=self.winner)
+
     def forfeit(self, side: int) -> None:
         """Eliminate a side that forfeited; the match ends when one side is left."""
         if self.over or side in self.eliminated:
@@ -145,6 +199,7 @@ class Match:
         self.chips = [0] * players
         self.pot = 0
         self.records: list[DealRecord] = []
+        self.forfeited: list[int] = []  # sides that forfeited, in order
         self.dealer = first_dealer(self.seed, players)
         self._prev_last_winner: int | None = None
         self.deal: Deal = self._new_deal()
@@ -167,6 +222,15 @@ class Match:
             return top[0] if len(top) == 1 else None
         return self.board.winner
 
+    def outcome(self) -> MatchOutcome:
+        """Where the match stands (its result once :attr:`over`)."""
+        if not self.rules.is_money:
+            return self.board.outcome(self.forfeited)
+        return MatchOutcome(money=True, chips=tuple(self.chips),
+                            eliminated=tuple(sorted(self.board.eliminated)),
+                            forfeited=tuple(sorted(self.forfeited)), reason=self.board.reason,
+                            winner=self.winner)
+
     @property
     def active_seats(self) -> list[int]:
         return [s for s in range(self.players) if self.side_of[s] not in self.board.eliminated]
@@ -182,6 +246,7 @@ class Match:
         match.board = self.board.clone()
         match.chips = self.chips[:]
         match.records = self.records[:]
+        match.forfeited = self.forfeited[:]
         match.deal = self.deal.clone()
         return match
 
@@ -216,6 +281,7 @@ class Match:
         sides = sorted({self.side_of[s] for s in seats} - set(self.board.eliminated))
         if self.over or not sides:
             return
+        self.forfeited.extend(sides)
         self._record(self.deal, voided=True)
         for side in sides:
             self.board.forfeit(side)

@@ -203,10 +203,11 @@ def _run_match(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[
         pts = [None if s is None else s["points"] for s in deal]
         trk = [None if s is None else s["tricks"] for s in deal]
         board.record(pts, trk)
+    outcome = board.outcome()
     return {
-        "penalty_totals": board.totals,
-        "eliminated": board.eliminated,
-        "winner": board.winner,
-        "over": board.over,
+        "penalty_totals": list(outcome.penalty_totals),
+        "eliminated": list(outcome.eliminated),
+        "winner": outcome.winner,
+        "over": outcome.over,
     }
 

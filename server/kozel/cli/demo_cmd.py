@@ -92,7 +92,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _browser_hint(console: Console, replay_dir: Path, paths: list[Path]) -> None:
     """How to look at the replays in a browser: an HTML file per match, or the web pages."""
-    from kozel.server.replay import read_replay
+    from kozel.server.replay.file import read_replay
     from kozel.web.html_export import replay_html
 
     pages = []

@@ -48,12 +48,14 @@ def cmd_match(args: argparse.Namespace) -> int:
     else:
         from kozel.cli.ladder_cmd import open_store
         from kozel.server.match_details import match_details
+        from kozel.server.replay.archive import FolderArchive
         from kozel.server.service import REPLAY_ID
 
         if not REPLAY_ID.fullmatch(args.match_id):
             print("error: a match id is 8 to 64 lowercase hex digits")
             return 1
-        details = match_details(args.match_id, store=open_store(args), replay_dir=args.replay_dir)
+        details = match_details(args.match_id, store=open_store(args),
+                                replays=FolderArchive(args.replay_dir))
         if details is None:
             print(f"error: no match {args.match_id}")
             return 1

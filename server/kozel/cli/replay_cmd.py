@@ -9,7 +9,9 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from kozel.cli import replay_web_cmd
-from kozel.server.replay import ReplayError, read_replay, replay_to_text, verify_replay
+from kozel.server.replay.file import ReplayError, read_replay
+from kozel.server.replay.render import replay_to_text
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import replay_pb2
 
 

@@ -28,7 +28,7 @@ def add_subparsers(rsub: argparse._SubParsersAction) -> None:
 
 
 def cmd_html(args: argparse.Namespace) -> int:
-    from kozel.server.replay import ReplayError, read_replay
+    from kozel.server.replay.file import ReplayError, read_replay
     from kozel.web.html_export import replay_html
 
     try:
@@ -66,7 +66,7 @@ def _fetch_grpc(address: str, replay_id: str) -> bytes:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    from kozel.server.replay import ReplayError, decode_replay
+    from kozel.server.replay.file import ReplayError, decode_replay
 
     if not REPLAY_ID.match(args.replay_id):
         print("error: a replay id is 8 to 64 lowercase hex digits", file=sys.stderr)

@@ -56,12 +56,13 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> int:
+    from kozel.server.replay.archive import FolderArchive
     from kozel.web.app import WebServer, create_app
     from kozel.web.readonly import ReadOnlyStore
     from kozel.web.sources import StandaloneSources
 
     store = ReadOnlyStore(args.db) if args.db else None
-    sources = StandaloneSources(store, args.replays, referee=args.referee,
+    sources = StandaloneSources(store, FolderArchive(args.replays), referee=args.referee,
                                 duplicate_ladders=duplicate)
     server = WebServer(create_app(sources, limits), args.listen)
     sock = None

@@ -13,7 +13,7 @@ from google.protobuf.struct_pb2 import Struct
 from kozel.engine.actions import Action, ActionKind, Combo, Decision
 from kozel.engine.cards import CARD_OF, codes
 from kozel.engine.errors import ErrorCode, IllegalAction
-from kozel.engine.match import EndReason
+from kozel.engine.match import EndReason, MatchOutcome
 from kozel.engine.observation import (
     DeclaredView,
     DrawnView,
@@ -49,6 +49,19 @@ END_REASON_TO_PB = {
     EndReason.FIXED_DEALS: pb.MATCH_END_REASON_FIXED_DEALS,
     EndReason.FORFEIT: pb.MATCH_END_REASON_FORFEIT,
 }
+PB_TO_END_REASON = {v: k for k, v in END_REASON_TO_PB.items()}
+
+
+def outcome_from_pb(result: pb.MatchResult, side_of: Sequence[int],
+                    money: bool) -> MatchOutcome:
+    """The engine's outcome of a recorded result (a replay's, the store's), for its ranks.
+    An aborted or unfinished result has no end reason."""
+    return MatchOutcome(
+        money=money, penalty_totals=tuple(result.penalty_totals), chips=tuple(result.chips),
+        eliminated=tuple(sorted(result.eliminated_sides)),
+        forfeited=tuple(sorted({side_of[f.seat] for f in result.forfeits})),
+        reason=PB_TO_END_REASON.get(result.reason),
+        winner=None if result.draw else result.winner_side)
 
 
 def action_to_pb(action: Action) -> pb.Action:

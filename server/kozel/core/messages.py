@@ -45,10 +45,9 @@ def deal_start(match_id: str, index: int, deal: Deal, view: Observation, *,
 
 def deal_start_of(match_id: str, match: Match, view: Observation) -> rpb.DealStart:
     """The deal in play of ``match`` as ``view`` shows it, with the match's standing."""
-    money = match.rules.is_money
+    standing = match.outcome()
     return deal_start(match_id, len(match.records), match.deal, view,
-                      totals=[] if money else match.board.totals,
-                      chips=match.chips if money else [])
+                      totals=standing.penalty_totals, chips=standing.chips)
 
 
 def decision(match_id: str, request_id: int, kind: Decision, legal: Sequence[Action], *,
@@ -108,7 +107,7 @@ def deal_end(match_id: str, match: Match, deal: Deal, *, voided: bool,
         tricks.append(convert.trick_to_pb(view.trick))
     return rpb.PlayResponse(deal_end=rpb.DealEnd(
         match_id=match_id, deal_index=record.index, tricks=tricks, scores=scores,
-        pot_winners=record.pot_winners, chips=match.chips if match.rules.is_money else [],
+        pot_winners=record.pot_winners, chips=match.outcome().chips,
         voided=voided, deck=[codes(1 << c)[0] for c in record.deck] if reveal_deck else []))
 
 

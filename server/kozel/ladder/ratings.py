@@ -1,6 +1,7 @@
 """Ratings with openskill's Plackett-Luce model: two players, three-player free-for-all and
-two-player teams. A match's outcome is its final standing: fewest penalty points first (most
-chips in the money game), forfeited sides last, equal standings share a rank."""
+two-player teams. The ranks rated are the engine's (``kozel.engine.match.MatchOutcome.ranks``):
+fewest penalty points first (most chips in the money game), forfeited sides last, equal
+standings share a rank."""
 
 from __future__ import annotations
 
@@ -21,18 +22,6 @@ class Rating:
     def ordinal(self) -> float:
         """The conservative estimate the standings sort by: mu - 3 sigma."""
         return self.mu - 3 * self.sigma
-
-
-def standing_ranks(*, penalties: Sequence[int] = (), chips: Sequence[int] = (),
-                   forfeited: Sequence[int] = ()) -> list[int]:
-    """Rank per side (1 is best) from penalty totals (or chips per seat in the money game)."""
-    if chips:
-        scores = [-c for c in chips]
-    else:
-        scores = list(penalties)
-    worst = max(scores, default=0) + 1
-    keyed = [worst + 1 if side in forfeited else score for side, score in enumerate(scores)]
-    return [1 + sum(1 for other in keyed if other < mine) for mine in keyed]
 
 
 def rate(teams: Sequence[Sequence[Rating]], ranks: Sequence[int]) -> list[list[Rating]]:

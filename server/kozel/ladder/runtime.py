@@ -9,7 +9,6 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import structlog
 
@@ -19,6 +18,7 @@ from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
 from kozel.ladder.store import Store
 from kozel.server import metrics
 from kozel.server.recovery import commit_result
+from kozel.server.replay.archive import ReplayArchive
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import SeatLink
 from kozel.server.store_queue import StoreQueue
@@ -50,10 +50,9 @@ class LadderRuntime:
     """One ladder inside a referee."""
 
     def __init__(self, spec: LadderSpec, store: Store, start: StartMatch,
-                 rng: random.Random | None = None, sealed: set[str] | None = None,
+                 replays: ReplayArchive, rng: random.Random | None = None,
                  admit: Callable[[], bool] = lambda: True, queue: StoreQueue | None = None,
-                 referee_id: str | None = None, replay_dir: Path = Path("data/replays")
-                 ) -> None:
+                 referee_id: str | None = None) -> None:
         self.spec = spec
         self.rules = spec.rules()
         self.clock = spec.clock()
@@ -67,9 +66,9 @@ class LadderRuntime:
         self.excluded: set[int] = set()  # bots paused or retired while connected
         self.twins: dict[str, Twin] = {}  # duplicate twins by their first half's match id
         self._twin_of: dict[str, str] = {}  # running twin match id -> first half's id
-        # Match ids whose seed and replay stay secret until their twin is played (shared with
-        # the lobby, which refuses their replays meanwhile).
-        self.sealed = sealed if sealed is not None else set()
+        # The referee's replays: a first half's stays sealed until its twin is played (the
+        # lobby and the web refuse it meanwhile).
+        self.replays = replays
         self.waiting: list = []  # sessions (one entry per free slot)
         self.running: dict[str, list[int]] = {}  # match id -> bot ids by seat
         self._since: dict[int, float] = {}
@@ -77,7 +76,6 @@ class LadderRuntime:
         # referee's one queue, shared by its ladders; a private one in tests).
         self.queue = queue or StoreQueue()
         self.referee_id = referee_id
-        self.replay_dir = replay_dir
         self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after each commit
         self._retry: asyncio.TimerHandle | None = None
 
@@ -114,7 +112,7 @@ class LadderRuntime:
 
     def _drop_twin(self, first: str) -> None:
         if self.twins.pop(first, None) is not None:
-            self.sealed.discard(first)
+            self.replays.unseal(first)
 
     def forget(self, session) -> None:
         for first, twin in list(self.twins.items()):
@@ -192,7 +190,7 @@ class LadderRuntime:
                              on_done=self._done, ladder=self.spec.name,
                              reveal_seed=not first_half)
         if first_half:
-            self.sealed.add(runner.match_id)
+            self.replays.seal(runner.match_id)
             self.twins[runner.match_id] = Twin(runner.match_id, sessions[-1:] + sessions[:-1],
                                                seed)
         elif twin_of:
@@ -207,7 +205,7 @@ class LadderRuntime:
             self.store.start_match, runner.match_id, self.spec.name, self.spec.players,
             [(seat, sides[seat], bot) for seat, bot in enumerate(bots)],
             referee_id=self.referee_id,
-            replay_path=str(self.replay_dir / f"{runner.match_id}.kzr")))
+            replay_path=self.replays.location(runner.match_id)))
 
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""
@@ -221,7 +219,7 @@ class LadderRuntime:
             twin.ready_since = time.monotonic()
         first = self._twin_of.pop(runner.match_id, None)
         if first is not None:  # both halves played: the first's seed and replay are public
-            self.sealed.discard(first)
+            self.replays.unseal(first)
         finishing = runner.finishing
         if bots is not None and runner.outcome is None and finishing is not None \
                 and not finishing.done():  # cancelled while its replay is being written

@@ -184,7 +184,7 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
     if config.ladders:
-        opened = await asyncio.to_thread(open_store, config)
+        opened = await asyncio.to_thread(open_store, config, lobby.replays)
         rec = opened.recovery
         if rec:
             log.warning("recovered", committed_from_replays=len(rec.committed),
@@ -210,7 +210,7 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(
         LadderService(lobby), server)
     match_pb2_grpc.add_MatchServiceServicer_to_server(
-        MatchService(lobby, config.replay_dir), server)
+        MatchService(lobby), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [SERVICE_NAME, LADDER_SERVICE_NAME, MATCH_SERVICE_NAME, health.SERVICE_NAME,
              reflection.SERVICE_NAME]

@@ -19,6 +19,7 @@ import structlog
 from kozel.ladder.store import Store, is_transient
 from kozel.server import metrics
 from kozel.server.recovery import adopt
+from kozel.server.replay.archive import ReplayArchive
 from kozel.server.store_queue import cancel
 
 log = structlog.get_logger("kozel.lease")
@@ -28,8 +29,9 @@ class LeaseKeeper:
     """Keeps ``referee_id``'s lease; ``held`` is the set of ladders it hosts now."""
 
     def __init__(self, store: Store, referee_id: str, ladders: Sequence[str], lease_s: float,
-                 held: set[str], on_change: Callable[[], None]) -> None:
+                 held: set[str], on_change: Callable[[], None], replays: ReplayArchive) -> None:
         self.store = store
+        self.replays = replays  # where orphans' replays are read from
         self.referee_id = referee_id
         self.ladders = tuple(ladders)
         self.lease_s = lease_s
@@ -79,7 +81,8 @@ class LeaseKeeper:
         orphans = await asyncio.to_thread(self.store.claim_orphans, self.referee_id,
                                           sorted(self.held))
         if orphans:
-            done = await asyncio.to_thread(adopt, self.store, self.referee_id, orphans)
+            done = await asyncio.to_thread(adopt, self.store, self.referee_id, orphans,
+                                           self.replays)
             metrics.ORPHANS.labels("committed").inc(len(done.committed))
             metrics.ORPHANS.labels("aborted").inc(len(done.aborted))
             log.warning("orphans_taken_over", committed=done.committed, aborted=done.aborted)

@@ -10,7 +10,6 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import grpc
 import structlog
@@ -23,6 +22,7 @@ from kozel.ladder.store import Store
 from kozel.server import metrics
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
+from kozel.server.replay.archive import FolderArchive, ReplayArchive, ReplaySealed
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
@@ -76,7 +76,8 @@ class Table:
 class Lobby:
     """Tables, queues and the running matches of one referee."""
 
-    def __init__(self, config: ServerConfig, house_bots: dict[str, type] | None = None) -> None:
+    def __init__(self, config: ServerConfig, house_bots: dict[str, type] | None = None,
+                 replays: ReplayArchive | None = None) -> None:
         self.config = config
         self.house_bots = house_bots or {}
         self.tables: dict[str, Table] = {}
@@ -102,7 +103,9 @@ class Lobby:
         # increase, multiplicative decrease); never above max_running_matches.
         self.match_cap = (min(config.max_running_matches, CAP_START) if config.admission_lag_ms
                           else config.max_running_matches)
-        self.sealed: set[str] = set()  # duplicate first halves: replay secret until the twin ends
+        # Where matches' replays are kept, and which are sealed (duplicate first halves).
+        self.replays: ReplayArchive = (replays if replays is not None
+                                       else FolderArchive(config.replay_dir))
         self._waiting_tables: deque[Table] = deque()  # full tables with house bots, not admitted
         self.spectating = SpectatorCount(config.max_spectators)  # WatchMatch streams in all
 
@@ -111,10 +114,9 @@ class Lobby:
                    ) -> LadderRuntime:
         """Serve a ladder from its definition; its results go to ``store`` through ``queue``."""
         self.store = store
-        ladder = LadderRuntime(spec, store, self._start, sealed=self.sealed,
+        ladder = LadderRuntime(spec, store, self._start, self.replays,
                                admit=lambda: self.admits() and self.rated_ok(spec.name),
-                               queue=queue, referee_id=referee_id,
-                               replay_dir=Path(self.config.replay_dir))
+                               queue=queue, referee_id=referee_id)
         self.ladders[spec.name] = ladder
         return ladder
 
@@ -305,7 +307,7 @@ class Lobby:
         if not table_id or budget:  # queue, ladder and house-bot matches spend the budget
             self._starts_left -= 1
         runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
-                             replay_dir=Path(self.config.replay_dir), table_id=table_id,
+                             replays=self.replays, table_id=table_id,
                              ladder=ladder, reveal_seed=reveal_seed,
                              max_deals=self.config.max_match_deals)
         runner.spectators = SpectatorHub(runner, delay_s=self.config.spectator_delay_s,
@@ -340,15 +342,15 @@ class Lobby:
         if not REPLAY_ID.fullmatch(replay_id):
             raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
                              "a replay id is 8 to 64 lowercase hex digits")
-        if replay_id in self.sealed:
+        try:
+            data = await asyncio.to_thread(self.replays.public_bytes, replay_id)
+        except ReplaySealed:
             raise LobbyError(grpc.StatusCode.FAILED_PRECONDITION,
                              f"replay {replay_id} is sealed until its duplicate twin match "
-                             "has been played")
-        path = Path(self.config.replay_dir) / f"{replay_id}.kzr"
-        try:
-            return await asyncio.to_thread(path.read_bytes)
-        except FileNotFoundError:
-            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no replay {replay_id}") from None
+                             "has been played") from None
+        if data is None:
+            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no replay {replay_id}")
+        return data
 
     # -- admission -----------------------------------------------------------------------------
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kozel.engine.rules import Ruleset
-from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.store import MatchDetail, Store
 from kozel.core import convert
-from kozel.server.replay import read_replay, result_to_pb
+from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.build import result_to_pb
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import replay_pb2
@@ -36,11 +35,9 @@ def status_of(result: pb.MatchResult) -> str:
 def _seats(names: Sequence[str], side_of: Sequence[int],
            result: pb.MatchResult) -> list[mpb.MatchSeat]:
     forfeit_seats = {f.seat for f in result.forfeits}
-    ranks: list[int] = []
-    if status_of(result) == "finished":
-        forfeited = sorted({side_of[s] for s in forfeit_seats})
-        ranks = standing_ranks(penalties=list(result.penalty_totals), chips=list(result.chips),
-                               forfeited=forfeited)
+    ranks: tuple[int, ...] = ()
+    if status_of(result) == "finished":  # a result lists chips in the money game only
+        ranks = convert.outcome_from_pb(result, side_of, money=bool(result.chips)).ranks
     out = []
     for seat, (name, side) in enumerate(zip(names, side_of)):
         out.append(mpb.MatchSeat(
@@ -132,27 +129,28 @@ def combine(stored: mpb.GetMatchResponse, other: mpb.GetMatchResponse) -> mpb.Ge
     return out
 
 
-def _read(path: Path) -> replay_pb2.Replay | None:
+def _read(read: Callable[[], replay_pb2.Replay | None]) -> replay_pb2.Replay | None:
     try:
-        return read_replay(path)
+        return read()
     except (OSError, ValueError):
         return None
 
 
-def match_details(match_id: str, *, store: Store | None, replay_dir: Path,
+def match_details(match_id: str, *, store: Store | None, replays: ReplayArchive,
                   live: mpb.GetMatchResponse | None = None,
                   rules_of: Callable[[str], Ruleset | None] = lambda _: None,
                   ) -> mpb.GetMatchResponse | None:
     """Everything known about ``match_id`` (blocking: reads the store and the replay file);
     ``live`` is :func:`from_runner` of the match when it runs here. None if nothing is known.
-    ``match_id`` must already be checked to be a plain id (it names a file)."""
+    ``match_id`` must already be checked to be a match id."""
     row = store.match_detail(match_id) if store is not None else None
     replay = None
     if live is None or live.status != "running":
-        candidates = [Path(replay_dir) / f"{match_id}.kzr"]
-        if row is not None and row.replay_path:
-            candidates.insert(0, Path(row.replay_path))
-        replay = next((r for r in map(_read, candidates) if r is not None), None)
+        where = row.replay_path if row is not None else None
+        if where:  # where its host wrote it
+            replay = _read(lambda: replays.read_location(where))
+        if replay is None:
+            replay = _read(lambda: replays.read(match_id))
     other = from_replay(replay) if replay is not None else live
     if row is None:
         return other

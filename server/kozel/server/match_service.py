@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import grpc
 
@@ -23,9 +22,8 @@ LIVE_LIST_MAX = 1000  # running matches listed by one ListLiveMatches
 class MatchService(match_pb2_grpc.MatchServiceServicer):
     """Read-only: any client may ask, no credentials."""
 
-    def __init__(self, lobby: Lobby, replay_dir: Path) -> None:
+    def __init__(self, lobby: Lobby) -> None:
         self.lobby = lobby
-        self.replay_dir = Path(replay_dir)
 
     def _rules_of(self, ladder: str) -> Ruleset | None:
         runtime = self.lobby.ladders.get(ladder)
@@ -39,7 +37,7 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
         runner = self.lobby.runners.get(request.match_id)
         live = from_runner(runner) if runner is not None else None
         details = await asyncio.to_thread(
-            match_details, request.match_id, store=self.lobby.store, replay_dir=self.replay_dir,
+            match_details, request.match_id, store=self.lobby.store, replays=self.lobby.replays,
             live=live, rules_of=self._rules_of)
         if details is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
@@ -54,7 +52,7 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"no running match {request.match_id!r} (GetMatch has the "
                                 "details of ended ones, DownloadReplay their replays)")
-        if request.full and request.match_id in self.lobby.sealed:
+        if request.full and self.lobby.replays.sealed(request.match_id):
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "this match is the first half of a duplicate pair: its hands "
                                 "stay secret until its twin has been played")

@@ -1,11 +1,11 @@
-"""The replay folder is the journal of finished ladder matches.
+"""The replay archive is the journal of finished ladder matches.
 
-A replay is on disk (fsynced) before anyone hears the result, and it holds everything the store
-needs: the ladder, the bots by name, the seating and the result. So a result the store never got
-(a crash before the commit, a store outage, a store restored from an older backup) is committed
-from the replay later, and a result is recorded once whatever happened in between:
+A replay is kept (on disk, fsynced) before anyone hears the result, and it holds everything the
+store needs: the ladder, the bots by name, the seating and the result. So a result the store
+never got (a crash before the commit, a store outage, a store restored from an older backup) is
+committed from the replay later, and a result is recorded once whatever happened in between:
 
-- at start, :func:`recover` commits every finished ladder replay in the folder that the store
+- at start, :func:`recover` commits every finished ladder replay in the archive that the store
   does not hold as finished yet, in the order the matches ended (so ratings evolve as they would
   have), then marks aborted this referee's own matches still marked running (a crash cut them);
 - while running, :func:`adopt` settles orphans this referee claimed from a lost host: committed
@@ -16,16 +16,17 @@ Blocking (file and store I/O): call from a worker thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import structlog
 
 from kozel.engine.rules import Ruleset
-from kozel.ladder.ratings import standing_ranks
 from kozel.ladder.store import HostedMatch, SeatResult, Store, StoreError
-from kozel.core.convert import ruleset_from_pb
-from kozel.server.replay import ReplayError, read_replay, verify_replay
+from kozel.core.convert import outcome_from_pb, ruleset_from_pb
+from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.file import ReplayError
+from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import replay_pb2
 
@@ -49,16 +50,13 @@ def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_pa
                   start: tuple[str, int, str | None, object] | None = None) -> None:
     """Commit a finished match's result and rating update (its replay is on disk)."""
     side_of = rules.side_of(players)
-    forfeited_sides = sorted({side_of[f.seat] for f in result.forfeits})
-    if rules.is_money:
-        ranks = standing_ranks(chips=list(result.chips), forfeited=forfeited_sides)
-    else:
-        ranks = standing_ranks(penalties=list(result.penalty_totals), forfeited=forfeited_sides)
+    outcome = outcome_from_pb(result, side_of, rules.is_money)
+    ranks = outcome.ranks
     forfeit_seats = {f.seat for f in result.forfeits}
     seats = [SeatResult(
         seat=seat, side=side_of[seat], bot_id=bot, rank=ranks[side_of[seat]],
         penalty=result.penalty_totals[side_of[seat]] if result.penalty_totals else 0,
-        won=not result.draw and result.winner_side == side_of[seat],
+        won=outcome.winner == side_of[seat],
         timeouts=result.timeouts[seat] if result.timeouts else 0,
         forfeited=seat in forfeit_seats) for seat, bot in enumerate(bots)]
     store.finish_match(
@@ -68,7 +66,7 @@ def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_pa
         seats=seats, start=start)  # type: ignore[arg-type]
 
 
-def commit_replay(store: Store, replay: replay_pb2.Replay, path: Path,
+def commit_replay(store: Store, replay: replay_pb2.Replay, location: str,
                   referee_id: str | None) -> str:
     """Commit a finished ladder match from its replay alone; returns "" or why it cannot be."""
     if not replay.ladder:
@@ -85,34 +83,34 @@ def commit_replay(store: Store, replay: replay_pb2.Replay, path: Path,
         return f"unknown bots {missing}"
     rules = ruleset_from_pb(replay.ruleset)
     start = (replay.ladder, replay.players, referee_id, replay.started_at.ToDatetime())
-    commit_result(store, replay.match_id, replay.result, str(path), rules, replay.players,
+    commit_result(store, replay.match_id, replay.result, location, rules, replay.players,
                   [ids[n] for n in names], start=start)
     return ""
 
 
-def recover(store: Store, referee_id: str, replay_dir: Path) -> Recovery:
+def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
     """At start: commit the finished ladder replays the store lacks, then abort this referee's
     matches still marked running."""
     out = Recovery()
-    paths = {p.stem: p for p in Path(replay_dir).glob("*.kzr")}
-    done = store.finished_ids(list(paths))
+    ids = replays.ids()
+    done = store.finished_ids(ids)
     own = store.running_matches(referee_id)
-    pending: list[tuple[object, Path, replay_pb2.Replay]] = []
-    for match_id, path in paths.items():
+    pending: list[tuple[object, str, replay_pb2.Replay]] = []
+    for match_id in ids:
         if match_id in done:
             continue
-        replay = _read(path)
+        replay = _read(lambda: replays.read(match_id))
         if replay is None or not replay.ladder or replay.match_id != match_id:
             continue
         if replay.result.reason == pb.MATCH_END_REASON_ABORTED:
             if match_id in own:
-                store.abort_match(match_id, "referee restarted", str(path))
+                store.abort_match(match_id, "referee restarted", replays.location(match_id))
                 out.aborted.append(match_id)
                 del own[match_id]
             continue
-        pending.append((replay.ended_at.ToDatetime(), path, replay))
-    for _, path, replay in sorted(pending, key=lambda x: (x[0], x[1].name)):
-        if _commit(store, replay, path, referee_id, out):
+        pending.append((replay.ended_at.ToDatetime(), match_id, replay))
+    for _, match_id, replay in sorted(pending, key=lambda x: (x[0], x[1])):
+        if _commit(store, replay, replays.location(match_id), referee_id, out):
             own.pop(replay.match_id, None)
     for match_id in own:
         store.abort_match(match_id, "referee restarted")
@@ -120,38 +118,39 @@ def recover(store: Store, referee_id: str, replay_dir: Path) -> Recovery:
     return out
 
 
-def adopt(store: Store, referee_id: str, orphans: dict[str, HostedMatch]) -> Recovery:
-    """Settle orphans this referee claimed: committed from their host's replay if it is
-    readable and finished, else aborted (no rating change; the replay path is kept if the
-    aborted match's replay exists)."""
+def adopt(store: Store, referee_id: str, orphans: dict[str, HostedMatch],
+          replays: ReplayArchive) -> Recovery:
+    """Settle orphans this referee claimed: committed from their host's replay (at the
+    location the store records) if it is readable and finished, else aborted (no rating
+    change; the replay location is kept if the aborted match's replay exists)."""
     out = Recovery()
     for match in orphans.values():
-        path = Path(match.replay_path) if match.replay_path else None
-        replay = _read(path) if path is not None else None
+        where = match.replay_path
+        replay = _read(lambda: replays.read_location(where)) if where else None
         if replay is not None and replay.result.reason != pb.MATCH_END_REASON_ABORTED:
-            if _commit(store, replay, path, referee_id, out):  # type: ignore[arg-type]
+            if _commit(store, replay, where, referee_id, out):  # type: ignore[arg-type]
                 continue
-        store.abort_match(match.id, "host lost", str(path) if replay is not None else None)
+        store.abort_match(match.id, "host lost", where if replay is not None else None)
         out.aborted.append(match.id)
     return out
 
 
-def _commit(store: Store, replay: replay_pb2.Replay, path: Path, referee_id: str,
+def _commit(store: Store, replay: replay_pb2.Replay, location: str, referee_id: str,
             out: Recovery) -> bool:
     try:
-        why = commit_replay(store, replay, path, referee_id)
+        why = commit_replay(store, replay, location, referee_id)
     except StoreError as exc:
         why = str(exc)
     if why:
-        log.warning("replay_not_committed", match_id=replay.match_id, path=str(path), why=why)
+        log.warning("replay_not_committed", match_id=replay.match_id, path=location, why=why)
         out.skipped.append(replay.match_id)
         return False
     out.committed.append(replay.match_id)
     return True
 
 
-def _read(path: Path) -> replay_pb2.Replay | None:
+def _read(read: Callable[[], replay_pb2.Replay | None]) -> replay_pb2.Replay | None:
     try:
-        return read_replay(path)
+        return read()
     except (OSError, ReplayError):
         return None

@@ -12,7 +12,6 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -24,7 +23,8 @@ from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode
 from kozel.engine.rules import Ruleset
 from kozel.server import metrics
-from kozel.server.replay import build_replay, result_to_pb, write_replay
+from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.build import build_replay, result_to_pb
 from kozel.server.seats import SeatLink
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -42,7 +42,7 @@ class MatchOutcome:
     match_id: str
     result: pb.MatchResult
     replay_id: str
-    replay_path: Path
+    replay_path: str
     seating: list[rpb.Player] = field(default_factory=list)
 
 
@@ -50,7 +50,7 @@ class MatchRunner(MatchHooks):
     """Plays one match between the seats behind ``links`` (seat i is ``links[i]``)."""
 
     def __init__(self, *, rules: Ruleset, players: int, seed: bytes, clock: Clock,
-                 links: list[SeatLink], replay_dir: Path, table_id: str = "",
+                 links: list[SeatLink], replays: ReplayArchive, table_id: str = "",
                  match_id: str | None = None, ladder: str = "",
                  reveal_seed: bool = True, max_deals: int = 0) -> None:
         self.match_id = match_id or uuid.uuid4().hex
@@ -61,7 +61,7 @@ class MatchRunner(MatchHooks):
         self.players = players
         self.clock = clock
         self.links = links
-        self.replay_dir = replay_dir
+        self.replays = replays
         self.table_id = table_id
         self.core = MatchProtocol(
             match_id=self.match_id, rules=rules, players=players, seed=seed, clock=clock,
@@ -259,12 +259,12 @@ class MatchRunner(MatchHooks):
             time_control=self.clock.to_pb(), steps=self.steps, result=result,
             started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id,
             ladder=self.ladder)
-        path = self.replay_dir / f"{self.match_id}.kzr"
+        path = self.replays.location(self.match_id)
         replay_id = self.match_id
         try:  # on disk before anyone is told
-            metrics.REPLAY_BYTES.inc(await asyncio.to_thread(write_replay, path, replay))
+            metrics.REPLAY_BYTES.inc(await asyncio.to_thread(self.replays.write, replay))
         except OSError:
-            self.log.exception("replay_write_failed", path=str(path))
+            self.log.exception("replay_write_failed", path=path)
             replay_id = ""
         finally:  # whatever happened to the file, the seats learn the result and are freed
             sends = self.core.end(result, replay_id)

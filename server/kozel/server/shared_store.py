@@ -22,6 +22,7 @@ from kozel.server.config import ServerConfig
 from kozel.server.identity import FolderLock, referee_id
 from kozel.server.lease import LeaseKeeper
 from kozel.server.recovery import Recovery, recover
+from kozel.server.replay.archive import ReplayArchive
 from kozel.server.store_queue import StoreQueue
 
 log = structlog.get_logger("kozel.store")
@@ -36,11 +37,12 @@ class Opened:
     referee_id: str
     others: dict[str, str]  # ladders other live referees host, by ladder (standby)
     recovery: Recovery
+    replays: ReplayArchive
 
 
-def open_store(config: ServerConfig) -> Opened:
+def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
     """(Blocking.) Lock the data folder, migrate, register the lease, take the ladders (or
-    refuse: :class:`~kozel.ladder.store.StoreError`), and recover from the replay folder."""
+    refuse: :class:`~kozel.ladder.store.StoreError`), and recover from the replays."""
     lock = FolderLock(config.data_dir)
     store: Store | None = None
     try:
@@ -49,13 +51,13 @@ def open_store(config: ServerConfig) -> Opened:
         store.migrate()
         names = [spec.name for spec in config.ladders]
         others = store.register_referee(rid, names, config.lease_s, config.ladder_standby)
-        recovery = recover(store, rid, config.replay_dir)
+        recovery = recover(store, rid, replays)
     except BaseException:
         if store is not None:
             store.close()
         lock.release()
         raise
-    return Opened(store, lock, rid, others, recovery)
+    return Opened(store, lock, rid, others, recovery, replays)
 
 
 class SharedStore:
@@ -73,7 +75,7 @@ class SharedStore:
         self.held: set[str] = {n for n in names if n not in self.others}
         self.queue = StoreQueue(on_health=lambda ok: self._changed())
         self.keeper = LeaseKeeper(self.store, self.referee_id, names, config.lease_s,
-                                  self.held, self._changed)
+                                  self.held, self._changed, opened.replays)
         metrics.STORE_AVAILABLE.set(1)
         metrics.STORE_BACKLOG.set(0)
 

@@ -197,14 +197,13 @@ class SpectatorHub:
     def deal_started(self, index: int, deal: Deal) -> None:
         """A deal was announced to the seats."""
         runner, match = self.runner, self.runner.match
-        money = runner.rules.is_money
+        standing = match.outcome()
         view = public_view(deal)
         self._deal, self._deal_index, self._pos = deal, index, 0
         self._deal_start = rpb.DealStart(
             match_id=runner.match_id, deal_index=index, dealer=deal.dealer, trump=view.trump,
             trump_card=view.trump_card, active_seats=list(deal.active),
-            penalty_totals=[] if money else match.board.totals,
-            chips=match.chips if money else [])
+            penalty_totals=standing.penalty_totals, chips=standing.chips)
         full = None
         if self._wants(True):
             full = self._with_hands(self._event(deal_start=self._deal_start), _hands(deal.hands))

@@ -22,7 +22,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
-from kozel.server.replay import ReplayError, decode_replay
+from kozel.server.replay.file import ReplayError, decode_replay
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
@@ -186,7 +186,7 @@ class Api:
     async def details(self, match_id: str) -> dict[str, Any] | None:
         live = self.sources.live_detail(match_id)
         d = await asyncio.to_thread(match_details, match_id, store=self.sources.store,
-                                    replay_dir=self.sources.replay_dir, live=live)
+                                    replays=self.sources.replays, live=live)
         if d is None:
             return None
         out = MessageToDict(d, preserving_proto_field_name=True,

@@ -315,7 +315,7 @@ async def start_in_referee(lobby: Any, config: Any, bot_port: int
 
             store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(
                 hide_password=False)))
-        server = WebServer(create_app(LobbySources(lobby, config.replay_dir, store),
+        server = WebServer(create_app(LobbySources(lobby, store),
                                       WebLimits(**dict(config.web_limits))), config.web_listen)
     else:
         server = WebChild(_child_command(config, bot_port), config.web_nice, config.web_idle)

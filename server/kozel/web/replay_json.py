@@ -17,7 +17,7 @@ from google.protobuf.json_format import MessageToDict
 from kozel.engine.errors import IllegalAction
 from kozel.engine.observation import Observation, TrickView, full_view, observe
 from kozel.core.convert import action_from_pb, ruleset_from_pb
-from kozel.server.replay import _start_deal
+from kozel.server.replay.render import start_deal
 from kozel.v1 import game_pb2, replay_pb2
 
 JSON_FORMAT = "kozel-replay-json/1"
@@ -71,7 +71,7 @@ def _deal(replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal, rules, totals: li
         "penalties": list(d.penalties), "pot_winners": list(d.pot_winners),
         "steps": [], "frames": [], "error": None,
     }
-    sim = _start_deal(rules, replay, d)
+    sim = start_deal(rules, replay, d)
     if isinstance(sim, str):
         out["error"] = f"cannot re-play this deal: {sim}"
         return out

@@ -1,9 +1,9 @@
-"""Where the web gets what it shows: the ladder store and the replay folder, plus the running
+"""Where the web gets what it shows: the ladder store and the replay archive, plus the running
 matches and their spectator streams.
 
 Inside a referee (``kozel serve``) :class:`LobbySources` reads the lobby: running matches, the
 spectator hub of each (exactly the stream ``WatchMatch`` serves), and the set of sealed
-duplicate halves. On its own (``kozel web``) :class:`StandaloneSources` reads the store and the
+duplicate halves. On its own (``kozel web``) :class:`StandaloneSources` reads the store and a
 replay folder, and follows live matches through a referee's ``WatchMatch`` when given one.
 """
 
@@ -13,14 +13,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
-from kozel.server.replay import read_replay
+from kozel.server.replay.archive import ReplayArchive
 from kozel.server.spectators import SpectatorError
 from kozel.v1 import game_pb2
 from kozel.v1 import match_pb2 as mpb
@@ -54,7 +53,7 @@ class Sources:
     """What every kind of source shares: the store (None without ladders) and the replays."""
 
     store: Store | None
-    replay_dir: Path
+    replays: ReplayArchive
 
     async def sealed(self, match_id: str) -> bool:
         """Whether a match's replay and full view stay secret (a duplicate first half)."""
@@ -74,27 +73,28 @@ class Sources:
         return None
 
     async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
-        """A replay file's bytes from the replay folder (None: not there); ``OverflowError``
-        past ``limit`` bytes. The caller has checked that it is not sealed."""
-        return await asyncio.to_thread(_read_bounded, self.replay_dir / f"{match_id}.kzr", limit)
+        """A replay file's bytes from the replays (None: not there); ``OverflowError`` past
+        ``limit`` bytes. The caller has checked that it is not sealed."""
+        return await asyncio.to_thread(self.replays.read_bytes, match_id, limit)
 
     def ladder_names(self) -> list[str] | None:
         """The ladders served (None: whatever the store knows)."""
         return None
 
     def replay_matches(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], bool]:
-        """Without a store: the matches of the replay folder, newest file first (one page,
-        and whether more follow). Reads ``limit`` replay headers."""
+        """Without a store: the matches of the replays, newest first (one page, and whether
+        more follow). Reads ``limit`` replays."""
         try:
-            files = sorted(self.replay_dir.glob("*.kzr"), key=lambda p: p.stat().st_mtime,
-                           reverse=True)
+            ids = self.replays.ids()
         except OSError:
             return [], False
         out = []
-        for path in files[offset:offset + limit]:
+        for match_id in ids[offset:offset + limit]:
             try:
-                r = read_replay(path)
+                r = self.replays.read(match_id)
             except (OSError, ValueError):
+                continue
+            if r is None:
                 continue
             reason = game_pb2.MatchEndReason.Name(r.result.reason)
             out.append({"match_id": r.match_id, "ladder": "", "status": "finished",
@@ -104,18 +104,18 @@ class Sources:
                         "seats": [{"seat": x.seat, "side": x.side, "bot": x.name, "rank": None,
                                    "penalty": None, "mu_before": None, "mu_after": None}
                                   for x in r.seats]})
-        return out, offset + limit < len(files)
+        return out, offset + limit < len(ids)
 
 
 class LobbySources(Sources):
     """A referee's own lobby (same event loop)."""
 
-    def __init__(self, lobby: Lobby, replay_dir: Path, store: Store | None = None) -> None:
-        super().__init__(store, Path(replay_dir))
+    def __init__(self, lobby: Lobby, store: Store | None = None) -> None:
+        super().__init__(store, lobby.replays)
         self.lobby = lobby
 
     async def sealed(self, match_id: str) -> bool:
-        return match_id in self.lobby.sealed
+        return self.lobby.replays.sealed(match_id)
 
     def ladder_names(self) -> list[str] | None:
         return sorted(self.lobby.ladders) if self.lobby.ladders else None
@@ -143,7 +143,7 @@ class LobbySources(Sources):
         hub = runner.spectators if runner is not None else None
         if hub is None:
             raise LiveError(404, f"no running match {match_id}")
-        if full and match_id in self.lobby.sealed:
+        if full and self.lobby.replays.sealed(match_id):
             raise LiveError(409, "this match is the first half of a duplicate pair: its hands "
                                  "stay secret until its twin has been played")
         try:
@@ -163,7 +163,7 @@ class LobbySources(Sources):
 
 
 class StandaloneSources(Sources):
-    """The store and the replay folder, without a lobby; a referee (``referee``, a gRPC
+    """The store and the replays (a folder), without a lobby; a referee (``referee``, a gRPC
     address) for live matches, the list of running matches and the replays it holds.
 
     Sealing: with a referee, a replay is public once the referee's ``DownloadReplay`` gives it
@@ -175,10 +175,10 @@ class StandaloneSources(Sources):
 
     FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
 
-    def __init__(self, store: Store | None, replay_dir: Path, *, referee: str = "",
+    def __init__(self, store: Store | None, replays: ReplayArchive, *, referee: str = "",
                  duplicate_ladders: frozenset[str] = frozenset(),
                  check_limit: int = 32 * 1024 * 1024) -> None:
-        super().__init__(store, Path(replay_dir))
+        super().__init__(store, replays)
         self.referee = referee
         self.duplicate_ladders = duplicate_ladders
         self.check_limit = check_limit
@@ -187,6 +187,8 @@ class StandaloneSources(Sources):
         self._fetched: dict[str, bytes] = {}
 
     async def sealed(self, match_id: str) -> bool:
+        if self.replays.sealed(match_id):  # sealed where the archive is shared
+            return True
         if match_id in self._public:
             return False
         if self.referee:
@@ -223,9 +225,12 @@ class StandaloneSources(Sources):
 
         bots = sorted(x.bot for x in row.seats)
         try:
-            seed = read_replay(self.replay_dir / f"{row.id}.kzr").seed
+            first = self.replays.read(row.id)
         except (OSError, ValueError):
             return False
+        if first is None:
+            return False
+        seed = first.seed
         page, _ = WebQueries(self.store).matches(
             MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at,
                         status="finished"), limit=20)
@@ -233,14 +238,15 @@ class StandaloneSources(Sources):
             if m["match_id"] == row.id or sorted(x["bot"] for x in m["seats"]) != bots:
                 continue
             try:
-                if read_replay(self.replay_dir / f"{m['match_id']}.kzr").seed == seed:
+                other = self.replays.read(m["match_id"])
+                if other is not None and other.seed == seed:
                     return True
             except (OSError, ValueError):
                 continue
         return False
 
     async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
-        """From the replay folder, else from the referee (DownloadReplay): a web server on
+        """From the replays, else from the referee (DownloadReplay): a web server on
         another machine needs no copy of the replays."""
         data = self._fetched.pop(match_id, None)
         if data is not None:
@@ -331,14 +337,3 @@ class StandaloneSources(Sources):
     async def close(self) -> None:
         if self._channel is not None:
             await self._channel.close()
-
-
-def _read_bounded(path: Path, limit: int) -> bytes | None:
-    try:
-        with path.open("rb") as f:
-            data = f.read(limit + 1)
-    except FileNotFoundError:
-        return None
-    if len(data) > limit:
-        raise OverflowError(limit)
-    return data

@@ -1,0 +1,150 @@
+"""Where a referee keeps its replays, by match id: naming, writing, reading and sealing.
+
+:class:`ReplayArchive` is what the runner, the lobby, the ladder, recovery, match details, the
+web and the tools use; none of them spells out a file name. :class:`FolderArchive`, the
+default, keeps one ``<match id>.kzr`` file (:mod:`kozel.server.replay.file`) per match in a
+folder. Another backend (a shared database, for a cluster) implements the same few methods.
+
+Sealing: the first half of a duplicate pair holds the seed of its twin's decks, so its replay
+is withheld until the twin has ended. The seals are kept by the archive object (in memory for
+the folder archive: a referee seals only the first halves it plays itself).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+from kozel.server.replay.file import decode_replay, read_replay, write_replay
+from kozel.v1 import replay_pb2
+
+MATCH_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
+"""What an archive accepts as a match id (a plain name: it never names another place)."""
+
+SUFFIX = ".kzr"
+
+
+class ReplayIdError(ValueError):
+    """A match id that is not a plain name."""
+
+
+class ReplaySealed(Exception):
+    """A sealed replay was asked for (a duplicate first half whose twin has not ended)."""
+
+
+def check_id(match_id: str) -> str:
+    """``match_id`` if it may name a replay; raises :class:`ReplayIdError` otherwise."""
+    if not MATCH_ID.fullmatch(match_id):
+        raise ReplayIdError(f"{match_id[:140]!r} is not a match id (letters, digits, - and _)")
+    return match_id
+
+
+class ReplayArchive(ABC):
+    """The replays of finished and aborted matches, by match id. Blocking calls (all but the
+    seal methods): run them in a worker thread from the event loop."""
+
+    def __init__(self) -> None:
+        self._sealed: set[str] = set()
+
+    # -- naming, writing, reading (the backend) ------------------------------------------------
+
+    @abstractmethod
+    def location(self, match_id: str) -> str:
+        """Where the replay of ``match_id`` is (or will be) kept, as the ladder store records
+        it (``replay_path``)."""
+
+    @abstractmethod
+    def write(self, replay: replay_pb2.Replay) -> int:
+        """Keep a replay under its match id, durably before this returns; the bytes written.
+        Raises ``OSError`` if it cannot be kept."""
+
+    @abstractmethod
+    def read_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
+        """The stored replay (``.kzr`` content), None if there is none; ``OverflowError`` past
+        ``limit`` bytes, ``OSError`` if it cannot be read."""
+
+    @abstractmethod
+    def read_location(self, location: str) -> replay_pb2.Replay | None:
+        """The replay at a recorded location (this referee's or another host's), None if there
+        is none; :class:`~kozel.server.replay.file.ReplayError` if it is no replay."""
+
+    @abstractmethod
+    def ids(self) -> list[str]:
+        """The match ids of every replay kept, the most recently written first."""
+
+    def read(self, match_id: str) -> replay_pb2.Replay | None:
+        """The replay of ``match_id``, None if there is none; ``ReplayError`` if what is kept
+        is no replay, ``OSError`` if it cannot be read."""
+        data = self.read_bytes(match_id)
+        return None if data is None else decode_replay(data)
+
+    # -- sealing -------------------------------------------------------------------------------
+
+    def seal(self, match_id: str) -> None:
+        """Withhold the replay of ``match_id`` until :meth:`unseal`."""
+        self._sealed.add(check_id(match_id))
+
+    def unseal(self, match_id: str) -> None:
+        """Make the replay of ``match_id`` public (its twin ended, or will not be played)."""
+        self._sealed.discard(match_id)
+
+    def sealed(self, match_id: str) -> bool:
+        """Whether the replay (and the full live view) of ``match_id`` stays secret."""
+        return match_id in self._sealed
+
+    def public_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
+        """Like :meth:`read_bytes`, but raises :class:`ReplaySealed` for a sealed replay."""
+        if self.sealed(match_id):
+            raise ReplaySealed(match_id)
+        return self.read_bytes(match_id, limit)
+
+
+class FolderArchive(ReplayArchive):
+    """One ``<match id>.kzr`` file per match in ``folder`` (created on the first write)."""
+
+    def __init__(self, folder: Path | str) -> None:
+        super().__init__()
+        self.folder = Path(folder)
+
+    def path(self, match_id: str) -> Path:
+        """The file of ``match_id``'s replay."""
+        return self.folder / f"{check_id(match_id)}{SUFFIX}"
+
+    def location(self, match_id: str) -> str:
+        return str(self.path(match_id))
+
+    def write(self, replay: replay_pb2.Replay) -> int:
+        return write_replay(self.path(replay.match_id), replay)
+
+    def read_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
+        try:
+            with self.path(match_id).open("rb") as f:
+                data = f.read() if limit is None else f.read(limit + 1)
+        except FileNotFoundError:
+            return None
+        if limit is not None and len(data) > limit:
+            raise OverflowError(limit)
+        return data
+
+    def read_location(self, location: str) -> replay_pb2.Replay | None:
+        try:
+            return read_replay(location)
+        except FileNotFoundError:
+            return None
+
+    def ids(self) -> list[str]:
+        found = []
+        try:
+            entries = list(os.scandir(self.folder))
+        except FileNotFoundError:
+            return []
+        for entry in entries:
+            match_id = entry.name.removesuffix(SUFFIX)
+            if entry.name.endswith(SUFFIX) and MATCH_ID.fullmatch(match_id):
+                try:
+                    found.append((entry.stat().st_mtime, match_id))
+                except OSError:  # removed meanwhile
+                    continue
+        return [match_id for _, match_id in sorted(found, reverse=True)]
