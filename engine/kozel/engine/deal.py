@@ -94,6 +94,7 @@ class Trick(NamedTuple):
 class Deal:
     """The state of one deal. Build it with :meth:`Deal.start`."""
 
+    # fmt: off
     __slots__ = (
         "rules", "tables", "players", "active", "side_of", "n_sides", "dealer", "trump",
         "indicator", "talon", "talon_pos", "hands", "known", "phase", "leader",
@@ -103,6 +104,7 @@ class Deal:
         "_money", "_auto_win", "_original_lead", "_interrupts", "_combo_memo", "_offered",
         "log", "_talon_bits", "_indicator_pos", "_round_robin", "_others",
     )
+    # fmt: on
 
     rules: Ruleset
     tables: Tables
@@ -119,7 +121,7 @@ class Deal:
     known: list[int]
     phase: Decision
     leader: int
-    responders: list[int]
+    responders: Sequence[int]  # a shared tuple from _others, or a list of those holding cards
     resp_i: int
     lead_mask: int
     win_seat: int
@@ -236,6 +238,7 @@ class Deal:
         if not lay.random_middle:
             d.indicator = deck[pos]
             d.talon = list(deck[pos + 1 :]) + [deck[pos]]
+            d._indicator_pos = len(d.talon) - 1
         else:
             d.talon = list(deck[pos:])
             if trump_index is None:
@@ -243,9 +246,9 @@ class Deal:
             if not 0 <= trump_index < len(d.talon):
                 raise SetupError(f"trump_index {trump_index} is outside the talon of {len(d.talon)}")
             d.indicator = d.talon[trump_index]
+            d._indicator_pos = trump_index
         d.talon_pos = 0
         d._talon_bits = list(map(_BIT.__getitem__, d.talon))
-        d._indicator_pos = trump_index if lay.random_middle else len(d.talon) - 1
         d.trump = SUIT_OF[d.indicator]
         d.tables = lay.tables[d.trump]
         leader = order[0] if first_leader is None else first_leader
@@ -439,8 +442,12 @@ class Deal:
 
         Returns the action as applied (a declaration's cards are the whole hand)."""
         offered = self._offered
-        if offered is not None and offered[0] == seat and type(action) is Action and (
-                action in offered[1]):
+        if (
+            offered is not None
+            and offered[0] == seat
+            and type(action) is Action
+            and action in offered[1]
+        ):
             kind = action[0]  # chosen from the list just handed out: legal by construction
         else:
             try:
@@ -520,8 +527,11 @@ class Deal:
         if self.over:
             raise IllegalAction(ErrorCode.WRONG_DECISION, "the deal is over")
         if kind is _K_DECLARE and (self.phase is not _DECLARE or not self._combos_on):
-            why = "combinations are off in this ruleset" if not self._combos_on else (
-                "no declaration window is open")
+            why = (
+                "combinations are off in this ruleset"
+                if not self._combos_on
+                else "no declaration window is open"
+            )
             raise IllegalAction(ErrorCode.DECLARATION_NOT_ALLOWED, f"cannot declare now: {why}")
         wanted = DECISION_OF_KIND[kind]
         if wanted is not self.phase:
@@ -586,8 +596,11 @@ class Deal:
         if kind is _K_BEAT:
             target = self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
             if not self.tables.set_beats(mask, target):
-                now = "led" if target == self.lead_mask and self.win_seat == self.trick[0].seat else (
-                    "now winning the trick")
+                now = (
+                    "led"
+                    if target == self.lead_mask and self.win_seat == self.trick[0].seat
+                    else "now winning the trick"
+                )
                 raise IllegalAction(
                     ErrorCode.DOES_NOT_BEAT,
                     f"{' '.join(codes(mask))} does not beat the {' '.join(codes(target))} {now}",
@@ -637,6 +650,7 @@ class Deal:
         ref = self.trick[0].seat if self.window_mid else self.leader
         order = self._order[ref]
         seat, combo = min(declared, key=lambda sc: (sc[1] != Combo.MOSCOW, order.index(sc[0])))
+        assert combo is not None  # a declaration names its combination
         if self.window_mid:
             self._return_trick()
         self.log.append(Declared(seat, combo, self.hands[seat]))
@@ -672,6 +686,7 @@ class Deal:
             return
         # The responders: the other seats still holding cards. Usually that is every other
         # seat, and the shared tuple is used as it is (responders are replaced, never changed).
+        responders: Sequence[int]
         responders = others = self._others[seat]
         for s in others:
             if not hands[s]:

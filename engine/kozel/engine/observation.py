@@ -201,12 +201,12 @@ def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
         for s in range(deal.players)
     )
     to_act = deal.to_act
-    asked = seat is not None and seat in to_act
+    asked = seat if seat is not None and seat in to_act else None  # the seat, if it is to act
     sealed = deal.phase is Decision.DECLARE and observer is not Spectator.FULL
-    if sealed and not asked:
+    if sealed and asked is None:
         to_act = _outwardly_awaited(deal)  # a sealed window looks like the play it delays
-    elif sealed:
-        to_act = (seat,)
+    elif sealed and asked is not None:
+        to_act = (asked,)
     indicator_drawn = deal.talon.index(deal.indicator) < deal.talon_pos
     hand = deal.hands[seat] if seat is not None else 0
     return Observation(
@@ -221,9 +221,11 @@ def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
         seats=seats,
         tricks=tricks,
         trick=trick,
-        decision=str(deal.phase) if asked else str(Decision.NONE),
+        decision=str(deal.phase) if asked is not None else str(Decision.NONE),
         to_act=tuple(to_act),
-        lead_cap=deal.lead_cap(seat) if asked and deal.phase is Decision.LEAD else None,
+        lead_cap=deal.lead_cap(asked)
+        if asked is not None and deal.phase is Decision.LEAD
+        else None,
         deal_over=deal.over,
     )
 

@@ -35,7 +35,7 @@ def action_of(kind: ActionKind, cards: int) -> Action:
     return act
 
 
-class _Singles(dict):
+class _Singles(dict[int, tuple[Action, ...]]):
     """``singles[pattern]``: the one-card actions of a kind for an 18-bit ``pattern`` of cards
     (half the deck: spades and clubs, or diamonds and hearts), by card numbers. Built on first
     use; hands hold at most four cards, so a few thousand patterns ever occur."""
@@ -82,7 +82,7 @@ def subsets(hand: int, size: int) -> list[int]:
     return [sum(combo) for combo in combinations(bits, size)]
 
 
-class _LeadRows(dict):
+class _LeadRows(dict[int, list[tuple[Action, ...]]]):
     """``rows[pattern][cap]`` for one suit: the leads made of the suit's 9-bit ``pattern`` of
     cards (and the wild shokha when ``with_shokha``), of allowed sizes up to ``cap``, by size
     then cards. A row is built the first time it is looked up: building all 512 at once takes
@@ -112,7 +112,7 @@ class _LeadRows(dict):
         return row
 
 
-class _HalfRows(dict):
+class _HalfRows(dict[int, list[tuple[Action, ...]]]):
     """``rows[pattern][cap]``: the leads of an 18-bit ``pattern`` of two suits' cards (spades
     and clubs, or diamonds and hearts), the lower suit's first: two suits' rows joined, so that
     a hand's leads take two lookups. For spades and clubs, ``wild_clubs`` gives the clubs' rows
@@ -141,7 +141,9 @@ def _lead_table(lead_sizes: tuple[int, ...], with_shokha: bool) -> list[_LeadRow
 
 
 @lru_cache(maxsize=32)
-def _lead_halves(lead_sizes: tuple[int, ...], wild: bool) -> tuple[_HalfRows, ...]:
+def _lead_halves(
+    lead_sizes: tuple[int, ...], wild: bool
+) -> tuple[_HalfRows, _HalfRows, _HalfRows]:
     """The :class:`_HalfRows` of spades and clubs, of diamonds and hearts, and of diamonds
     and hearts when the hand holds the shokha (the same as the last unless it is wild)."""
     plain = _lead_table(lead_sizes, False)
@@ -235,7 +237,7 @@ def _hall(target: int, beaten_by: tuple[int, ...]) -> list[tuple[int, int]]:
 def _covers(m: int, hall: list[tuple[int, int]]) -> bool:
     """Hall's condition: every set of ``n`` target cards has ``n`` cards of ``m`` beating one
     of them, so ``m`` pairs off with the target, each card beating its own (rule 3)."""
-    for u, n in hall:
+    for u, n in hall:  # noqa: SIM110 - a loop: all() over a generator is slower here
         if (m & u).bit_count() < n:
             return False
     return True

@@ -186,8 +186,9 @@ def _check_sides(sides: list[Any], where: str, out: frozenset[int] = frozenset()
         if side is None and i in out:
             continue
         if not isinstance(side, Mapping) or any(
-                not isinstance(side.get(k), int) or isinstance(side.get(k), bool)
-                or side.get(k) < 0 for k in ("points", "tricks")):
+            not isinstance(v := side.get(k), int) or isinstance(v, bool) or v < 0
+            for k in ("points", "tricks")
+        ):
             raise SetupError(f"{where}[{i}] must have whole-number 'points' and 'tricks' (null "
                              f"only for a side that is out), not {side!r}")
 
