@@ -181,7 +181,8 @@ class Deal:
             act = tuple(sorted(set(active)))
             if len(act) < 2 or any(not 0 <= s < players for s in act):
                 raise SetupError(
-                    f"active seats {list(act)} are not at least two seats of {players}")
+                    f"active seats {list(act)} are not at least two seats of {players}"
+                )
         lay = _layout(rules, players, act)
         if sorted(deck) != lay.deck:
             raise SetupError(
@@ -244,7 +245,9 @@ class Deal:
             if trump_index is None:
                 raise SetupError("random_middle needs a trump_index into the talon")
             if not 0 <= trump_index < len(d.talon):
-                raise SetupError(f"trump_index {trump_index} is outside the talon of {len(d.talon)}")
+                raise SetupError(
+                    f"trump_index {trump_index} is outside the talon of {len(d.talon)}"
+                )
             d.indicator = d.talon[trump_index]
             d._indicator_pos = trump_index
         d.talon_pos = 0
@@ -266,7 +269,12 @@ class Deal:
         and ``answers`` are copied only while a window is open (opening one replaces both)."""
         d = _new_object(Deal)
         d.rules, d.tables, d.players, d.active = self.rules, self.tables, self.players, self.active
-        d.side_of, d.n_sides, d.dealer, d.trump = self.side_of, self.n_sides, self.dealer, self.trump
+        d.side_of, d.n_sides, d.dealer, d.trump = (
+            self.side_of,
+            self.n_sides,
+            self.dealer,
+            self.trump,
+        )
         d.indicator, d.talon, d.talon_pos = self.indicator, self.talon, self.talon_pos
         d.hands, d.known = self.hands[:], self.known[:]
         d.phase, d.leader, d.responders = self.phase, self.leader, self.responders
@@ -341,7 +349,8 @@ class Deal:
         if phase is _RESPOND:
             if seat == self.responders[self.resp_i]:
                 moves = self.tables.responses(
-                    self.hands[seat], self.lead_mask if self._original_lead else self.win_mask)
+                    self.hands[seat], self.lead_mask if self._original_lead else self.win_mask
+                )
             else:
                 moves = _NO_MOVES
         elif phase is _LEAD and seat == self.leader:
@@ -382,21 +391,28 @@ class Deal:
             if kind is not _K_BEAT:
                 return False
             return self.tables.set_beats(
-                cards, self.lead_mask if self._original_lead else self.win_mask)
+                cards, self.lead_mask if self._original_lead else self.win_mask
+            )
         if phase is _LEAD:
             if seat != self.leader or kind is not _K_LEAD:
                 return False
             n = cards.bit_count()
             return (
-                n > 0 and not cards & ~self.hands[seat] and n in self.rules.lead_sizes
-                and n <= self.lead_cap(seat) and self.tables.one_suit(cards)
+                n > 0
+                and not cards & ~self.hands[seat]
+                and n in self.rules.lead_sizes
+                and n <= self.lead_cap(seat)
+                and self.tables.one_suit(cards)
             )
         if phase is _DECLARE and seat in self.pending:
             if kind is _K_PASS:
                 return True
             hand = self.hands[seat]
-            return kind is _K_DECLARE and cards == hand and (
-                action.combo is not None and action.combo == combo_of(hand, self.rules))
+            return (
+                kind is _K_DECLARE
+                and cards == hand
+                and (action.combo is not None and action.combo == combo_of(hand, self.rules))
+            )
         return False
 
     def card_points(self) -> list[int]:
@@ -494,7 +510,10 @@ class Deal:
         return action
 
     def play(
-        self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
+        self,
+        seat: int,
+        kind: ActionKind | str,
+        cards: Sequence[int | str] = (),
         combo: Combo | str | None = None,
     ) -> Action:
         """Apply an action given as a card list, checking duplicates too; returns the action."""
@@ -536,7 +555,8 @@ class Deal:
         wanted = DECISION_OF_KIND[kind]
         if wanted is not self.phase:
             raise IllegalAction(
-                ErrorCode.WRONG_DECISION, f"a {kind} is not awaited now; the deal awaits a {self.phase}"
+                ErrorCode.WRONG_DECISION,
+                f"a {kind} is not awaited now; the deal awaits a {self.phase}",
             )
         if seat not in self.to_act:
             who = ", ".join(map(str, self.to_act))
@@ -594,7 +614,9 @@ class Deal:
                 ErrorCode.WRONG_CARD_COUNT, f"{n} cards played to a lead of {need}; play {need}"
             )
         if kind is _K_BEAT:
-            target = self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
+            target = (
+                self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
+            )
             if not self.tables.set_beats(mask, target):
                 now = (
                     "led"
@@ -731,8 +753,9 @@ class Deal:
         self.tricks_won[winner] += 1
         pp = PATTERN_POINTS
         pts = pp[cards & 0x1FF] + pp[cards >> 9 & 0x1FF] + pp[cards >> 18 & 0x1FF] + pp[cards >> 27]
-        self.tricks.append(t := _new(Trick, (self.leader, winner, pts, tuple(trick),
-                                             self.trick_combo)))
+        self.tricks.append(
+            t := _new(Trick, (self.leader, winner, pts, tuple(trick), self.trick_combo))
+        )
         self.log.append(t)
         if self.talon_pos < len(self._talon_bits):
             self._draw(winner)
@@ -809,8 +832,10 @@ class Deal:
 
     def __repr__(self) -> str:
         hands = " | ".join(" ".join(codes(h)) for h in self.hands)
-        return (f"<Deal {self.rules.name} trump={SUITS[self.trump]} phase={self.phase} "
-                f"to_act={self.to_act} talon={self.talon_left} hands=[{hands}]>")
+        return (
+            f"<Deal {self.rules.name} trump={SUITS[self.trump]} phase={self.phase} "
+            f"to_act={self.to_act} talon={self.talon_left} hands=[{hands}]>"
+        )
 
 
 class _Layout(NamedTuple):
@@ -847,19 +872,26 @@ def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
         order = {s: _clockwise(active, s, players) for s in active}
         combos_on = rules.combos != Combos.NONE
         lay = _LAYOUTS[key] = _Layout(
-            rules=rules, deck=cards_in(rules.deck), side_of=side_of, n_sides=max(side_of) + 1,
-            order=order, others={s: o[1:] for s, o in order.items()},
-            deal_order={s: o[1:] + o[:1] for s, o in order.items()}, combos_on=combos_on,
-            money=rules.is_money, auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,
+            rules=rules,
+            deck=cards_in(rules.deck),
+            side_of=side_of,
+            n_sides=max(side_of) + 1,
+            order=order,
+            others={s: o[1:] for s, o in order.items()},
+            deal_order={s: o[1:] + o[:1] for s, o in order.items()},
+            combos_on=combos_on,
+            money=rules.is_money,
+            auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,
             original_lead=rules.beat_target == BeatTarget.ORIGINAL_LEAD,
             interrupts=rules.midtrick_interrupt and combos_on,
             round_robin=rules.draw_mode == DrawMode.ROUND_ROBIN,
             random_middle=rules.trump_mode == TrumpMode.RANDOM_MIDDLE,
-            combo_memo=combo_memo(rules), tables=tuple(tables_for(rules, t) for t in range(4)))
+            combo_memo=combo_memo(rules),
+            tables=tuple(tables_for(rules, t) for t in range(4)),
+        )
     return lay
 
 
 def _clockwise(active: tuple[int, ...], start: int, players: int) -> tuple[int, ...]:
     """Active seats clockwise from ``start`` (included)."""
     return tuple(s for k in range(players) if (s := (start + k) % players) in active)
-
