@@ -52,8 +52,8 @@ def _ignore_rules() -> list[tuple[bool, re.Pattern[str]]]:
     """The root .dockerignore as (excludes, pattern), in order; the last match wins, and a
     pattern matches a path or any folder above it (as Docker does)."""
     rules = []
-    for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines():
-        line = line.strip()
+    for raw in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         include = line.startswith("!")
@@ -159,7 +159,7 @@ def test_a_wheel_built_from_the_build_context_holds_the_referee(tmp_path: Path) 
     .dockerignore), build the wheel without isolation, and look inside."""
     rules = _ignore_rules()
     src = tmp_path / "src"
-    for stage, sources, dest in _copies():
+    for stage, sources, _dest in _copies():
         if stage != "builder":
             continue
         for rel in sources:

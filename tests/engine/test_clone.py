@@ -25,7 +25,7 @@ CONFIGS = [
     ("money", 3, {}), ("money", 5, {"draw_mode": "fill_each"}),
     ("classic", 3, {"midtrick_interrupt": True, "discard_visibility": "open"}),
 ]
-ALL = pytest.mark.parametrize("preset,players,options", CONFIGS,
+ALL = pytest.mark.parametrize(("preset", "players", "options"), CONFIGS,
                               ids=[f"{p}-{n}{'-' + ','.join(o) if o else ''}" for p, n, o in CONFIGS])
 CACHES = {"tables", "_offered", "_combo_memo"}  # shared lookup tables, not the deal's state
 
@@ -102,7 +102,7 @@ def test_deal_clone_is_equal_and_independent(preset: str, players: int, options:
     assert state(clone) == after, "acting on the original changed the clone"
 
 
-@pytest.mark.parametrize("preset,players", [("classic", 3), ("courtyard", 4)])
+@pytest.mark.parametrize(("preset", "players"), [("classic", 3), ("courtyard", 4)])
 def test_clone_inside_a_declaration_window(preset: str, players: int) -> None:
     """The window's pending seats and answers are copied while a window is open."""
     opened = 0
@@ -149,7 +149,7 @@ def play_match(match: Match, rng: random.Random, steps: int) -> list[tuple[int, 
     return done
 
 
-@pytest.mark.parametrize("preset,players", [("classic", 2), ("classic", 4), ("money", 3)])
+@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 3)])
 @given(seed=st.integers(0, 2**32 - 1), stop=st.integers(0, 300), more=st.integers(1, 300))
 @settings(max_examples=15, deadline=None)
 def test_match_clone_is_equal_and_independent(preset: str, players: int, seed: int, stop: int,

@@ -35,7 +35,7 @@ def _public_and_own(match: Match, seat: int, faced_up: set[str]) -> set[str]:
     return allowed
 
 
-@pytest.mark.parametrize("preset,players", TABLES)
+@pytest.mark.parametrize(("preset", "players"), TABLES)
 def test_observation_mentions_only_known_cards(preset: str, players: int) -> None:
     rules = Ruleset.preset(preset)
     for seed in range(4):
@@ -66,7 +66,10 @@ def test_face_down_discard_hidden_from_others_but_not_owner() -> None:
     from kozel.engine.deal import Deal
     from kozel.engine.vectors import CARD_OF
 
-    deck = "AC TC 7D 6D 8D QH 9S JS 7H 8C 9C 6S 7S 8S TS QS KS AS 6C 7C JC QC KC 9D TD JD QD KD AD 6H 8H 9H TH JH KH AH"
+    deck = (
+        "AC TC 7D 6D 8D QH 9S JS 7H 8C 9C 6S 7S 8S TS QS KS AS "
+        "6C 7C JC QC KC 9D TD JD QD KD AD 6H 8H 9H TH JH KH AH"
+    )
     deal = Deal.start(rules, 2, [CARD_OF[c] for c in deck.split()], dealer=1)
     deal.play(0, "lead", ["AC"])
     deal.play(1, "discard", ["TC"])

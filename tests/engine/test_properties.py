@@ -144,7 +144,7 @@ def mask_of(cards: Any) -> int:
 
 
 def count(mask: int) -> int:
-    return bin(mask).count("1")
+    return mask.bit_count()
 
 
 def suit(c: int) -> str:
@@ -203,9 +203,12 @@ def ref_combo(mask: int, rules: Ruleset) -> Combo | None:
         return Combo.MOSCOW
     if len({suit(c) for c in cards}) == 1:
         return Combo.MOLODKA
-    if rules.combos == Combos.BOTH and has_shokha:
-        if len({suit(c) for c in cards if c != SHOKHA}) == 1:
-            return Combo.MOLODKA
+    if (
+        rules.combos == Combos.BOTH
+        and has_shokha
+        and len({suit(c) for c in cards if c != SHOKHA}) == 1
+    ):
+        return Combo.MOLODKA
     return None
 
 

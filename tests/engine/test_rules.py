@@ -209,7 +209,7 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options,knob", BAD_OPTIONS, ids=[k for _, k in BAD_OPTIONS])
+@pytest.mark.parametrize(("options", "knob"), BAD_OPTIONS, ids=[k for _, k in BAD_OPTIONS])
 def test_bad_options_are_refused_naming_the_knob(options: dict, knob: str) -> None:
     with pytest.raises(RulesError, match=knob):
         Ruleset.preset("classic", options)

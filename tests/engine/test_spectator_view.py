@@ -36,7 +36,7 @@ def _public_cards(deal: Deal) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("preset,players", TABLES)
+@pytest.mark.parametrize(("preset", "players"), TABLES)
 def test_a_spectator_sees_no_hidden_card(preset: str, players: int) -> None:
     for seed in range(3):
         match = Match(Ruleset.preset(preset), players, seed)

@@ -51,7 +51,7 @@ def test_greedy_beats_random_two_player_classic() -> None:
     assert rate >= 0.65, f"greedy won only {rate:.1%}"
 
 
-@pytest.mark.parametrize("preset,players", [
+@pytest.mark.parametrize(("preset", "players"), [
     ("classic", 3), ("classic", 4), ("classic-35", 3), ("courtyard", 4),
     ("classic-no-shokha", 2), ("balkan", 3), ("money", 3), ("money", 5),
 ])

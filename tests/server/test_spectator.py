@@ -157,7 +157,7 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     assert events[0].WhichOneof("kind") == "snapshot" and not snap.full and not events[0].hands
     assert [p.name for p in snap.match.seating] == ["greedy-0", "watched"]
     first_deal = snap.deal_start.deal_index
-    dealt, deal = truth[first_deal]
+    _dealt, deal = truth[first_deal]
     assert snap.deal.hand == [] and len(snap.deal.seats) == 2
     seen = {snap.deal.trump_card}
     for t in list(snap.deal.tricks) + ([snap.deal.trick] if snap.deal.HasField("trick") else []):
@@ -172,7 +172,7 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     deals = _by_deal(events)
     assert sorted(deals) == list(range(first_deal, len(replay.deals)))
     for index, stream in deals.items():
-        dealt, deal = truth[index]
+        _dealt, deal = truth[index]
         plays = [e for e in deal.log if isinstance(e, Play)]  # the truth, in order
         shown = [e.played for e in stream if e.WhichOneof("kind") == "played"]
         # a spectator joining mid-deal sees the rest of it

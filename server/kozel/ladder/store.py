@@ -460,10 +460,12 @@ class Store:
                 .where(MatchRow.status == "finished").group_by(MatchSeatRow.bot_id)).all())
             rated = dict(s.execute(select(RatingRow.bot_id, func.sum(RatingRow.matches))
                                    .group_by(RatingRow.bot_id)).all())
-            for bot in set(finished) | set(rated):
-                if finished.get(bot, 0) != (rated.get(bot) or 0):
-                    problems.append(f"bot {bot}: {finished.get(bot, 0)} finished match seats "
-                                    f"but {rated.get(bot) or 0} rated matches")
+            problems.extend(
+                f"bot {bot}: {finished.get(bot, 0)} finished match seats "
+                f"but {rated.get(bot) or 0} rated matches"
+                for bot in set(finished) | set(rated)
+                if finished.get(bot, 0) != (rated.get(bot) or 0)
+            )
             half = s.scalar(select(func.count()).select_from(MatchSeatRow).join(MatchRow)
                             .where(MatchRow.status != "finished",
                                    MatchSeatRow.mu_after.is_not(None)))
@@ -498,7 +500,7 @@ class Store:
             q = select(MatchRow.status, func.count()).group_by(MatchRow.status)
             if ladder is not None:
                 q = q.where(MatchRow.ladder == ladder)
-            return {status: n for status, n in s.execute(q).all()}
+            return dict(s.execute(q).tuples().all())
 
     def matches(self, *, ladder: str | None = None, bot: str | None = None,
                 since: datetime | None = None, limit: int = 100) -> list[MatchRow]:

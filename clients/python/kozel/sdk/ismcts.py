@@ -65,7 +65,7 @@ def _ruleset(preset: str, options: dict[str, Any], players: int) -> Ruleset:
         deck = [c for c in range(36) if rules.deck >> c & 1]
         if rules.trump_mode != TrumpMode.RANDOM_MIDDLE and 2 <= players <= 5:
             for suit in range(4):  # a deck whose trump card is of this suit
-                top = [c for c in deck if SUIT_OF[c] == suit][0]
+                top = next(c for c in deck if SUIT_OF[c] == suit)
                 rest = [c for c in deck if c != top]
                 order = rest[:4 * players] + [top] + rest[4 * players:]
                 Deal.start(rules, players, order, 0)
