@@ -20,7 +20,7 @@ from kozel.engine import Deal, Decision, Match, Ruleset, full_view, observe
 from kozel.engine.players import play_random_deal
 from kozel.engine.shuffle import shuffled_deck
 
-CONFIGS = [
+CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
     ("classic", 2, {}), ("classic", 3, {}), ("classic", 4, {}), ("courtyard", 4, {}),
     ("money", 3, {}), ("money", 5, {"draw_mode": "fill_each"}),
     ("classic", 3, {"midtrick_interrupt": True, "discard_visibility": "open"}),
@@ -58,7 +58,7 @@ def observables(deal: Deal) -> tuple:
 
 def play(deal: Deal, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
     """Up to ``steps`` random legal actions; returns them."""
-    done = []
+    done: list[tuple[int, Any]] = []
     while not deal.over and len(done) < steps:
         seat = deal.to_act[rng.randrange(len(deal.to_act))]
         action = rng.choice(deal.legal_actions(seat))
@@ -139,7 +139,7 @@ def match_state(match: Match) -> tuple:
 
 
 def play_match(match: Match, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
-    done = []
+    done: list[tuple[int, Any]] = []
     while not match.over and len(done) < steps:
         deal = match.deal
         seat = deal.to_act[0]

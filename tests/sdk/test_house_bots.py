@@ -100,7 +100,7 @@ def test_house_bots_registry_and_random_seed() -> None:
 
 # -- hand-made situations (two players, diamonds trump unless said) -----------------------------
 
-def _greedy(deal, seat: int) -> game_pb2.Action:  # type: ignore[no-untyped-def]
+def _greedy(deal, seat: int) -> game_pb2.Action:
     req, _ = request_for(deal, seat)
     return req.legal_actions[GreedyBot().choose(req)]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import Sequence
 
 import grpc
 import pytest
@@ -30,7 +31,7 @@ TABLES = [
 
 
 async def play_table(address: str, preset: str, players: int, bots: list[RawBot] | None = None,
-                     house: list[str] = (), clock: pb.TimeControl | None = None
+                     house: Sequence[str] = (), clock: pb.TimeControl | None = None
                      ) -> tuple[rpb.WaitTableResponse, list[RawBot]]:
     table = await create_table(address, preset, players, house=list(house), clock=clock)
     bots = bots or [RawBot(address, f"raw-{i}", seed=i) for i in range(players - len(house))]

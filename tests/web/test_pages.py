@@ -93,7 +93,12 @@ def test_home_and_match_list_pages(arena: Arena, page) -> None:
 
 def test_hostile_bot_name_renders_as_text(arena: Arena, page) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d) -> None:
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(arena.url("/bots/" + quote(HOSTILE, safe="")))
     page.wait_for_selector("h1 .bot-name")
     assert page.inner_text("h1 .bot-name") == HOSTILE

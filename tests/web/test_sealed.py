@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -71,7 +71,7 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
          "127.0.0.1:0", "--referee", grpc_addr], {"web": r"web pages on (http://\S+)"})
     standalone = alone_found["web"].rstrip("/")
     Slow.ends = []
-    seen: dict[str, object] = {}
+    seen: dict[str, Any] = {}
 
     async def scenario() -> None:
         tasks = [asyncio.create_task(play(Slow, grpc_addr, name=n, join_ladder="dup",

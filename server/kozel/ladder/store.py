@@ -453,7 +453,7 @@ class Store:
         snapshot (REPEATABLE READ on PostgreSQL), so matches finishing meanwhile raise no
         false alarm. Includes the rating chain: for every bot and ladder, each match's
         rating before equals the previous match's rating after."""
-        problems = []
+        problems: list[str] = []
         with self._snapshot() as s:
             finished = dict(s.execute(
                 select(MatchSeatRow.bot_id, func.count()).join(MatchRow)
@@ -559,8 +559,8 @@ def _db_now(s: Session) -> float:
     """The database's clock in epoch seconds: leases of processes on different machines are
     compared on one clock, so clock skew cannot make two hosts overlap."""
     if s.get_bind().dialect.name == "postgresql":
-        return float(s.execute(text("SELECT extract(epoch from clock_timestamp())")).scalar())
-    return float(s.execute(text("SELECT (julianday('now') - 2440587.5) * 86400.0")).scalar())
+        return float(s.execute(text("SELECT extract(epoch from clock_timestamp())")).scalar_one())
+    return float(s.execute(text("SELECT (julianday('now') - 2440587.5) * 86400.0")).scalar_one())
 
 
 def _claim(s: Session, referee_id: str, ladders: Sequence[str], now: float) -> dict[str, str]:

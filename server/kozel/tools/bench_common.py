@@ -22,7 +22,7 @@ import threading
 import time
 import urllib.request
 from bisect import bisect_left
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,7 +279,7 @@ async def command_loop(handlers: dict[str, Callable[[], Awaitable[dict[str, Any]
             return
 
 
-def child_main(main: Callable[[], Awaitable[None]]) -> None:
+def child_main(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run a child's main coroutine; a crash is reported as a ``failed`` event."""
     try:
         asyncio.run(main())

@@ -496,7 +496,7 @@ def _playout(deal: Deal, side: int, rng: random.Random, points_weight: float = 0
 
 def _cost(mask: int, trump: int) -> float:
     """What spending these cards gives up: their points, more for trumps and the shokha."""
-    c = points(mask)
+    c: float = points(mask)
     m = mask
     while m:
         low = m & -m
