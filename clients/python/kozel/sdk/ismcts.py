@@ -394,8 +394,14 @@ class _Plan:
         rng.shuffle(pool)
         for p, c in zip(free, pool):
             deck[p] = c
-        deal = Deal.start(self.rules, self.players, deck, self.dealer,  # type: ignore[arg-type]
-                          active=self.active, first_leader=self.first_leader)
+        deal = Deal.start(
+            self.rules,
+            self.players,
+            deck,  # type: ignore[arg-type]  # every slot holds a card by now
+            self.dealer,
+            active=self.active,
+            first_leader=self.first_leader,
+        )
         keep = self.keep
         shed = self.shed_indicator
         for trick in self.tricks:
