@@ -32,14 +32,16 @@ test: lint $(STAMP) proto/node_modules/.installed
 	$(BIN)/python -m pytest -n 2 -q
 
 # Ruff (lint and format check) and mypy (strict on kozel.engine and kozel.core); settings in
-# pyproject.toml. `make fix` applies ruff's safe fixes and the formatter.
+# pyproject.toml. `make fix` applies ruff's safe fixes, lists what is left, and formats.
 lint: $(STAMP)
-	$(BIN)/ruff check --no-fix .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
+	@status=0; \
+	echo "ruff check"; $(BIN)/ruff check --no-fix . || status=1; \
+	echo "ruff format --check"; $(BIN)/ruff format --check . || status=1; \
+	echo "mypy"; $(BIN)/mypy || status=1; \
+	exit $$status
 
 fix: $(STAMP)
-	$(BIN)/ruff check --fix .
+	$(BIN)/ruff check --fix --exit-zero .
 	$(BIN)/ruff format .
 
 bench: $(STAMP)
