@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED_VECTORS ?= ../shared/vectors
 
-.PHONY: demo test setup bench clean lock proto
+.PHONY: demo test lint fix setup bench clean lock proto
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,13 +23,26 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/kozel demo
 
-test: $(STAMP) proto/node_modules/.installed
+test: lint $(STAMP) proto/node_modules/.installed
 	cd proto && npx --no-install buf lint
 	proto/check-breaking.sh
 	$(BIN)/kozel vectors check -q tests/vectors
 	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check -q $(SHARED_VECTORS); \
 	 else echo "no shared vectors at $(SHARED_VECTORS): skipped"; fi
 	$(BIN)/python -m pytest -n 2 -q
+
+# Ruff (lint and format check) and mypy (strict on kozel.engine and kozel.core); settings in
+# pyproject.toml. `make fix` applies ruff's safe fixes, lists what is left, and formats.
+lint: $(STAMP)
+	@status=0; \
+	echo "ruff check"; $(BIN)/ruff check --no-fix . || status=1; \
+	echo "ruff format --check"; $(BIN)/ruff format --check . || status=1; \
+	echo "mypy"; $(BIN)/mypy || status=1; \
+	exit $$status
+
+fix: $(STAMP)
+	$(BIN)/ruff check --fix --exit-zero .
+	$(BIN)/ruff format .
 
 bench: $(STAMP)
 	$(BIN)/kozel bench engine
@@ -40,7 +53,7 @@ lock:
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements.lock
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
 
 # Regenerate the Python stubs in clients/python/kozel/v1 from proto/ (committed; a test checks
 # they are current).

@@ -7,12 +7,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from kozel.engine.vectors import DEAL_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 KOZEL = [sys.executable, "-m", "kozel.cli.main"]
-GOOD = {
+GOOD: dict[str, Any] = {
     "name": "a ten led is beaten by the ace of its suit",
     "ruleset": "classic", "players": 2, "dealer": 1,
     "deck": ("TS AS 7C KS 8D 6D 9H QH 7H JC 9C 6S 7S 8S 9S JS QS 6C 8C TC QC KC AC 7D 9D TD "

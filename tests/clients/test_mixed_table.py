@@ -26,8 +26,12 @@ pytestmark = pytest.mark.timeout(1800)  # first builds of four toolchains
 
 
 @pytest.fixture(scope="module")
-def commands(node_bot: str, go_bot: Path, rust_bot: Path,  # noqa: F811
-             java_bot: list[str]) -> dict[str, list[str]]:  # noqa: F811
+def commands(
+    node_bot: str,  # noqa: F811
+    go_bot: Path,  # noqa: F811
+    rust_bot: Path,  # noqa: F811
+    java_bot: list[str],  # noqa: F811
+) -> dict[str, list[str]]:
     return {
         "node": [node_bot, str(NODE_DIR / "bot.js")],
         "go": [str(go_bot)],

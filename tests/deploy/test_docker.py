@@ -52,8 +52,8 @@ def _ignore_rules() -> list[tuple[bool, re.Pattern[str]]]:
     """The root .dockerignore as (excludes, pattern), in order; the last match wins, and a
     pattern matches a path or any folder above it (as Docker does)."""
     rules = []
-    for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines():
-        line = line.strip()
+    for raw in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         include = line.startswith("!")
@@ -140,7 +140,9 @@ def test_every_package_folder_of_the_wheel_is_copied() -> None:
 
 def test_the_runtime_requirements_are_pinned_by_the_lock() -> None:
     (install,) = [a for ins, a in _instructions(1) if ins == "RUN" and "tomllib" in a]
-    snippet = re.search(r'python -c "(.+?)" > runtime\.txt', install).group(1)
+    found = re.search(r'python -c "(.+?)" > runtime\.txt', install)
+    assert found is not None, install
+    snippet = found.group(1)
     out = subprocess.run([sys.executable, "-c", snippet], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
@@ -148,7 +150,9 @@ def test_the_runtime_requirements_are_pinned_by_the_lock() -> None:
     lock = dict(line.split("==") for line in (ROOT / "requirements.lock").read_text().splitlines()
                 if "==" in line and not line.startswith(("#", " ")))
     for dep in deps + ["hatchling"]:
-        name = re.match(r"[A-Za-z0-9_.-]+", dep).group(0).lower()
+        found = re.match(r"[A-Za-z0-9_.-]+", dep)
+        assert found is not None, dep
+        name = found.group(0).lower()
         assert name in lock, f"{name} is not pinned in requirements.lock"
         if "==" in dep:
             assert dep.split("==")[1] == lock[name], dep
@@ -159,7 +163,7 @@ def test_a_wheel_built_from_the_build_context_holds_the_referee(tmp_path: Path) 
     .dockerignore), build the wheel without isolation, and look inside."""
     rules = _ignore_rules()
     src = tmp_path / "src"
-    for stage, sources, dest in _copies():
+    for stage, sources, _dest in _copies():
         if stage != "builder":
             continue
         for rel in sources:

@@ -35,6 +35,7 @@ async def health_async(*args: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(*KOZEL, "health", *args,
                                                 stdout=asyncio.subprocess.PIPE)
     out, _ = await proc.communicate()
+    assert proc.returncode is not None
     return proc.returncode, out.decode().strip()
 
 

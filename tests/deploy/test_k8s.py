@@ -57,7 +57,7 @@ def _crd_validator(kind: str) -> jsonschema.Draft202012Validator:
 
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
-@pytest.mark.parametrize("path,index,doc", CORE,
+@pytest.mark.parametrize(("path", "index", "doc"), CORE,
                          ids=[f"{p.relative_to(K8S_DIR)}#{i}-{d['kind']}" for p, i, d in CORE])
 def test_core_manifests_validate_strictly(path: Path, index: int, doc: dict,
                                           version: str) -> None:
@@ -143,7 +143,7 @@ def test_selectors_match_the_referee_pods() -> None:
 
 def test_ports_and_probes_follow_the_configuration() -> None:
     config = _config()
-    _, pod, container = _referee()
+    _, _pod, container = _referee()
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports == {"bots": listen_port(config["listen"]),
                      "operator": listen_port(config["operator"]["listen"]),

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from kozel.v1 import game_pb2 as pb
@@ -52,14 +53,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RefereePr
         stop_referee_process(ref)
 
 
-def _families(port: int) -> dict[str, object]:
+def _families(port: int) -> dict[str, Metric]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
         assert resp.status == 200
         text = resp.read().decode()
     return {f.name: f for f in text_string_to_metric_families(text)}
 
 
-def _exposed_names(families: dict[str, object]) -> set[str]:
+def _exposed_names(families: dict[str, Metric]) -> set[str]:
     """Family names, their sample names, and name_total for counters (a labelled counter
     with no series yet shows only its # TYPE line)."""
     names: set[str] = set()

@@ -20,12 +20,12 @@ from kozel.engine import Deal, Decision, Match, Ruleset, full_view, observe
 from kozel.engine.players import play_random_deal
 from kozel.engine.shuffle import shuffled_deck
 
-CONFIGS = [
+CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
     ("classic", 2, {}), ("classic", 3, {}), ("classic", 4, {}), ("courtyard", 4, {}),
     ("money", 3, {}), ("money", 5, {"draw_mode": "fill_each"}),
     ("classic", 3, {"midtrick_interrupt": True, "discard_visibility": "open"}),
 ]
-ALL = pytest.mark.parametrize("preset,players,options", CONFIGS,
+ALL = pytest.mark.parametrize(("preset", "players", "options"), CONFIGS,
                               ids=[f"{p}-{n}{'-' + ','.join(o) if o else ''}" for p, n, o in CONFIGS])
 CACHES = {"tables", "_offered", "_combo_memo"}  # shared lookup tables, not the deal's state
 
@@ -58,7 +58,7 @@ def observables(deal: Deal) -> tuple:
 
 def play(deal: Deal, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
     """Up to ``steps`` random legal actions; returns them."""
-    done = []
+    done: list[tuple[int, Any]] = []
     while not deal.over and len(done) < steps:
         seat = deal.to_act[rng.randrange(len(deal.to_act))]
         action = rng.choice(deal.legal_actions(seat))
@@ -102,7 +102,7 @@ def test_deal_clone_is_equal_and_independent(preset: str, players: int, options:
     assert state(clone) == after, "acting on the original changed the clone"
 
 
-@pytest.mark.parametrize("preset,players", [("classic", 3), ("courtyard", 4)])
+@pytest.mark.parametrize(("preset", "players"), [("classic", 3), ("courtyard", 4)])
 def test_clone_inside_a_declaration_window(preset: str, players: int) -> None:
     """The window's pending seats and answers are copied while a window is open."""
     opened = 0
@@ -139,7 +139,7 @@ def match_state(match: Match) -> tuple:
 
 
 def play_match(match: Match, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
-    done = []
+    done: list[tuple[int, Any]] = []
     while not match.over and len(done) < steps:
         deal = match.deal
         seat = deal.to_act[0]
@@ -149,7 +149,7 @@ def play_match(match: Match, rng: random.Random, steps: int) -> list[tuple[int, 
     return done
 
 
-@pytest.mark.parametrize("preset,players", [("classic", 2), ("classic", 4), ("money", 3)])
+@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 3)])
 @given(seed=st.integers(0, 2**32 - 1), stop=st.integers(0, 300), more=st.integers(1, 300))
 @settings(max_examples=15, deadline=None)
 def test_match_clone_is_equal_and_independent(preset: str, players: int, seed: int, stop: int,

@@ -28,14 +28,13 @@ def _public_and_own(match: Match, seat: int, faced_up: set[str]) -> set[str]:
     deal = match.deal
     allowed = set(faced_up) | {CODES[deal.indicator]}
     allowed |= {CODES[c] for c in cards_in(deal.hands[seat])}
-    for t in list(deal.tricks) + [type("T", (), {"plays": deal.trick})]:
-        for p in t.plays:
-            if p.seat == seat or p.face_up:
-                allowed |= {CODES[c] for c in cards_in(p.cards)}
+    for p in [p for t in deal.tricks for p in t.plays] + deal.trick:
+        if p.seat == seat or p.face_up:
+            allowed |= {CODES[c] for c in cards_in(p.cards)}
     return allowed
 
 
-@pytest.mark.parametrize("preset,players", TABLES)
+@pytest.mark.parametrize(("preset", "players"), TABLES)
 def test_observation_mentions_only_known_cards(preset: str, players: int) -> None:
     rules = Ruleset.preset(preset)
     for seed in range(4):
@@ -64,9 +63,12 @@ def test_observation_mentions_only_known_cards(preset: str, players: int) -> Non
 def test_face_down_discard_hidden_from_others_but_not_owner() -> None:
     rules = Ruleset.preset("classic")
     from kozel.engine.deal import Deal
-    from kozel.engine.vectors import CARD_OF
+    from kozel.engine.cards import CARD_OF
 
-    deck = "AC TC 7D 6D 8D QH 9S JS 7H 8C 9C 6S 7S 8S TS QS KS AS 6C 7C JC QC KC 9D TD JD QD KD AD 6H 8H 9H TH JH KH AH"
+    deck = (
+        "AC TC 7D 6D 8D QH 9S JS 7H 8C 9C 6S 7S 8S TS QS KS AS "
+        "6C 7C JC QC KC 9D TD JD QD KD AD 6H 8H 9H TH JH KH AH"
+    )
     deal = Deal.start(rules, 2, [CARD_OF[c] for c in deck.split()], dealer=1)
     deal.play(0, "lead", ["AC"])
     deal.play(1, "discard", ["TC"])
@@ -80,7 +82,7 @@ def test_face_down_discard_hidden_from_others_but_not_owner() -> None:
 
 def test_sealed_window_is_not_shown_to_others() -> None:
     from kozel.engine.deal import Deal
-    from kozel.engine.vectors import CARD_OF
+    from kozel.engine.cards import CARD_OF
 
     deck = ("7D 6C 8D 8C 9H JC QS KC 7H 6S 7S 8S 9S TS JS KS AS 7C 9C TC QC AC 6D 9D TD JD QD "
             "KD AD 6H 8H TH JH QH KH AH")

@@ -144,7 +144,7 @@ def mask_of(cards: Any) -> int:
 
 
 def count(mask: int) -> int:
-    return bin(mask).count("1")
+    return mask.bit_count()
 
 
 def suit(c: int) -> str:
@@ -203,9 +203,12 @@ def ref_combo(mask: int, rules: Ruleset) -> Combo | None:
         return Combo.MOSCOW
     if len({suit(c) for c in cards}) == 1:
         return Combo.MOLODKA
-    if rules.combos == Combos.BOTH and has_shokha:
-        if len({suit(c) for c in cards if c != SHOKHA}) == 1:
-            return Combo.MOLODKA
+    if (
+        rules.combos == Combos.BOTH
+        and has_shokha
+        and len({suit(c) for c in cards if c != SHOKHA}) == 1
+    ):
+        return Combo.MOLODKA
     return None
 
 
@@ -564,7 +567,9 @@ def is_bura_end(deal: Deal) -> bool:
 
 def check_conservation(deal: Deal) -> None:
     """Hands + talon left + trick on the table + taken cards are the deck, each card once."""
-    parts = [("hand", s, deal.hands[s]) for s in range(deal.players)]
+    parts: list[tuple[str, int | None, int]] = [
+        ("hand", s, deal.hands[s]) for s in range(deal.players)
+    ]
     parts.append(("talon", None, mask_of(deal.talon[deal.talon_pos:])))
     parts += [("trick", p.seat, p.cards) for p in deal.trick]
     parts += [("taken", s, deal.taken[s]) for s in range(deal.players)]
@@ -755,8 +760,8 @@ def deliberate_illegal(deal: Deal, rng: random.Random) -> list[Bad]:
     any_seat = rng.randrange(n)
     for kind in ("lead", "beat", "discard", "pass"):
         if PHASE_OF[kind] is not phase:
-            cards = rng.sample(bits(deal.hands[any_seat]) or [0], 1) if kind != "pass" else []
-            out.append(Bad(f"{kind} when a {phase} is awaited", any_seat, kind, _codes(cards),
+            some = rng.sample(bits(deal.hands[any_seat]) or [0], 1) if kind != "pass" else []
+            out.append(Bad(f"{kind} when a {phase} is awaited", any_seat, kind, _codes(some),
                            None, ErrorCode.WRONG_DECISION))
     if phase is not Decision.DECLARE:
         out.append(Bad("declare without a window", any_seat, "declare", [],
@@ -782,9 +787,9 @@ def deliberate_illegal(deal: Deal, rng: random.Random) -> list[Bad]:
     kind = rng.choice(kinds)
     outside = [c for c in range(36) if c not in hand]
     k = rng.randint(1, 4)
-    cards = rng.sample(outside, 1) + rng.sample(hand, min(len(hand), k - 1))
-    rng.shuffle(cards)
-    out.append(Bad("a card not in hand", seat, kind, _codes(cards), None,
+    foreign = rng.sample(outside, 1) + rng.sample(hand, min(len(hand), k - 1))
+    rng.shuffle(foreign)
+    out.append(Bad("a card not in hand", seat, kind, _codes(foreign), None,
                    ErrorCode.CARD_NOT_IN_HAND))
     c = rng.choice(hand)
     dup = [c, c] + rng.sample(range(36), rng.randint(0, 2))
@@ -807,8 +812,8 @@ def deliberate_illegal(deal: Deal, rng: random.Random) -> list[Bad]:
                            _codes(rng.choice(sized)), None, ErrorCode.LEAD_SIZE_NOT_ALLOWED))
     else:
         need = count(deal.trick[0].cards)
-        wrong = [sub for sub in subsets if len(sub) != need]
-        out.append(Bad("a response of the wrong size", seat, kind, _codes(rng.choice(wrong)),
+        wrong_size = [sub for sub in subsets if len(sub) != need]
+        out.append(Bad("a response of the wrong size", seat, kind, _codes(rng.choice(wrong_size)),
                        None, ErrorCode.WRONG_CARD_COUNT))
         target = ref_target(deal)
         weak = [sub for sub in subsets if len(sub) == need
@@ -973,6 +978,7 @@ def check_start(deal: Deal, setup: Setup) -> None:
         assert deal.trump_suit == suit(deck[4 * k])
     else:
         assert list(deal.talon) == deck[4 * k:]
+        assert setup.trump_index is not None
         assert deal.trump_suit == suit(deck[4 * k + setup.trump_index])
     assert deal.talon_pos == 0 and deal.tricks == [] and deal.history == []
     check_lead_due(deal, setup)
@@ -1017,6 +1023,7 @@ def check_transition(pre: Pre, seat: int, action: Action, deal: Deal, ctx: Ctx) 
     if kind in (ActionKind.DECLARE, ActionKind.PASS):
         assert pre.phase is Decision.DECLARE
         if kind is ActionKind.DECLARE:
+            assert action.combo is not None
             ctx.declared.append((seat, action.combo))
         if pre.to_act != (seat,):  # others still to answer
             assert deal.decision is Decision.DECLARE
@@ -1034,6 +1041,7 @@ def check_transition(pre: Pre, seat: int, action: Action, deal: Deal, ctx: Ctx) 
                 assert deal.decision is Decision.LEAD and deal.to_act == (pre.due_leader,)
             return
         ref = pre.trick[0].seat if mid else pre.due_leader
+        assert ref is not None
         n = deal.players
         winner, combo = min(declared, key=lambda sc: (sc[1] != Combo.MOSCOW, (sc[0] - ref) % n))
         base = list(pre.hands)
@@ -1180,7 +1188,7 @@ def test_deals_progress_end_and_score(cfg: Config, seed: int) -> None:
         assert deal.pot_winners and set(deal.pot_winners) <= set(deal.active)
         return
     sides = deal.active_sides()
-    assert len(pen) == deal.n_sides
+    assert pen is not None and len(pen) == deal.n_sides
     for s in range(deal.n_sides):
         assert (pen[s] is None) == (s not in sides)
     got = [pen[s] for s in sides]
@@ -1249,17 +1257,23 @@ def drive_match(cfg: Config, seed: int, rng: random.Random, check: bool = True,
                 chips[s] += share
             assert m.chips == chips and m.pot == pot
             assert sum(m.chips) + m.pot == 0, "chips are conserved"
+            assert rules.fixed_deals is not None
             assert m.over == (index + 1 >= rules.fixed_deals)
         else:
             alive = [s for s in range(n_sides) if s not in eliminated]
             raw_pen = deal.penalties()  # this deal's own penalties, before eggs doubling
+            assert raw_pen is not None
             assert all(raw_pen[s] is None for s in eliminated)
             assert {raw_pen[s] for s in alive} <= {0, 2, 4, 6}
             factor = 2 if double else 1  # eggs in the previous deal (double_next)
             added = [None if p is None else p * factor for p in raw_pen]
-            assert list(rec.penalties) == added, "the record holds the penalties added"
+            assert rec.penalties is not None and list(rec.penalties) == added, (
+                "the record holds the penalties added"
+            )
             for s in alive:
-                totals[s] += added[s]
+                gained = added[s]
+                assert gained is not None
+                totals[s] += gained
             assert m.board.totals == totals, f"totals {m.board.totals} != {totals}"
             points = [rec.card_points[s] for s in alive]
             double = rules.eggs == Eggs.DOUBLE_NEXT and len(alive) == 2 and points == [60, 60]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kozel.engine import PRESETS, Ruleset, RulesError
@@ -165,7 +167,7 @@ def test_check_players() -> None:
 # -- refusals: every bad knob is named in the message ----------------------------------------------
 
 
-BAD_OPTIONS = [
+BAD_OPTIONS: list[tuple[dict[str, Any], str]] = [
     ({"no_such_knob": 1}, "no_such_knob"),
     ({"lead_sizes": [2, 3]}, "lead_sizes"),
     ({"lead_sizes": []}, "lead_sizes"),
@@ -209,7 +211,7 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options,knob", BAD_OPTIONS, ids=[k for _, k in BAD_OPTIONS])
+@pytest.mark.parametrize(("options", "knob"), BAD_OPTIONS, ids=[k for _, k in BAD_OPTIONS])
 def test_bad_options_are_refused_naming_the_knob(options: dict, knob: str) -> None:
     with pytest.raises(RulesError, match=knob):
         Ruleset.preset("classic", options)

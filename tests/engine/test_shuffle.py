@@ -161,7 +161,7 @@ def test_every_card_lands_in_every_position_evenly() -> None:
     n = 3600
     deck = Ruleset.preset("classic").deck
     table = [[0] * 36 for _ in range(36)]  # table[card][position]
-    first = Counter()
+    first: Counter[int] = Counter()
     for i in range(n):
         cards = shuffled_deck(seed_from(i // 4), i % 4, deck)
         for pos, card in enumerate(cards):

@@ -19,7 +19,7 @@ from kozel.engine.observation import (
     public_view,
     visible_cards,
 )
-from kozel.engine.vectors import CARD_OF
+from kozel.engine.cards import CARD_OF
 
 TABLES = [("classic", 2), ("classic", 4), ("courtyard", 4), ("money", 5), ("classic-35", 3)]
 
@@ -36,7 +36,7 @@ def _public_cards(deal: Deal) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("preset,players", TABLES)
+@pytest.mark.parametrize(("preset", "players"), TABLES)
 def test_a_spectator_sees_no_hidden_card(preset: str, players: int) -> None:
     for seed in range(3):
         match = Match(Ruleset.preset(preset), players, seed)
@@ -71,7 +71,7 @@ def test_the_full_view_shows_discards_and_every_hand_after_each_event() -> None:
         match = Match(Ruleset.preset("classic"), 3, seed)
         rng = random.Random(seed)
         deal = match.deal
-        start_hands = [tuple(codes(h)) for h in deal.hands]
+        start_hands = tuple(tuple(codes(h)) for h in deal.hands)
         while not deal.over:
             seat = deal.to_act[0]
             deal.apply(seat, rng.choice(deal.legal_actions(seat)))

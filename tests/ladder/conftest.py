@@ -7,6 +7,7 @@ PostgreSQL runs are skipped, except in CI, where they fail.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -92,10 +93,8 @@ class PrivatePostgres:
     def remove(self) -> None:
         import shutil
 
-        try:
+        with contextlib.suppress(Exception):  # already stopped
             self.stop()
-        except Exception:  # noqa: BLE001 - already stopped
-            pass
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

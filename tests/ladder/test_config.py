@@ -19,7 +19,7 @@ def test_the_example_ladder_file_loads() -> None:
     assert ladders[0].repeat_cap == 20 and ladders[3].duplicate
 
 
-@pytest.mark.parametrize("data,words", [
+@pytest.mark.parametrize(("data", "words"), [
     ({"ladders": [{"name": "a", "ruleset": {"preset": "classic", "options": {"limt": 3}}}]},
      ["ladders.0.ruleset", "unknown knob 'limt'"]),
     ({"ladders": [{"name": "a", "players": 9}]}, ["ladders.0.players"]),

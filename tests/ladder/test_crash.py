@@ -84,7 +84,9 @@ def test_recover_commits_a_finished_replay_and_aborts_the_rest(store: Store,
     from kozel.server.recovery import recover
     from tests.ladder.fleet import random_match_replay
 
-    ids = [store.authenticate(store.register_bot(n)).id for n in ("x", "y")]
+    bots = [store.authenticate(store.register_bot(n)) for n in ("x", "y")]
+    ids = [b.id for b in bots if b is not None]
+    assert len(ids) == 2
     random_match_replay(tmp_path / "done.kzr", "done", ["x", "y"], "l", 5)
     seats = [(0, 0, ids[0]), (1, 1, ids[1])]
     store.start_match("done", "l", 2, seats, referee_id="r1")  # crash before commit

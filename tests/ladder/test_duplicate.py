@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import grpc
 import pytest
@@ -27,8 +28,8 @@ LADDER = {"name": "dup", "players": 2, "ruleset": {"preset": "classic"}, "duplic
 class Recorder(RandomBot):
     """A slowish random bot that records every MatchEnd (class-wide, in arrival order)."""
 
-    ends: list[tuple[str, rpb.MatchEnd]] = []
-    decks: dict[str, list[int]] = {}  # match id -> deck sizes shown in DealEnds
+    ends: ClassVar[list[tuple[str, rpb.MatchEnd]]] = []
+    decks: ClassVar[dict[str, list[int]]] = {}  # match id -> deck sizes shown in DealEnds
 
     def __init__(self, name: str = "") -> None:
         super().__init__()

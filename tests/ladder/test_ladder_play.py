@@ -60,6 +60,7 @@ def test_six_bots_play_a_rated_ladder(store_url: str, tmp_path: Path) -> None:
     assert "running" not in store.match_counts()  # stopped cleanly: nothing left half-done
     for row in store.matches(ladder="classic-2p", limit=5):
         if row.status == "finished":
+            assert row.replay_path is not None
             assert verify_replay(read_replay(row.replay_path)) == []
     store.close()
 
@@ -93,9 +94,11 @@ def test_a_bad_token_is_refused_and_counted(store_url: str, tmp_path: Path) -> N
     finally:
         stop_referee_process(ref)
     for bot, _ in results:
+        assert bot.status is not None
         assert bot.status.name == "UNAUTHENTICATED" and "token" in bot.details
     assert results[-1][1] > results[0][1] + 0.3  # repeated failures are slowed down
-    assert missing.status.name == "UNAUTHENTICATED"
+    assert missing.status is not None and missing.status.name == "UNAUTHENTICATED"
+    assert nowhere.status is not None
     assert nowhere.status.name == "NOT_FOUND" and "classic-2p" in nowhere.details
 
 

@@ -51,7 +51,7 @@ def test_a_restarting_referee_leaves_the_other_referees_matches_alone(
             ref_b = fleet.referee(tmp_path, "ref-b", ladders_b, pg_url)
             b_bots = fleet.bots(ref_b.address, "beta-2p", b_tokens)
             target = _finished(store, "beta-2p") + 3
-            fleet.wait(lambda: _finished(store, "beta-2p") >= target, "B plays")
+            fleet.wait(lambda: _finished(store, "beta-2p") >= target, "B plays")  # noqa: B023
             # A has matches running right now, while B drains and starts again.
             fleet.wait(lambda: store.match_counts("alpha-2p").get("running", 0) > 0,
                        "A plays")

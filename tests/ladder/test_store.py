@@ -85,6 +85,7 @@ def test_running_matches_are_aborted_on_restart_without_rating_changes(
 
     a = store.authenticate(store.register_bot("a-m3"))
     b = store.authenticate(store.register_bot("b-m3"))
+    assert a is not None and b is not None
     store.start_match("m3", "classic-2p", 2, [(0, 0, a.id), (1, 1, b.id)], referee_id="r1")
     store.close()
     again = Store(store_url)  # "restart"
@@ -96,7 +97,9 @@ def test_running_matches_are_aborted_on_restart_without_rating_changes(
 
 
 def test_three_player_and_team_matches_are_rated(store: Store) -> None:
-    ids = [store.authenticate(store.register_bot(f"p{i}")).id for i in range(4)]
+    bots = [store.authenticate(store.register_bot(f"p{i}")) for i in range(4)]
+    ids = [b.id for b in bots if b is not None]
+    assert len(ids) == 4
     store.start_match("ffa", "classic-3p", 3, [(i, i, ids[i]) for i in range(3)])
     ranks = MatchOutcome(money=False, penalty_totals=(12, 2, 6)).ranks
     assert ranks == (3, 1, 2)

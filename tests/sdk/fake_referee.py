@@ -165,7 +165,7 @@ class FakeMatch:
                                   deals=len(match.records)))))
         s.match_over(self)
 
-    async def _answer(self, rid: int, legal):  # type: ignore[no-untyped-def]
+    async def _answer(self, rid: int, legal):
         while True:
             reply = await self.replies.get()
             self.session.ref.answers[(self.match_id, reply.request_id)] += 1
@@ -187,7 +187,7 @@ class FakeMatch:
 
     def _reject(self, rid: int, code: int, why: str) -> None:
         self.session.send(rpb.PlayResponse(rejection=rpb.Rejection(
-            match_id=self.match_id, request_id=rid, code=code, message=why,
+            match_id=self.match_id, request_id=rid, code=pb.ErrorCode.Name(code), message=why,
             retry_allowed=True, retries_left=2)))
 
 

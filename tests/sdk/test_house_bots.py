@@ -51,7 +51,7 @@ def test_greedy_beats_random_two_player_classic() -> None:
     assert rate >= 0.65, f"greedy won only {rate:.1%}"
 
 
-@pytest.mark.parametrize("preset,players", [
+@pytest.mark.parametrize(("preset", "players"), [
     ("classic", 3), ("classic", 4), ("classic-35", 3), ("courtyard", 4),
     ("classic-no-shokha", 2), ("balkan", 3), ("money", 3), ("money", 5),
 ])
@@ -100,7 +100,7 @@ def test_house_bots_registry_and_random_seed() -> None:
 
 # -- hand-made situations (two players, diamonds trump unless said) -----------------------------
 
-def _greedy(deal, seat: int) -> game_pb2.Action:  # type: ignore[no-untyped-def]
+def _greedy(deal, seat: int) -> game_pb2.Action:
     req, _ = request_for(deal, seat)
     return req.legal_actions[GreedyBot().choose(req)]
 

@@ -5,6 +5,7 @@ presets), it answers legally within its clock, and the referee seats it in-proce
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 from kozel.engine import Match, Ruleset, observe
 from kozel.sdk import HOUSE_BOTS
-from kozel.sdk.ismcts import IsmctsBot
+from kozel.sdk.ismcts import IsmctsBot, _Clock
 from kozel.core.convert import ruleset_to_pb
 from kozel.v1 import game_pb2, referee_pb2
 
@@ -74,7 +75,10 @@ def test_presets_it_cannot_determinize_are_played_as_greedy() -> None:
     assert 0 <= bot.choose(req) < len(legal)
 
 
-class _Unlimited:
+class _Unlimited(_Clock):
+    def __init__(self) -> None:
+        super().__init__(math.inf, math.inf)
+
     def up(self) -> bool:
         return False
 

@@ -10,8 +10,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from kozel.ladder.store import Store
 
 
 @dataclass
@@ -47,7 +51,7 @@ def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
 
 
 def start_ladder_referee(tmp_path: Path, ladders: dict, bots: list[str]
-                         ) -> tuple[RefereeProcess, object, list[str]]:
+                         ) -> tuple[RefereeProcess, Store, list[str]]:
     """A referee serving ``ladders`` (a ladder file's content) from a fresh SQLite store in
     ``tmp_path`` with ``bots`` registered; returns it, the open store and the bots' tokens."""
     import yaml

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -68,6 +68,7 @@ class RawBot:
         """Play until the stream ends, or until ``stop_after`` says so (then drop it)."""
         self._out = asyncio.Queue()
         if send_hello:
+            assert self.hello is not None, "a bot that sends its Hello has one"
             hello = rpb.Hello()
             hello.CopyFrom(self.hello)
             if self.resume_token:
@@ -104,7 +105,7 @@ def table_hello(name: str, table_id: str) -> rpb.Hello:
     return rpb.Hello(protocol_version=1, bot_name=name, join_table=rpb.JoinTable(table_id=table_id))
 
 
-async def create_table(address: str, preset: str, players: int, *, house: list[str] = (),
+async def create_table(address: str, preset: str, players: int, *, house: Sequence[str] = (),
                        options: dict | None = None, clock: pb.TimeControl | None = None) -> str:
     from kozel.core.convert import dict_to_struct
 

@@ -12,7 +12,7 @@ from kozel.core.convert import ObservationEncoder, observation_to_pb
 from kozel.v1 import game_pb2 as pb
 
 
-@pytest.mark.parametrize("preset,players", [("classic", 2), ("classic", 4), ("money", 5)])
+@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 5)])
 def test_the_encoder_writes_what_observation_to_pb_writes(preset: str, players: int) -> None:
     for seed in range(3):
         match = Match(Ruleset.preset(preset), players, seed)

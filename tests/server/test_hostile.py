@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -60,7 +60,9 @@ def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess
 def rss_mb(pid: int) -> float:
     """Resident memory of a process, in MB."""
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024
+    found = re.search(r"VmRSS:\s+(\d+) kB", status)
+    assert found is not None, status
+    return int(found.group(1)) / 1024
 
 
 # -- an honest match next to the hostile traffic ---------------------------------------------
@@ -126,7 +128,7 @@ def alongside(address: str, hostile: Callable[[], Awaitable[T]]) -> T:
         done = asyncio.Event()
 
         async def keep_playing() -> list[HonestMatch]:
-            played = []
+            played: list[HonestMatch] = []
             while not done.is_set():
                 played.append(await honest_match(address, len(played)))
             return played
@@ -198,7 +200,7 @@ def hello_request(name: str, table: str) -> rpb.PlayRequest:
     return rpb.PlayRequest(hello=table_hello(name, table))
 
 
-Custom = Callable[[int, rpb.DecisionRequest], list[bytes | Message] | None]
+Custom = Callable[[int, rpb.DecisionRequest], Sequence[bytes | Message] | None]
 
 
 def answer_randomly(seed: int = 0, *, then: Custom | None = None
@@ -216,7 +218,7 @@ def answer_randomly(seed: int = 0, *, then: Custom | None = None
         req = msg.decision
         custom = then(count, req) if then else None
         if custom is not None:
-            return custom
+            return list(custom)
         return [rpb.PlayRequest(action=reply(req, rng.randrange(len(req.legal_actions))))]
 
     return react
@@ -398,8 +400,11 @@ async def _deaf_flood(address: str, table: str) -> int:
         call = channel.stream_stream(PLAY, request_serializer=rpb.PlayRequest.SerializeToString,
                                      response_deserializer=rpb.PlayResponse.FromString)(
             requests())
-        while (msg := await call.read()).WhichOneof("message") != "decision":
-            pass
+        while True:
+            msg = await call.read()
+            assert isinstance(msg, rpb.PlayResponse), msg
+            if msg.WhichOneof("message") == "decision":
+                break
         forged = rpb.PlayRequest(action=rpb.ActionReply(
             match_id=msg.decision.match_id, request_id=999, legal_index=0))
         for _ in range(FLOOD):

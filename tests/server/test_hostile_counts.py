@@ -68,7 +68,7 @@ async def spectate(address: str, match_id: str, events: list[mpb.SpectatorEvent]
         try:
             async for resp in stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id),
                                               timeout=120):
-                events.append(resp.event)
+                events.append(resp.event)  # noqa: PERF401 - each kept as it comes
         except grpc.aio.AioRpcError:
             pass
 

@@ -288,7 +288,7 @@ def test_spectators_are_capped_in_all(ref: Served) -> None:
                     codes.append((grpc.StatusCode.OK, ""))
                     calls.append(call)
                 except grpc.aio.AioRpcError as exc:
-                    codes.append((exc.code(), exc.details()))
+                    codes.append((exc.code(), exc.details() or ""))
             for call in calls:
                 call.cancel()
         for run in runs:

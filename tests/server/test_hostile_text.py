@@ -7,7 +7,7 @@ import asyncio
 import random
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,7 +77,7 @@ def test_hostile_names_and_ids_are_refused(referee: RefereeProcess) -> None:
                     await call
                     statuses[key] = (grpc.StatusCode.OK, "")
                 except grpc.aio.AioRpcError as exc:
-                    statuses[key] = (exc.code(), exc.details())
+                    statuses[key] = (exc.code(), exc.details() or "")
         return bots, bad_table, statuses
 
     bots, bad_table, statuses = asyncio.run(scenario())
@@ -159,7 +159,7 @@ class HostileReferee(match_pb2_grpc.MatchServiceServicer):
 
 
 @pytest.fixture
-def hostile_referee() -> str:
+def hostile_referee() -> Iterator[str]:
     """A fake MatchService on a loopback port, served from a thread of its own."""
     import threading
 

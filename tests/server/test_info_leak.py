@@ -29,15 +29,16 @@ import dataclasses
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from google.protobuf.message import Message
 
-from kozel.engine import PRESETS, ActionKind, Deal, Ruleset
+from kozel.engine import PRESETS, ActionKind, Combo, Deal, Ruleset
 from kozel.engine.cards import CARD_OF, CODES, FULL_DECK, SUITS, codes, points
 from kozel.engine.deal import Declared, Drawn, Play, Returned, Trick
 from kozel.engine.rules import DiscardVisibility
@@ -205,8 +206,8 @@ class Knowledge:
         self.indicator_drawn = False
         self.tricks: list[Trick] = []
         self.trick: list[Play] = []  # the trick in play
-        self.trick_combo = None  # the combination led in it
-        self._declared = None  # a combination declared, about to be led
+        self.trick_combo: Combo | None = None  # the combination led in it
+        self._declared: Combo | None = None  # a combination declared, about to be led
         self.won = [0] * deal.players
         self.pos = 0  # log entries taken in
 
@@ -295,7 +296,7 @@ def texts(msg: Message) -> list[tuple[str, str]]:
 _PLANS: dict[str, tuple[tuple[str, bool, str], ...]] = {}
 
 
-def _plan(desc: object) -> tuple[tuple[str, bool, str], ...]:
+def _plan(desc: Any) -> tuple[tuple[str, bool, str], ...]:  # a message Descriptor (Python or upb)
     """The fields of a message type that may hold strings: (name, repeated, str|msg|map)."""
     plan = _PLANS.get(desc.full_name)
     if plan is None:
@@ -321,7 +322,7 @@ def named_cards(strings: list[tuple[str, str]]) -> set[str]:
     return out
 
 
-def mask(cards: object) -> int:
+def mask(cards: Iterable[str]) -> int:
     return sum(1 << CARD_OF[c] for c in cards)
 
 
@@ -407,12 +408,12 @@ class SeatCheck:
         entry = k.next_event()
         expected = {Play: "played", Trick: "trick_taken", Drawn: "drawn", Declared: "declared"}
         assert expected[type(entry)] == kind, f"{self.where}: {kind} but truly {entry}"
-        if kind == "played":
+        if isinstance(entry, Play):
             self.play(body.played, entry)
-        elif kind == "trick_taken":
+        elif isinstance(entry, Trick):
             self.trick(body.trick_taken.trick, entry.plays, entry.leader, entry.winner,
                        entry.combo)
-        elif kind == "drawn":
+        elif isinstance(entry, Drawn):
             d = body.drawn
             own = codes(entry.cards[self.seat])
             self.leak(set(d.cards) <= set(own), f"drew {list(d.cards)}, truly {own}")
@@ -420,25 +421,27 @@ class SeatCheck:
             assert list(d.counts) == [m.bit_count() for m in entry.cards], self.where
             assert d.talon == k.talon, self.where
         else:
-            d = body.declared
-            assert (d.seat, d.combo, list(d.cards)) == (
+            dec = body.declared
+            assert (dec.seat, dec.combo, list(dec.cards)) == (
                 entry.seat, COMBO_TO_PB[entry.combo], codes(entry.cards)), self.where
 
     def play(self, view: pb.Play, p: Play) -> None:
         assert (view.seat, view.kind, view.count, view.forced) == (
             p.seat, KIND_TO_PB[p.kind], p.cards.bit_count(), p.forced), self.where
+        assert self.k is not None
         if self.k.sees(p):
             assert list(view.cards) == codes(p.cards), self.where
         else:
             self.leak(not view.cards, f"seat {p.seat}'s face-down cards {list(view.cards)}")
 
     def trick(self, view: pb.Trick, plays: list[Play] | tuple[Play, ...], leader: int,
-              winner: int, combo: object) -> None:
+              winner: int, combo: Combo | None) -> None:
         assert (view.leader, view.winner, view.combo) == (
             leader, winner, COMBO_TO_PB[combo]), self.where
         assert len(view.plays) == len(plays), self.where
         for v, p in zip(view.plays, plays):
             self.play(v, p)
+        assert self.k is not None
         self.leak(view.known_points == points(self.k.seen(plays)),
                   f"trick points {view.known_points} count cards it cannot see")
 
@@ -534,7 +537,7 @@ def _leaky_observer(leak: Callable) -> Callable:
     """The protocol core's ``SeatObserver`` with ``leak(observation, deal, seat)`` applied to every
     observation it returns."""
     def make(original: type) -> type:
-        class Leaky(original):  # type: ignore[misc, valid-type]
+        class Leaky(original):
             __slots__ = ()
 
             def observe(self):  # noqa: ANN202

@@ -238,7 +238,8 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
         done = store.match_counts("duel")["finished"]
         time.sleep(1.0)  # a paused bot is never paired again, however long it waits
         assert store.match_counts("duel")["finished"] == done
-        assert store.bot("beta").status == "paused"
+        beta = store.bot("beta")
+        assert beta is not None and beta.status == "paused"
 
         with urllib.request.urlopen(f"http://{ref.addr('metrics')}/metrics", timeout=10) as r:
             text = r.read().decode()

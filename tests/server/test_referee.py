@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+from collections.abc import Sequence
 
 import grpc
 import pytest
@@ -30,7 +32,7 @@ TABLES = [
 
 
 async def play_table(address: str, preset: str, players: int, bots: list[RawBot] | None = None,
-                     house: list[str] = (), clock: pb.TimeControl | None = None
+                     house: Sequence[str] = (), clock: pb.TimeControl | None = None
                      ) -> tuple[rpb.WaitTableResponse, list[RawBot]]:
     table = await create_table(address, preset, players, house=list(house), clock=clock)
     bots = bots or [RawBot(address, f"raw-{i}", seed=i) for i in range(players - len(house))]
@@ -42,7 +44,7 @@ async def play_table(address: str, preset: str, players: int, bots: list[RawBot]
     return result, bots
 
 
-@pytest.mark.parametrize("preset,players", TABLES)
+@pytest.mark.parametrize(("preset", "players"), TABLES)
 def test_full_match_over_grpc(referee: RefereeProcess, preset: str, players: int) -> None:
     result, bots = asyncio.run(play_table(referee.address, preset, players))
     assert result.result.reason in (pb.MATCH_END_REASON_LIMIT, pb.MATCH_END_REASON_FIXED_DEALS)
@@ -243,7 +245,7 @@ def test_a_stream_without_hello_is_closed(referee: RefereeProcess) -> None:
     assert bot.status == grpc.StatusCode.DEADLINE_EXCEEDED and "Hello" in bot.details
 
 
-@pytest.mark.parametrize("hello,code,words", [
+@pytest.mark.parametrize(("hello", "code", "words"), [
     (rpb.Hello(protocol_version=7, bot_name="x", join_table=rpb.JoinTable(table_id="t")),
      grpc.StatusCode.FAILED_PRECONDITION, "protocol version 7"),
     (rpb.Hello(protocol_version=1, bot_name="x", join_table=rpb.JoinTable(table_id="nope")),
@@ -301,10 +303,8 @@ def test_garbage_bytes_do_not_hurt_the_server(referee: RefereeProcess) -> None:
         with socket.create_connection((host, int(port)), timeout=5) as s:
             s.sendall(payload)
             s.settimeout(2)
-            try:
+            with contextlib.suppress(TimeoutError, ConnectionResetError):
                 s.recv(1024)
-            except (TimeoutError, ConnectionResetError):
-                pass
 
     async def check():
         async with grpc.aio.insecure_channel(referee.address) as channel:
@@ -370,6 +370,7 @@ def test_reflection_lists_the_services(referee: RefereeProcess) -> None:
                 reflection_pb2.ServerReflectionRequest(list_services="")]))
             async for resp in call:
                 return [s.name for s in resp.list_services_response.service]
+        return None
 
     names = asyncio.run(scenario())
     assert "kozel.v1.RefereeService" in names and "grpc.health.v1.Health" in names

@@ -75,6 +75,11 @@ class GatedMatch:
             await asyncio.sleep(0.01)
         return self.bot.of("match_start")[0].match_id
 
+    async def finished(self) -> None:
+        """Wait for the bot's stream to end."""
+        assert self.task is not None
+        await self.task
+
 
 async def _watch(address: str, match_id: str, full: bool = False, *,
                  subscribed: asyncio.Event | None = None
@@ -138,13 +143,14 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
             cli = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "kozel.cli.main", "watch", match_id, "--server",
                 ref.address, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            assert cli.stdout is not None
             first = await cli.stdout.readline()  # the CLI has its snapshot: the match waits
             await subscribed.wait()
             game.gate.set()
             events = [ev for _, ev in await watcher]
             cli_out = first + await cli.stdout.read()
             await cli.wait()
-            await game.task
+            await game.finished()
             done = await _get_match(ref.address, match_id)
         finally:
             await ref.stop()
@@ -158,7 +164,7 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     assert events[0].WhichOneof("kind") == "snapshot" and not snap.full and not events[0].hands
     assert [p.name for p in snap.match.seating] == ["greedy-0", "watched"]
     first_deal = snap.deal_start.deal_index
-    dealt, deal = truth[first_deal]
+    _dealt, deal = truth[first_deal]
     assert snap.deal.hand == [] and len(snap.deal.seats) == 2
     seen = {snap.deal.trump_card}
     for t in list(snap.deal.tricks) + ([snap.deal.trick] if snap.deal.HasField("trick") else []):
@@ -173,7 +179,7 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     deals = _by_deal(events)
     assert sorted(deals) == list(range(first_deal, len(replay.deals)))
     for index, stream in deals.items():
-        dealt, deal = truth[index]
+        _dealt, deal = truth[index]
         plays = [e for e in deal.log if isinstance(e, Play)]  # the truth, in order
         shown = [e.played for e in stream if e.WhichOneof("kind") == "played"]
         # a spectator joining mid-deal sees the rest of it
@@ -231,11 +237,12 @@ def test_the_full_view_shows_every_hand_and_is_held_back_by_the_delay(tmp_path: 
             cli = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "kozel.cli.main", "watch", match_id, "--full", "--server",
                 ref.address, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            assert cli.stdout is not None
             first = await cli.stdout.readline()  # both spectators are in: let the match go on
             game.gate.set()
             events = await watcher
             cli_out = (first + await cli.stdout.read()).decode()
-            await game.task
+            await game.finished()
         finally:
             await ref.stop()
         return match_id, events, cli_out
@@ -300,7 +307,7 @@ def test_refusals_name_the_reason(tmp_path: Path) -> None:
                 }
                 first.cancel()
             game.gate.set()
-            await game.task
+            await game.finished()
             codes_["ended"] = await _status(_watch(ref.address, match_id))
         finally:
             await ref.stop()
@@ -376,6 +383,7 @@ def test_get_match_describes_a_rated_ladder_match(tmp_path: Path) -> None:
     assert details.source == mpb.DETAILS_SOURCE_STORE and details.ladder == "spec-2p"
     assert details.status == "finished" and details.replay_id == match_id
     assert details.ruleset.preset == "classic" and details.time_control.move_ms == 2000
+    assert row.replay_path is not None
     replay = read_replay(row.replay_path)
     assert details.result == replay.result
     assert [(s.seat, s.bot, s.side) for s in details.seats] == [

@@ -10,7 +10,7 @@ from tests.web.conftest import HOSTILE, LADDER, Arena, get
 
 
 def _json(arena: Arena, path: str):
-    status, headers, body = get(arena.url(path))
+    status, _headers, body = get(arena.url(path))
     assert status == 200, (path, status, body[:300])
     return json.loads(body)
 
@@ -39,7 +39,7 @@ def test_standings_match_the_store(arena: Arena) -> None:
     want = arena.store.standings(LADDER)
     got = data["standings"]
     # The store moves on while bots play: compare what was committed at the same moment.
-    assert [r["bot"] for r in got] and set(r["bot"] for r in got) == {s.name for s in want}
+    assert [r["bot"] for r in got] and {r["bot"] for r in got} == {s.name for s in want}
     again = arena.store.standings(LADDER)
     for row in got:
         match = [s for s in want + again if s.name == row["bot"]]

@@ -87,8 +87,7 @@ def test_sse_carries_exactly_what_watchmatch_shows(arena: Arena, live_match) -> 
     done = threading.Event()
     threading.Thread(target=_sse, args=(arena.url(f"/api/live/{match_id}/events"), sse, done),
                      daemon=True).start()
-    for msg in stream:
-        grpc_events.append(MessageToDict(msg.event, preserving_proto_field_name=True))
+    grpc_events.extend(MessageToDict(m.event, preserving_proto_field_name=True) for m in stream)
     channel.close()
     assert done.wait(60)
     kinds = [k for k, _ in sse]
@@ -98,7 +97,7 @@ def test_sse_carries_exactly_what_watchmatch_shows(arena: Arena, live_match) -> 
     assert len(after) >= 10
     assert grpc_events[-len(after):] == after  # the same messages, field for field
     assert sse[0][1]["snapshot"]["match"]["match_id"] == match_id
-    status, _, body = get(arena.url(f"/api/live/{match_id}/events"))
+    status, _, _body = get(arena.url(f"/api/live/{match_id}/events"))
     assert status == 404  # ended: no live stream
 
 

@@ -16,7 +16,9 @@ from tests.web.engine_views import expected_table, views
 READ_BOARD = """() => {
   const cards = (node) => [...node.querySelectorAll('[data-card]')].map((c) => c.dataset.card);
   const hands = {};
-  document.querySelectorAll('[data-board] [data-hand]').forEach((h) => { hands[h.dataset.hand] = cards(h); });
+  document.querySelectorAll('[data-board] [data-hand]').forEach((h) => {
+    hands[h.dataset.hand] = cards(h);
+  });
   const plays = (sel) => [...document.querySelectorAll(sel + ' .play')].map(cards);
   const where = document.querySelector('[data-where]').dataset;
   const talon = document.querySelector('[data-talon]');
@@ -58,7 +60,7 @@ def test_standings_page_matches_the_store_and_sorts(arena: Arena, page) -> None:
     rows = page.eval_on_selector_all(
         "table.standings tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
     standings = arena.store.standings(LADDER)
-    assert [r[1] for r in rows] and set(r[1] for r in rows) == {s.name for s in standings}
+    assert [r[1] for r in rows] and {r[1] for r in rows} == {s.name for s in standings}
     by_name = {s.name: s for s in standings}
     for r in rows:  # bots keep playing: a row is never ahead of the store
         assert int(r[5]) <= by_name[r[1]].matches
@@ -91,7 +93,12 @@ def test_home_and_match_list_pages(arena: Arena, page) -> None:
 
 def test_hostile_bot_name_renders_as_text(arena: Arena, page) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(d) -> None:
+        dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(arena.url("/bots/" + quote(HOSTILE, safe="")))
     page.wait_for_selector("h1 .bot-name")
     assert page.inner_text("h1 .bot-name") == HOSTILE

@@ -15,7 +15,7 @@ from kozel.web.readonly import ReadOnlyStore
 from tests.ladder.conftest import store_url  # noqa: F401 (the fixture: SQLite and PostgreSQL)
 
 
-def test_reads_what_the_store_wrote_and_refuses_writes(store_url: str, tmp_path: Path) -> None:
+def test_reads_what_the_store_wrote_and_refuses_writes(store_url: str, tmp_path: Path) -> None:  # noqa: F811
     url = store_url
     which = "sqlite" if url.startswith("sqlite") else "postgresql"
     store = Store(url)

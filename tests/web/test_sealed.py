@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 class Slow(RandomBot):
-    ends: list[rpb.MatchEnd] = []
+    ends: ClassVar[list[rpb.MatchEnd]] = []
 
     def choose(self, request: rpb.DecisionRequest) -> int:
         time.sleep(0.02)
@@ -40,7 +41,7 @@ class Slow(RandomBot):
 def _run(scenario) -> BaseException | None:
     try:
         asyncio.run(scenario())
-    except BaseException as exc:  # handed to the test's thread
+    except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
         return exc
     return None
 
@@ -70,7 +71,7 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
          "127.0.0.1:0", "--referee", grpc_addr], {"web": r"web pages on (http://\S+)"})
     standalone = alone_found["web"].rstrip("/")
     Slow.ends = []
-    seen: dict[str, object] = {}
+    seen: dict[str, Any] = {}
 
     async def scenario() -> None:
         tasks = [asyncio.create_task(play(Slow, grpc_addr, name=n, join_ladder="dup",
@@ -143,7 +144,7 @@ def test_standalone_web_serves_the_store_and_the_referees_replays_and_live_match
                     with urllib.request.urlopen(f"{base}/api/live/{m['match_id']}/events",
                                                 timeout=30) as r:
                         head = b"".join(r.readline() for _ in range(3))
-                except Exception:  # it ended meanwhile: try the next one
+                except Exception:  # noqa: BLE001 - it ended meanwhile: try the next one
                     continue
                 assert b"event: snapshot" in head, head
                 return

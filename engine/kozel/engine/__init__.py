@@ -10,10 +10,28 @@ from kozel.engine.deal import Deal, Play, Trick
 from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
 from kozel.engine.match import EndReason, Match, MatchOutcome, Scoreboard
 from kozel.engine.observation import Observation, full_view, observe
-from kozel.engine.rules import PRESETS, Ruleset, RulesError
+from kozel.engine.rules import PRESETS, RulesError, Ruleset
 
 __all__ = [
-    "PASS", "PRESETS", "Action", "ActionKind", "Combo", "Deal", "Decision", "EndReason",
-    "ErrorCode", "IllegalAction", "Match", "MatchOutcome", "Observation", "Play", "Ruleset",
-    "RulesError", "Scoreboard", "SetupError", "Trick", "full_view", "observe",
+    "PASS",
+    "PRESETS",
+    "Action",
+    "ActionKind",
+    "Combo",
+    "Deal",
+    "Decision",
+    "EndReason",
+    "ErrorCode",
+    "IllegalAction",
+    "Match",
+    "MatchOutcome",
+    "Observation",
+    "Play",
+    "RulesError",
+    "Ruleset",
+    "Scoreboard",
+    "SetupError",
+    "Trick",
+    "full_view",
+    "observe",
 ]

@@ -99,7 +99,9 @@ PATTERN_POINTS: tuple[int, ...] = tuple(
 def points(mask: int) -> int:
     """Card points of a mask."""
     pp = PATTERN_POINTS
-    return pp[mask & 0x1FF] + pp[mask >> 9 & 0x1FF] + pp[mask >> 18 & 0x1FF] + pp[mask >> 27 & 0x1FF]
+    return (
+        pp[mask & 0x1FF] + pp[mask >> 9 & 0x1FF] + pp[mask >> 18 & 0x1FF] + pp[mask >> 27 & 0x1FF]
+    )
 
 
 def deck_mask(removed: Iterable[str] = ()) -> int:

@@ -94,6 +94,7 @@ class Trick(NamedTuple):
 class Deal:
     """The state of one deal. Build it with :meth:`Deal.start`."""
 
+    # fmt: off
     __slots__ = (
         "rules", "tables", "players", "active", "side_of", "n_sides", "dealer", "trump",
         "indicator", "talon", "talon_pos", "hands", "known", "phase", "leader",
@@ -103,6 +104,7 @@ class Deal:
         "_money", "_auto_win", "_original_lead", "_interrupts", "_combo_memo", "_offered",
         "log", "_talon_bits", "_indicator_pos", "_round_robin", "_others",
     )
+    # fmt: on
 
     rules: Ruleset
     tables: Tables
@@ -119,7 +121,7 @@ class Deal:
     known: list[int]
     phase: Decision
     leader: int
-    responders: list[int]
+    responders: Sequence[int]  # a shared tuple from _others, or a list of those holding cards
     resp_i: int
     lead_mask: int
     win_seat: int
@@ -179,7 +181,8 @@ class Deal:
             act = tuple(sorted(set(active)))
             if len(act) < 2 or any(not 0 <= s < players for s in act):
                 raise SetupError(
-                    f"active seats {list(act)} are not at least two seats of {players}")
+                    f"active seats {list(act)} are not at least two seats of {players}"
+                )
         lay = _layout(rules, players, act)
         if sorted(deck) != lay.deck:
             raise SetupError(
@@ -236,16 +239,19 @@ class Deal:
         if not lay.random_middle:
             d.indicator = deck[pos]
             d.talon = list(deck[pos + 1 :]) + [deck[pos]]
+            d._indicator_pos = len(d.talon) - 1
         else:
             d.talon = list(deck[pos:])
             if trump_index is None:
                 raise SetupError("random_middle needs a trump_index into the talon")
             if not 0 <= trump_index < len(d.talon):
-                raise SetupError(f"trump_index {trump_index} is outside the talon of {len(d.talon)}")
+                raise SetupError(
+                    f"trump_index {trump_index} is outside the talon of {len(d.talon)}"
+                )
             d.indicator = d.talon[trump_index]
+            d._indicator_pos = trump_index
         d.talon_pos = 0
         d._talon_bits = list(map(_BIT.__getitem__, d.talon))
-        d._indicator_pos = trump_index if lay.random_middle else len(d.talon) - 1
         d.trump = SUIT_OF[d.indicator]
         d.tables = lay.tables[d.trump]
         leader = order[0] if first_leader is None else first_leader
@@ -263,7 +269,12 @@ class Deal:
         and ``answers`` are copied only while a window is open (opening one replaces both)."""
         d = _new_object(Deal)
         d.rules, d.tables, d.players, d.active = self.rules, self.tables, self.players, self.active
-        d.side_of, d.n_sides, d.dealer, d.trump = self.side_of, self.n_sides, self.dealer, self.trump
+        d.side_of, d.n_sides, d.dealer, d.trump = (
+            self.side_of,
+            self.n_sides,
+            self.dealer,
+            self.trump,
+        )
         d.indicator, d.talon, d.talon_pos = self.indicator, self.talon, self.talon_pos
         d.hands, d.known = self.hands[:], self.known[:]
         d.phase, d.leader, d.responders = self.phase, self.leader, self.responders
@@ -338,7 +349,8 @@ class Deal:
         if phase is _RESPOND:
             if seat == self.responders[self.resp_i]:
                 moves = self.tables.responses(
-                    self.hands[seat], self.lead_mask if self._original_lead else self.win_mask)
+                    self.hands[seat], self.lead_mask if self._original_lead else self.win_mask
+                )
             else:
                 moves = _NO_MOVES
         elif phase is _LEAD and seat == self.leader:
@@ -379,21 +391,28 @@ class Deal:
             if kind is not _K_BEAT:
                 return False
             return self.tables.set_beats(
-                cards, self.lead_mask if self._original_lead else self.win_mask)
+                cards, self.lead_mask if self._original_lead else self.win_mask
+            )
         if phase is _LEAD:
             if seat != self.leader or kind is not _K_LEAD:
                 return False
             n = cards.bit_count()
             return (
-                n > 0 and not cards & ~self.hands[seat] and n in self.rules.lead_sizes
-                and n <= self.lead_cap(seat) and self.tables.one_suit(cards)
+                n > 0
+                and not cards & ~self.hands[seat]
+                and n in self.rules.lead_sizes
+                and n <= self.lead_cap(seat)
+                and self.tables.one_suit(cards)
             )
         if phase is _DECLARE and seat in self.pending:
             if kind is _K_PASS:
                 return True
             hand = self.hands[seat]
-            return kind is _K_DECLARE and cards == hand and (
-                action.combo is not None and action.combo == combo_of(hand, self.rules))
+            return (
+                kind is _K_DECLARE
+                and cards == hand
+                and (action.combo is not None and action.combo == combo_of(hand, self.rules))
+            )
         return False
 
     def card_points(self) -> list[int]:
@@ -439,8 +458,12 @@ class Deal:
 
         Returns the action as applied (a declaration's cards are the whole hand)."""
         offered = self._offered
-        if offered is not None and offered[0] == seat and type(action) is Action and (
-                action in offered[1]):
+        if (
+            offered is not None
+            and offered[0] == seat
+            and type(action) is Action
+            and action in offered[1]
+        ):
             kind = action[0]  # chosen from the list just handed out: legal by construction
         else:
             try:
@@ -487,7 +510,10 @@ class Deal:
         return action
 
     def play(
-        self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
+        self,
+        seat: int,
+        kind: ActionKind | str,
+        cards: Sequence[int | str] = (),
         combo: Combo | str | None = None,
     ) -> Action:
         """Apply an action given as a card list, checking duplicates too; returns the action."""
@@ -520,13 +546,17 @@ class Deal:
         if self.over:
             raise IllegalAction(ErrorCode.WRONG_DECISION, "the deal is over")
         if kind is _K_DECLARE and (self.phase is not _DECLARE or not self._combos_on):
-            why = "combinations are off in this ruleset" if not self._combos_on else (
-                "no declaration window is open")
+            why = (
+                "combinations are off in this ruleset"
+                if not self._combos_on
+                else "no declaration window is open"
+            )
             raise IllegalAction(ErrorCode.DECLARATION_NOT_ALLOWED, f"cannot declare now: {why}")
         wanted = DECISION_OF_KIND[kind]
         if wanted is not self.phase:
             raise IllegalAction(
-                ErrorCode.WRONG_DECISION, f"a {kind} is not awaited now; the deal awaits a {self.phase}"
+                ErrorCode.WRONG_DECISION,
+                f"a {kind} is not awaited now; the deal awaits a {self.phase}",
             )
         if seat not in self.to_act:
             who = ", ".join(map(str, self.to_act))
@@ -584,10 +614,15 @@ class Deal:
                 ErrorCode.WRONG_CARD_COUNT, f"{n} cards played to a lead of {need}; play {need}"
             )
         if kind is _K_BEAT:
-            target = self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
+            target = (
+                self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
+            )
             if not self.tables.set_beats(mask, target):
-                now = "led" if target == self.lead_mask and self.win_seat == self.trick[0].seat else (
-                    "now winning the trick")
+                now = (
+                    "led"
+                    if target == self.lead_mask and self.win_seat == self.trick[0].seat
+                    else "now winning the trick"
+                )
                 raise IllegalAction(
                     ErrorCode.DOES_NOT_BEAT,
                     f"{' '.join(codes(mask))} does not beat the {' '.join(codes(target))} {now}",
@@ -637,6 +672,7 @@ class Deal:
         ref = self.trick[0].seat if self.window_mid else self.leader
         order = self._order[ref]
         seat, combo = min(declared, key=lambda sc: (sc[1] != Combo.MOSCOW, order.index(sc[0])))
+        assert combo is not None  # a declaration names its combination
         if self.window_mid:
             self._return_trick()
         self.log.append(Declared(seat, combo, self.hands[seat]))
@@ -672,6 +708,7 @@ class Deal:
             return
         # The responders: the other seats still holding cards. Usually that is every other
         # seat, and the shared tuple is used as it is (responders are replaced, never changed).
+        responders: Sequence[int]
         responders = others = self._others[seat]
         for s in others:
             if not hands[s]:
@@ -716,8 +753,9 @@ class Deal:
         self.tricks_won[winner] += 1
         pp = PATTERN_POINTS
         pts = pp[cards & 0x1FF] + pp[cards >> 9 & 0x1FF] + pp[cards >> 18 & 0x1FF] + pp[cards >> 27]
-        self.tricks.append(t := _new(Trick, (self.leader, winner, pts, tuple(trick),
-                                             self.trick_combo)))
+        self.tricks.append(
+            t := _new(Trick, (self.leader, winner, pts, tuple(trick), self.trick_combo))
+        )
         self.log.append(t)
         if self.talon_pos < len(self._talon_bits):
             self._draw(winner)
@@ -794,8 +832,10 @@ class Deal:
 
     def __repr__(self) -> str:
         hands = " | ".join(" ".join(codes(h)) for h in self.hands)
-        return (f"<Deal {self.rules.name} trump={SUITS[self.trump]} phase={self.phase} "
-                f"to_act={self.to_act} talon={self.talon_left} hands=[{hands}]>")
+        return (
+            f"<Deal {self.rules.name} trump={SUITS[self.trump]} phase={self.phase} "
+            f"to_act={self.to_act} talon={self.talon_left} hands=[{hands}]>"
+        )
 
 
 class _Layout(NamedTuple):
@@ -832,19 +872,26 @@ def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
         order = {s: _clockwise(active, s, players) for s in active}
         combos_on = rules.combos != Combos.NONE
         lay = _LAYOUTS[key] = _Layout(
-            rules=rules, deck=cards_in(rules.deck), side_of=side_of, n_sides=max(side_of) + 1,
-            order=order, others={s: o[1:] for s, o in order.items()},
-            deal_order={s: o[1:] + o[:1] for s, o in order.items()}, combos_on=combos_on,
-            money=rules.is_money, auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,
+            rules=rules,
+            deck=cards_in(rules.deck),
+            side_of=side_of,
+            n_sides=max(side_of) + 1,
+            order=order,
+            others={s: o[1:] for s, o in order.items()},
+            deal_order={s: o[1:] + o[:1] for s, o in order.items()},
+            combos_on=combos_on,
+            money=rules.is_money,
+            auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,
             original_lead=rules.beat_target == BeatTarget.ORIGINAL_LEAD,
             interrupts=rules.midtrick_interrupt and combos_on,
             round_robin=rules.draw_mode == DrawMode.ROUND_ROBIN,
             random_middle=rules.trump_mode == TrumpMode.RANDOM_MIDDLE,
-            combo_memo=combo_memo(rules), tables=tuple(tables_for(rules, t) for t in range(4)))
+            combo_memo=combo_memo(rules),
+            tables=tuple(tables_for(rules, t) for t in range(4)),
+        )
     return lay
 
 
 def _clockwise(active: tuple[int, ...], start: int, players: int) -> tuple[int, ...]:
     """Active seats clockwise from ``start`` (included)."""
     return tuple(s for k in range(players) if (s := (start + k) % players) in active)
-

@@ -262,8 +262,13 @@ class Match:
             self._end_deal()
         return applied
 
-    def play(self, seat: int, kind: ActionKind | str, cards: Sequence[int | str] = (),
-             combo: Combo | str | None = None) -> Action:
+    def play(
+        self,
+        seat: int,
+        kind: ActionKind | str,
+        cards: Sequence[int | str] = (),
+        combo: Combo | str | None = None,
+    ) -> Action:
         """Like :meth:`apply`, for an action given as a card list (see :meth:`Deal.play`)."""
         if self.over:
             raise IllegalAction(ErrorCode.WRONG_DECISION, "the match is over")
@@ -301,20 +306,36 @@ class Match:
         leader = None
         prev = self._prev_last_winner
         if self.rules.first_lead == FirstLead.PREV_LAST_TRICK and prev is not None:
-            leader = next(s for k in range(self.players)
-                          if (s := (prev + k) % self.players) in active)
-        return Deal.start(self.rules, self.players, deck, self.dealer, active=active,
-                          trump_index=tidx, first_leader=leader)
+            leader = next(
+                s for k in range(self.players) if (s := (prev + k) % self.players) in active
+            )
+        return Deal.start(
+            self.rules,
+            self.players,
+            deck,
+            self.dealer,
+            active=active,
+            trump_index=tidx,
+            first_leader=leader,
+        )
 
-    def _record(self, deal: Deal, voided: bool = False,
-                penalties: list[int | None] | None = None) -> DealRecord:
+    def _record(
+        self, deal: Deal, voided: bool = False, penalties: list[int | None] | None = None
+    ) -> DealRecord:
         pen = None if voided else penalties
         rec = DealRecord(
-            index=len(self.records), dealer=deal.dealer, deck=deal.deck,
-            trump_index=deal.trump_index, first_leader=deal.first_leader, active=deal.active,
-            actions=tuple(deal.history), card_points=tuple(deal.card_points()),
-            tricks=tuple(deal.side_tricks()), penalties=None if pen is None else tuple(pen),
-            pot_winners=tuple(deal.pot_winners), voided=voided,
+            index=len(self.records),
+            dealer=deal.dealer,
+            deck=deal.deck,
+            trump_index=deal.trump_index,
+            first_leader=deal.first_leader,
+            active=deal.active,
+            actions=tuple(deal.history),
+            card_points=tuple(deal.card_points()),
+            tricks=tuple(deal.side_tricks()),
+            penalties=None if pen is None else tuple(pen),
+            pot_winners=tuple(deal.pot_winners),
+            voided=voided,
         )
         self.records.append(rec)
         return rec
@@ -351,6 +372,8 @@ class Match:
 
     def _advance_dealer(self) -> None:
         active = self.active_seats
-        self.dealer = next(s for k in range(1, self.players + 1)
-                           if (s := (self.dealer + k) % self.players) in active)
-
+        self.dealer = next(
+            s
+            for k in range(1, self.players + 1)
+            if (s := (self.dealer + k) % self.players) in active
+        )

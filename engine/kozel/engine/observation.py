@@ -106,12 +106,14 @@ def _sees(p: Play, observer: Observer, open_discards: bool) -> bool:
 
 def _play_view(p: Play, observer: Observer, open_discards: bool) -> PlayView:
     visible = _sees(p, observer, open_discards)
-    return PlayView(p.seat, str(p.kind), p.cards.bit_count(),
-                    tuple(codes(p.cards)) if visible else (), p.forced)
+    return PlayView(
+        p.seat, str(p.kind), p.cards.bit_count(), tuple(codes(p.cards)) if visible else (), p.forced
+    )
 
 
-def _visible_mask(plays: tuple[Play, ...] | list[Play], observer: Observer,
-                  open_discards: bool) -> int:
+def _visible_mask(
+    plays: tuple[Play, ...] | list[Play], observer: Observer, open_discards: bool
+) -> int:
     m = 0
     for p in plays:
         if _sees(p, observer, open_discards):
@@ -120,9 +122,13 @@ def _visible_mask(plays: tuple[Play, ...] | list[Play], observer: Observer,
 
 
 def _trick_view(t: Trick, observer: Observer, open_discards: bool) -> TrickView:
-    return TrickView(t.leader, t.winner,
-                     tuple(_play_view(p, observer, open_discards) for p in t.plays), t.combo,
-                     points(_visible_mask(t.plays, observer, open_discards)))
+    return TrickView(
+        t.leader,
+        t.winner,
+        tuple(_play_view(p, observer, open_discards) for p in t.plays),
+        t.combo,
+        points(_visible_mask(t.plays, observer, open_discards)),
+    )
 
 
 def observe(deal: Deal, seat: int) -> Observation:
@@ -165,7 +171,7 @@ class SeatObserver:
         if open_d != self._open:  # the deal ended: every card is shown, view them anew
             self._open, self._tricks, self._points = open_d, [], [0] * deal.players
         tricks, seen = self._tricks, self._points
-        for t in deal.tricks[len(tricks):]:
+        for t in deal.tricks[len(tricks) :]:
             view = _trick_view(t, observer, open_d)
             tricks.append(view)
             seen[view.winner] += view.known_points
@@ -176,8 +182,9 @@ def _open_discards(deal: Deal) -> bool:
     return deal.over or deal.rules.discard_visibility == DiscardVisibility.OPEN
 
 
-def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
-           seen_points: list[int]) -> Observation:
+def _build(
+    deal: Deal, observer: Observer, tricks: tuple[TrickView, ...], seen_points: list[int]
+) -> Observation:
     """The observation, given the views of the completed tricks and the known points they
     give each seat."""
     open_d = _open_discards(deal)
@@ -185,9 +192,13 @@ def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
     reveal_all = observer is Spectator.FULL or deal.over  # every card is shown at the end
     trick = None
     if deal.trick:
-        trick = TrickView(deal.trick[0].seat, deal.win_seat,
-                          tuple(_play_view(p, observer, open_d) for p in deal.trick),
-                          deal.trick_combo, points(_visible_mask(deal.trick, observer, open_d)))
+        trick = TrickView(
+            deal.trick[0].seat,
+            deal.win_seat,
+            tuple(_play_view(p, observer, open_d) for p in deal.trick),
+            deal.trick_combo,
+            points(_visible_mask(deal.trick, observer, open_d)),
+        )
     seats = tuple(
         SeatView(
             seat=s,
@@ -201,12 +212,12 @@ def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
         for s in range(deal.players)
     )
     to_act = deal.to_act
-    asked = seat is not None and seat in to_act
+    asked = seat if seat is not None and seat in to_act else None  # the seat, if it is to act
     sealed = deal.phase is Decision.DECLARE and observer is not Spectator.FULL
-    if sealed and not asked:
+    if sealed and asked is None:
         to_act = _outwardly_awaited(deal)  # a sealed window looks like the play it delays
-    elif sealed:
-        to_act = (seat,)
+    elif sealed and asked is not None:
+        to_act = (asked,)
     indicator_drawn = deal.talon.index(deal.indicator) < deal.talon_pos
     hand = deal.hands[seat] if seat is not None else 0
     return Observation(
@@ -221,9 +232,11 @@ def _build(deal: Deal, observer: Observer, tricks: tuple[TrickView, ...],
         seats=seats,
         tricks=tricks,
         trick=trick,
-        decision=str(deal.phase) if asked else str(Decision.NONE),
+        decision=str(deal.phase) if asked is not None else str(Decision.NONE),
         to_act=tuple(to_act),
-        lead_cap=deal.lead_cap(seat) if asked and deal.phase is Decision.LEAD else None,
+        lead_cap=deal.lead_cap(asked)
+        if asked is not None and deal.phase is Decision.LEAD
+        else None,
         deal_over=deal.over,
     )
 
@@ -263,8 +276,9 @@ def event_views(deal: Deal, start: int, observer: Observer) -> list[EventView]:
             out.append(_trick_view(entry, observer, open_d))
         elif isinstance(entry, Drawn):
             own = entry.cards[observer] if isinstance(observer, int) else 0
-            out.append(DrawnView(tuple(codes(own)),
-                                 tuple(m.bit_count() for m in entry.cards), talon))
+            out.append(
+                DrawnView(tuple(codes(own)), tuple(m.bit_count() for m in entry.cards), talon)
+            )
         elif isinstance(entry, Declared):
             out.append(DeclaredView(entry.seat, str(entry.combo), tuple(codes(entry.cards))))
     return out
@@ -306,4 +320,3 @@ def visible_cards(obs: Observation) -> set[str]:
         for p in t.plays:
             cards.update(p.cards)
     return cards
-

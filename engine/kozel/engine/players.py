@@ -12,7 +12,6 @@ from kozel.engine.cards import cards_in, deck_mask
 from kozel.engine.deal import Deal
 from kozel.engine.rules import Ruleset
 
-
 _LEAD, _RESPOND, _DECLARE = Decision.LEAD, Decision.RESPOND, Decision.DECLARE
 
 

@@ -169,15 +169,21 @@ class Ruleset:
         if self.game == Game.MONEY and self.fixed_deals is None:
             raise RulesError("the money game needs fixed_deals")
         if self.deck_size < 4 * max(self.players_allowed) + 1:
-            raise RulesError(f"a deck of {self.deck_size} cards (removed_cards) is too small "
-                             f"for players_allowed {list(self.players_allowed)}")
+            raise RulesError(
+                f"a deck of {self.deck_size} cards (removed_cards) is too small "
+                f"for players_allowed {list(self.players_allowed)}"
+            )
         if self.game == Game.PENALTY and max(self.players_allowed) > 4:
-            raise RulesError(f"players_allowed {list(self.players_allowed)}: the penalty game "
-                             "(game: penalty) is scored for 2 to 4 players (scoring entries "
-                             "'2', '3', '4'); five play the money game only")
+            raise RulesError(
+                f"players_allowed {list(self.players_allowed)}: the penalty game "
+                "(game: penalty) is scored for 2 to 4 players (scoring entries "
+                "'2', '3', '4'); five play the money game only"
+            )
         if self.money_leads == MoneyLeads.ONE_OR_THREE and self.lead_sizes != (1, 3):
-            raise RulesError(f"money_leads one_or_three sets lead_sizes to [1, 3]; lead_sizes "
-                             f"{list(self.lead_sizes)} conflicts with it (leave lead_sizes out)")
+            raise RulesError(
+                f"money_leads one_or_three sets lead_sizes to [1, 3]; lead_sizes "
+                f"{list(self.lead_sizes)} conflicts with it (leave lead_sizes out)"
+            )
 
     def check_players(self, players: int) -> None:
         """Raise :class:`RulesError` unless this ruleset allows ``players`` seats."""
@@ -221,8 +227,11 @@ class Ruleset:
             value = getattr(self, key)
             if key == "scoring":
                 value = {
-                    k: {"scheme": str(e.scheme), "threshold": e.threshold,
-                        "zero_criterion": str(e.zero_criterion)}
+                    k: {
+                        "scheme": str(e.scheme),
+                        "threshold": e.threshold,
+                        "zero_criterion": str(e.zero_criterion),
+                    }
                     for k, e in sorted(value.items())
                 }
             elif isinstance(value, tuple):
@@ -250,7 +259,9 @@ _ENUM_KNOBS: dict[str, type[StrEnum]] = {
 _BOOL_KNOBS = {"shokha", "midtrick_interrupt"}
 _INT_KNOBS = {"limit", "stake"}
 _KNOBS = (
-    set(_ENUM_KNOBS) | _BOOL_KNOBS | _INT_KNOBS
+    set(_ENUM_KNOBS)
+    | _BOOL_KNOBS
+    | _INT_KNOBS
     | {"removed_cards", "lead_sizes", "scoring", "fixed_deals", "players_allowed"}
 )
 
@@ -283,8 +294,10 @@ def _coerce(key: str, value: Any) -> Any:
             raise RulesError(f"removed_cards holds unknown card codes: {', '.join(bad)}")
         return tuple(sorted({c.upper() for c in value}, key=CARD_OF.__getitem__))
     if key in ("lead_sizes", "players_allowed"):
-        if not isinstance(value, (list, tuple)) or not value or not all(
-            isinstance(n, int) and not isinstance(n, bool) for n in value
+        if (
+            not isinstance(value, (list, tuple))
+            or not value
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in value)
         ):
             raise RulesError(f"{key} must be a non-empty list of whole numbers, not {value!r}")
         lo, hi = (1, 4) if key == "lead_sizes" else (2, 5)

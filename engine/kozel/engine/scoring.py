@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kozel.engine.rules import ScoringEntry, Scheme, ZeroCriterion
+from kozel.engine.rules import Scheme, ScoringEntry, ZeroCriterion
 
 
 def is_eggs(points: Sequence[int]) -> bool:

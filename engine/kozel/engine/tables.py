@@ -35,7 +35,7 @@ def action_of(kind: ActionKind, cards: int) -> Action:
     return act
 
 
-class _Singles(dict):
+class _Singles(dict[int, tuple[Action, ...]]):
     """``singles[pattern]``: the one-card actions of a kind for an 18-bit ``pattern`` of cards
     (half the deck: spades and clubs, or diamonds and hearts), by card numbers. Built on first
     use; hands hold at most four cards, so a few thousand patterns ever occur."""
@@ -49,7 +49,8 @@ class _Singles(dict):
 
     def __missing__(self, pattern: int) -> tuple[Action, ...]:
         row = self[pattern] = tuple(
-            action_of(self.kind, 1 << (self.base + i)) for i in range(18) if pattern >> i & 1)
+            action_of(self.kind, 1 << (self.base + i)) for i in range(18) if pattern >> i & 1
+        )
         return row
 
 
@@ -82,7 +83,7 @@ def subsets(hand: int, size: int) -> list[int]:
     return [sum(combo) for combo in combinations(bits, size)]
 
 
-class _LeadRows(dict):
+class _LeadRows(dict[int, list[tuple[Action, ...]]]):
     """``rows[pattern][cap]`` for one suit: the leads made of the suit's 9-bit ``pattern`` of
     cards (and the wild shokha when ``with_shokha``), of allowed sizes up to ``cap``, by size
     then cards. A row is built the first time it is looked up: building all 512 at once takes
@@ -101,18 +102,22 @@ class _LeadRows(dict):
         options: list[int] = []
         for size in range(1, 5):
             if self.with_shokha and size > 1:  # shokha (card 0) first: lexicographically smallest
-                options.extend(1 | sum(1 << c for c in combo)
-                               for combo in combinations(cards, size - 1))
+                options.extend(
+                    1 | sum(1 << c for c in combo) for combo in combinations(cards, size - 1)
+                )
             options.extend(sum(1 << c for c in combo) for combo in combinations(cards, size))
         row = self[pattern] = [
-            tuple(action_of(ActionKind.LEAD, m) for m in options
-                  if m.bit_count() in self.lead_sizes and m.bit_count() <= cap)
+            tuple(
+                action_of(ActionKind.LEAD, m)
+                for m in options
+                if m.bit_count() in self.lead_sizes and m.bit_count() <= cap
+            )
             for cap in range(5)
         ]
         return row
 
 
-class _HalfRows(dict):
+class _HalfRows(dict[int, list[tuple[Action, ...]]]):
     """``rows[pattern][cap]``: the leads of an 18-bit ``pattern`` of two suits' cards (spades
     and clubs, or diamonds and hearts), the lower suit's first: two suits' rows joined, so that
     a hand's leads take two lookups. For spades and clubs, ``wild_clubs`` gives the clubs' rows
@@ -120,8 +125,9 @@ class _HalfRows(dict):
 
     __slots__ = ("low", "high", "wild_clubs")
 
-    def __init__(self, low: _LeadRows, high: _LeadRows, wild_clubs: _LeadRows | None = None
-                 ) -> None:
+    def __init__(
+        self, low: _LeadRows, high: _LeadRows, wild_clubs: _LeadRows | None = None
+    ) -> None:
         super().__init__()
         self.low = low
         self.high = high
@@ -129,8 +135,7 @@ class _HalfRows(dict):
 
     def __missing__(self, pattern: int) -> list[tuple[Action, ...]]:
         high = self.wild_clubs if self.wild_clubs is not None and pattern & 1 else self.high
-        row = self[pattern] = [
-            a + b for a, b in zip(self.low[pattern & 0x1FF], high[pattern >> 9])]
+        row = self[pattern] = [a + b for a, b in zip(self.low[pattern & 0x1FF], high[pattern >> 9])]
         return row
 
 
@@ -141,7 +146,7 @@ def _lead_table(lead_sizes: tuple[int, ...], with_shokha: bool) -> list[_LeadRow
 
 
 @lru_cache(maxsize=32)
-def _lead_halves(lead_sizes: tuple[int, ...], wild: bool) -> tuple[_HalfRows, ...]:
+def _lead_halves(lead_sizes: tuple[int, ...], wild: bool) -> tuple[_HalfRows, _HalfRows, _HalfRows]:
     """The :class:`_HalfRows` of spades and clubs, of diamonds and hearts, and of diamonds
     and hearts when the hand holds the shokha (the same as the last unless it is wild)."""
     plain = _lead_table(lead_sizes, False)
@@ -149,8 +154,11 @@ def _lead_halves(lead_sizes: tuple[int, ...], wild: bool) -> tuple[_HalfRows, ..
         high = _HalfRows(plain[2], plain[3])
         return _HalfRows(plain[0], plain[1]), high, high
     shokha = _lead_table(lead_sizes, True)
-    return (_HalfRows(plain[0], plain[1], shokha[1]), _HalfRows(plain[2], plain[3]),
-            _HalfRows(shokha[2], shokha[3]))
+    return (
+        _HalfRows(plain[0], plain[1], shokha[1]),
+        _HalfRows(plain[2], plain[3]),
+        _HalfRows(shokha[2], shokha[3]),
+    )
 
 
 class Tables:
@@ -197,27 +205,42 @@ class Tables:
         beaten_by = self.beaten_by
         if target & (target - 1) == 0:  # one card: the common case, from the suit tables
             b = hand & beaten_by[target.bit_length() - 1]
-            return (_BEAT_LOW[b & 0x3FFFF] + _BEAT_HIGH[b >> 18]
-                    + _DISCARD_LOW[hand & 0x3FFFF] + _DISCARD_HIGH[hand >> 18])
+            return (
+                _BEAT_LOW[b & 0x3FFFF]
+                + _BEAT_HIGH[b >> 18]
+                + _DISCARD_LOW[hand & 0x3FFFF]
+                + _DISCARD_HIGH[hand >> 18]
+            )
         k = target.bit_count()
         if k == 2:  # Hall's condition for two cards: each is beaten by one of the pair
             low = target & -target
             b1, b2 = beaten_by[low.bit_length() - 1], beaten_by[target.bit_length() - 1]
-            beats = [_BEATS.get(m) or action_of(ActionKind.BEAT, m)
-                     for m in subsets(hand & (b1 | b2), 2) if m & b1 and m & b2]
+            beats = [
+                _BEATS.get(m) or action_of(ActionKind.BEAT, m)
+                for m in subsets(hand & (b1 | b2), 2)
+                if m & b1 and m & b2
+            ]
         else:
             hall = _hall(target, beaten_by)
-            beats = [_BEATS.get(m) or action_of(ActionKind.BEAT, m)
-                     for m in subsets(hand & hall[-1][0], k) if _covers(m, hall)]
-        return tuple(beats + [_DISCARDS.get(m) or action_of(ActionKind.DISCARD, m)
-                              for m in subsets(hand, k)])
+            beats = [
+                _BEATS.get(m) or action_of(ActionKind.BEAT, m)
+                for m in subsets(hand & hall[-1][0], k)
+                if _covers(m, hall)
+            ]
+        return tuple(
+            beats + [_DISCARDS.get(m) or action_of(ActionKind.DISCARD, m) for m in subsets(hand, k)]
+        )
 
     def one_suit(self, cards: int) -> bool:
         """True when ``cards`` are of one suit (the shokha joining any suit when wild)."""
         if self.wild and cards & 1 and cards != 1:
             cards &= ~1
-        return (cards & ~0x1FF == 0 or cards & ~0x3FE00 == 0
-                or cards & ~0x7FC0000 == 0 or cards & ~0xFF8000000 == 0)
+        return (
+            cards & ~0x1FF == 0
+            or cards & ~0x3FE00 == 0
+            or cards & ~0x7FC0000 == 0
+            or cards & ~0xFF8000000 == 0
+        )
 
 
 def _hall(target: int, beaten_by: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -235,7 +258,7 @@ def _hall(target: int, beaten_by: tuple[int, ...]) -> list[tuple[int, int]]:
 def _covers(m: int, hall: list[tuple[int, int]]) -> bool:
     """Hall's condition: every set of ``n`` target cards has ``n`` cards of ``m`` beating one
     of them, so ``m`` pairs off with the target, each card beating its own (rule 3)."""
-    for u, n in hall:
+    for u, n in hall:  # noqa: SIM110 - a loop: all() over a generator is slower here
         if (m & u).bit_count() < n:
             return False
     return True

@@ -14,13 +14,22 @@ from kozel.engine.cards import CARD_OF, SUITS, codes
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction, SetupError
 from kozel.engine.match import Scoreboard
-from kozel.engine.rules import FirstLead, Ruleset, RulesError
+from kozel.engine.rules import FirstLead, RulesError, Ruleset
 from kozel.engine.scoring import deal_penalties, split_pot
 
 ACTION_KEYS = ("lead", "beat", "discard", "declare", "pass")
 DEAL_KEYS = (
-    "trump", "tricks", "hands", "talon", "to_act", "decision", "error", "deal_over",
-    "card_points", "tricks_won", "penalties",
+    "trump",
+    "tricks",
+    "hands",
+    "talon",
+    "to_act",
+    "decision",
+    "error",
+    "deal_over",
+    "card_points",
+    "tricks_won",
+    "penalties",
 )
 MONEY_KEYS = ("pot_winners", "chips")
 
@@ -44,8 +53,7 @@ def compare(expect: Mapping[str, Any], outcome: Mapping[str, Any]) -> list[str]:
     for key, want in expect.items():
         got = outcome.get(key, "<absent>")
         if key == "hands" and isinstance(want, list) and isinstance(got, list):
-            same = len(want) == len(got) and all(
-                sorted(w) == sorted(g) for w, g in zip(want, got))
+            same = len(want) == len(got) and all(sorted(w) == sorted(g) for w, g in zip(want, got))
         else:
             same = want == got
         if not same:
@@ -74,13 +82,22 @@ def _run_deal(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[s
         raise SetupError(f"dealer {dealer!r} is not a seat of {players}")
     first = vector.get("first_leader")
     if first is not None and rules.first_lead != FirstLead.PREV_LAST_TRICK:
-        raise SetupError(f"first_leader is only for first_lead: prev_last_trick, not "
-                         f"{rules.first_lead} (the seat left of the dealer leads)")
-    if first is not None and (not isinstance(first, int) or isinstance(first, bool)
-                              or not 0 <= first < players):
+        raise SetupError(
+            f"first_leader is only for first_lead: prev_last_trick, not "
+            f"{rules.first_lead} (the seat left of the dealer leads)"
+        )
+    if first is not None and (
+        not isinstance(first, int) or isinstance(first, bool) or not 0 <= first < players
+    ):
         raise SetupError(f"first_leader {first!r} is not a seat of {players}")
-    deal = Deal.start(rules, players, [CARD_OF[c] for c in raw_deck], dealer,
-                      trump_index=vector.get("trump_index"), first_leader=first)
+    deal = Deal.start(
+        rules,
+        players,
+        [CARD_OF[c] for c in raw_deck],
+        dealer,
+        trump_index=vector.get("trump_index"),
+        first_leader=first,
+    )
     error = None
     for i, raw in enumerate(vector.get("actions", [])):
         try:
@@ -99,6 +116,7 @@ def _run_deal(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[s
 
 def parse_action(raw: Any, players: int) -> tuple[int, ActionKind, list[str], Combo | None]:
     """Read one vector action; raise ``MALFORMED`` for anything that is not an action."""
+
     def bad(why: str) -> IllegalAction:
         return IllegalAction(ErrorCode.MALFORMED, why)
 
@@ -133,8 +151,9 @@ def deal_outcome(deal: Deal, error: dict[str, Any] | None = None) -> dict[str, A
     """Every outcome key of FORMAT.md for a deal as it stands."""
     out: dict[str, Any] = {
         "trump": SUITS[deal.trump],
-        "tricks": [{"leader": t.leader, "winner": t.winner, "points": t.points}
-                   for t in deal.tricks],
+        "tricks": [
+            {"leader": t.leader, "winner": t.winner, "points": t.points} for t in deal.tricks
+        ],
         "hands": [codes(h) for h in deal.hands],
         "talon": deal.talon_left,
         "to_act": list(deal.to_act),
@@ -151,8 +170,10 @@ def deal_outcome(deal: Deal, error: dict[str, Any] | None = None) -> dict[str, A
         if deal.over:
             stake = deal.rules.stake
             share, _ = split_pot(stake * len(deal.active), len(deal.pot_winners))
-            chips = [(share if s in deal.pot_winners else 0) - stake
-                     if s in deal.active else 0 for s in range(deal.players)]
+            chips = [
+                (share if s in deal.pot_winners else 0) - stake if s in deal.active else 0
+                for s in range(deal.players)
+            ]
         out["chips"] = chips
     return out
 
@@ -170,9 +191,11 @@ def _run_score(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[
         return {"penalties": None}
     n_sides = len(set(rules.side_of(players)))
     if len(sides) != n_sides:
-        raise SetupError(f"{players} players are {n_sides} sides"
-                         + (" (two teams)" if rules.teams(players) else "")
-                         + f"; the vector lists {len(sides)}")
+        raise SetupError(
+            f"{players} players are {n_sides} sides"
+            + (" (two teams)" if rules.teams(players) else "")
+            + f"; the vector lists {len(sides)}"
+        )
     _check_sides(sides, "sides")
     entry = rules.scoring_for(players)
     pen = deal_penalties(entry, [s["points"] for s in sides], [s["tricks"] for s in sides])
@@ -186,10 +209,13 @@ def _check_sides(sides: list[Any], where: str, out: frozenset[int] = frozenset()
         if side is None and i in out:
             continue
         if not isinstance(side, Mapping) or any(
-                not isinstance(side.get(k), int) or isinstance(side.get(k), bool)
-                or side.get(k) < 0 for k in ("points", "tricks")):
-            raise SetupError(f"{where}[{i}] must have whole-number 'points' and 'tricks' (null "
-                             f"only for a side that is out), not {side!r}")
+            not isinstance(v := side.get(k), int) or isinstance(v, bool) or v < 0
+            for k in ("points", "tricks")
+        ):
+            raise SetupError(
+                f"{where}[{i}] must have whole-number 'points' and 'tricks' (null "
+                f"only for a side that is out), not {side!r}"
+            )
 
 
 def _run_match(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[str, Any]:
@@ -210,4 +236,3 @@ def _run_match(vector: Mapping[str, Any], rules: Ruleset, players: int) -> dict[
         "winner": outcome.winner,
         "over": outcome.over,
     }
-

@@ -85,15 +85,15 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
     results: dict[str, dict[str, float]] = {}
     for key, runs in rates.items():
         best = max(runs)
-        deals, decisions, cpu_s = totals[key]
+        n_deals, n_decisions, cpu_s = totals[key]
         results[key] = {
             "deals_per_s": round(best[0], 1),
             "decisions_per_s": round(best[1], 1),
             "median_deals_per_s": round(statistics.median(r[0] for r in runs), 1),
-            "decisions_per_deal": round(decisions / deals, 2),
-            "cpu_us_per_decision": round(cpu_s / decisions * 1e6, 2),
+            "decisions_per_deal": round(n_decisions / n_deals, 2),
+            "cpu_us_per_decision": round(cpu_s / n_decisions * 1e6, 2),
             "clones_per_s": round(max(clone_rates[key]), 1),
-            "deals": deals,
+            "deals": n_deals,
         }
     return results
 

@@ -39,8 +39,7 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         print(check.line())
     failed = sum(not c.passed for c in checks)
     print(f"conformance: {len(checks) - failed} passed, {failed} failed")
-    if args.show_output or failed:
-        if output:
-            print("--- bot output ---")
-            print(output.rstrip())
+    if (args.show_output or failed) and output:
+        print("--- bot output ---")
+        print(output.rstrip())
     return 1 if failed else 0

@@ -129,7 +129,7 @@ def _act(args: argparse.Namespace, action, done: str, remote=None) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from kozel.v1 import admin_pb2 as apb
 
-    status = apb.BotStatus.Value(f"BOT_STATUS_{args.status.upper()}")
+    status = f"BOT_STATUS_{args.status.upper()}"  # the enum value by name
     return _act(args, lambda store: store.set_status(args.name, args.status),
                 f"bot {args.name!r} is {args.status}",
                 lambda: _admin(args, "SetBotStatus",

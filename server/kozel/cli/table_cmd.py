@@ -70,8 +70,8 @@ def cmd_table_create(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except grpc.RpcError as exc:
-        code = exc.code()  # type: ignore[attr-defined]
-        details = exc.details()  # type: ignore[attr-defined]
+        code = exc.code()
+        details = exc.details()
         if code == grpc.StatusCode.UNAVAILABLE:
             details = f"no referee reachable at {args.server}"
         print(f"error: {code.name}: {details}", file=sys.stderr)

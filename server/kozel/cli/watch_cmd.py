@@ -110,12 +110,12 @@ class EventLines:
             t = e.trick_taken.trick
             yield f"  trick to {self.who(t.winner)} ({t.known_points} points seen)"
         elif kind == "drawn":
-            d = e.drawn
-            yield f"  draw: {' / '.join(map(str, d.counts))} cards, talon {d.talon}"
+            drawn = e.drawn
+            yield f"  draw: {' / '.join(map(str, drawn.counts))} cards, talon {drawn.talon}"
         elif kind == "declared":
-            d = e.declared
-            yield (f"  {self.who(d.seat)} declares {_enum(pb.Combo, d.combo, 'COMBO_')}: "
-                   f"{' '.join(d.cards)}")
+            dec = e.declared
+            yield (f"  {self.who(dec.seat)} declares {_enum(pb.Combo, dec.combo, 'COMBO_')}: "
+                   f"{' '.join(dec.cards)}")
         elif kind == "notice":
             n = e.notice
             why = (f" ({_enum(pb.ForfeitReason, n.forfeit_reason, 'FORFEIT_REASON_')})"

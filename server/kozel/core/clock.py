@@ -18,16 +18,23 @@ class Clock:
     grace_ms: int = 10_000
 
     def to_pb(self) -> pb.TimeControl:
-        return pb.TimeControl(move_ms=self.move_ms, bank_ms=self.bank_ms,
-                              max_strikes=self.max_strikes, max_retries=self.max_retries,
-                              grace_ms=self.grace_ms)
+        return pb.TimeControl(
+            move_ms=self.move_ms,
+            bank_ms=self.bank_ms,
+            max_strikes=self.max_strikes,
+            max_retries=self.max_retries,
+            grace_ms=self.grace_ms,
+        )
 
     def merged(self, msg: pb.TimeControl | None) -> Clock:
         """This clock with the non-zero fields of a request's ``TimeControl`` applied."""
         if msg is None:
             return self
-        changes = {f: getattr(msg, f) for f in ("move_ms", "bank_ms", "max_strikes",
-                                                "max_retries", "grace_ms") if getattr(msg, f)}
+        changes = {
+            f: getattr(msg, f)
+            for f in ("move_ms", "bank_ms", "max_strikes", "max_retries", "grace_ms")
+            if getattr(msg, f)
+        }
         return replace(self, **changes)
 
 

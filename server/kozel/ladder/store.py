@@ -453,17 +453,19 @@ class Store:
         snapshot (REPEATABLE READ on PostgreSQL), so matches finishing meanwhile raise no
         false alarm. Includes the rating chain: for every bot and ladder, each match's
         rating before equals the previous match's rating after."""
-        problems = []
+        problems: list[str] = []
         with self._snapshot() as s:
             finished = dict(s.execute(
                 select(MatchSeatRow.bot_id, func.count()).join(MatchRow)
                 .where(MatchRow.status == "finished").group_by(MatchSeatRow.bot_id)).all())
             rated = dict(s.execute(select(RatingRow.bot_id, func.sum(RatingRow.matches))
                                    .group_by(RatingRow.bot_id)).all())
-            for bot in set(finished) | set(rated):
-                if finished.get(bot, 0) != (rated.get(bot) or 0):
-                    problems.append(f"bot {bot}: {finished.get(bot, 0)} finished match seats "
-                                    f"but {rated.get(bot) or 0} rated matches")
+            problems.extend(
+                f"bot {bot}: {finished.get(bot, 0)} finished match seats "
+                f"but {rated.get(bot) or 0} rated matches"
+                for bot in set(finished) | set(rated)
+                if finished.get(bot, 0) != (rated.get(bot) or 0)
+            )
             half = s.scalar(select(func.count()).select_from(MatchSeatRow).join(MatchRow)
                             .where(MatchRow.status != "finished",
                                    MatchSeatRow.mu_after.is_not(None)))
@@ -498,7 +500,7 @@ class Store:
             q = select(MatchRow.status, func.count()).group_by(MatchRow.status)
             if ladder is not None:
                 q = q.where(MatchRow.ladder == ladder)
-            return {status: n for status, n in s.execute(q).all()}
+            return dict(s.execute(q).tuples().all())
 
     def matches(self, *, ladder: str | None = None, bot: str | None = None,
                 since: datetime | None = None, limit: int = 100) -> list[MatchRow]:
@@ -557,8 +559,8 @@ def _db_now(s: Session) -> float:
     """The database's clock in epoch seconds: leases of processes on different machines are
     compared on one clock, so clock skew cannot make two hosts overlap."""
     if s.get_bind().dialect.name == "postgresql":
-        return float(s.execute(text("SELECT extract(epoch from clock_timestamp())")).scalar())
-    return float(s.execute(text("SELECT (julianday('now') - 2440587.5) * 86400.0")).scalar())
+        return float(s.execute(text("SELECT extract(epoch from clock_timestamp())")).scalar_one())
+    return float(s.execute(text("SELECT (julianday('now') - 2440587.5) * 86400.0")).scalar_one())
 
 
 def _claim(s: Session, referee_id: str, ladders: Sequence[str], now: float) -> dict[str, str]:

@@ -63,7 +63,9 @@ def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_pa
         match_id, reason=pb.MatchEndReason.Name(result.reason), replay_path=replay_path,
         result={"penalty_totals": list(result.penalty_totals), "chips": list(result.chips),
                 "winner_side": result.winner_side, "draw": result.draw},
-        seats=seats, start=start)  # type: ignore[arg-type]
+        seats=seats,
+        start=start,  # type: ignore[arg-type]
+    )
 
 
 def commit_replay(store: Store, replay: replay_pb2.Replay, location: str,

@@ -9,6 +9,7 @@ stdout and obeys ``start``/``stop``/``quit`` lines on stdin (see :func:`command_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -21,7 +22,7 @@ import threading
 import time
 import urllib.request
 from bisect import bisect_left
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,10 +99,8 @@ class ServerProcess:
         for _ in range(2):
             if self.proc.poll() is None:
                 self.proc.terminate()
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     self.proc.wait(timeout=timeout / 2)
-                except subprocess.TimeoutExpired:
-                    pass
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
@@ -289,7 +288,7 @@ async def command_loop(handlers: dict[str, Callable[[], Awaitable[dict[str, Any]
             return
 
 
-def child_main(main: Callable[[], Awaitable[None]]) -> None:
+def child_main(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run a child's main coroutine; a crash is reported as a ``failed`` event."""
     try:
         asyncio.run(main())
@@ -454,7 +453,7 @@ def sample_messages(seed: int = 7) -> Sample:
     deal = match.deal
     seat = deal.to_act[0]
     legal = deal.legal_actions(seat)
-    match_id = "%032x" % rng.getrandbits(128)
+    match_id = f"{rng.getrandbits(128):032x}"
     request = rpb.PlayResponse(decision=rpb.DecisionRequest(
         match_id=match_id, request_id=12, kind=convert.DECISION_TO_PB[deal.decision],
         move_ms=2000, time_bank_ms=10_000,

@@ -108,7 +108,10 @@ class WebLoad:
                 w = self.window
             seconds = time.perf_counter() - self.started_at
             lat = sorted(w.latencies)
-            p = (lambda q: lat[min(int(q * len(lat)), len(lat) - 1)] * 1000 if lat else None)
+
+            def p(q: float) -> float | None:
+                return lat[min(int(q * len(lat)), len(lat) - 1)] * 1000 if lat else None
+
             return {"requests": w.requests, "total_requests": self.total,
                     "errors": w.errors, "bytes": w.bytes,
                     "replay_json": w.replays, "seconds": seconds,

@@ -246,7 +246,7 @@ def play_fixture(spec: PlaySpec, address: str, fx: Fixture) -> Outcome:
                 time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
         done = wait_table(address, table_id, timeout=spec.timeout_s)
     except grpc.RpcError as exc:
-        why = f"{exc.code().name}: {exc.details()}"  # type: ignore[attr-defined]
+        why = f"{exc.code().name}: {exc.details()}"
         return Outcome(fx, None, 0, False, 0, 0, 0, 0, "", "error",
                        error=f"table {table_id}: {why}", logs=logs)
     finally:

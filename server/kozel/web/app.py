@@ -255,7 +255,8 @@ class WebChild:
         early connections wait in the backlog. Returns the bound port."""
         sock = bind(host, port)
         try:
-            self.proc = subprocess.Popen(
+            # Started, not awaited: its output is read by a thread (pump, below).
+            self.proc = subprocess.Popen(  # noqa: ASYNC220
                 [*self.cmd, "--listen-fd", str(sock.fileno())], stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
                 preexec_fn=self._preexec, pass_fds=(sock.fileno(),),

@@ -8,7 +8,7 @@ import base64
 import binascii
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
@@ -34,6 +34,10 @@ class MatchFilter:
     status: str | None = None
 
 
+@overload
+def _utc(when: datetime) -> datetime: ...
+@overload
+def _utc(when: None) -> None: ...
 def _utc(when: datetime | None) -> datetime | None:
     """Datetimes as stored: SQLite gives them back naive (they were written in UTC)."""
     if when is None:

@@ -20,7 +20,7 @@ from kozel.ladder.store import Store
 class ReadOnlyStore(Store):
     """A :class:`Store` for queries only (no migrations, no writes)."""
 
-    def __init__(self, url: str) -> None:  # noqa: super().__init__ would set write-locking
+    def __init__(self, url: str) -> None:  # no super().__init__(): it would set write-locking
         if url.startswith("sqlite"):
             self.engine = create_engine(url, pool_pre_ping=True)
             event.listen(self.engine, "connect", _sqlite_read_only)

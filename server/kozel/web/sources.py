@@ -215,12 +215,12 @@ class StandaloneSources(Sources):
         row = self.store.match_detail(match_id)
         if row is None or row.ladder not in self.duplicate_ladders:
             return False
-        if self._twin_played(row):
+        if self._twin_played(self.store, row):
             self._public.add(match_id)
             return False
         return True
 
-    def _twin_played(self, row) -> bool:
+    def _twin_played(self, store: Store, row) -> bool:
         from kozel.web.queries import MatchFilter, WebQueries
 
         bots = sorted(x.bot for x in row.seats)
@@ -231,7 +231,7 @@ class StandaloneSources(Sources):
         if first is None:
             return False
         seed = first.seed
-        page, _ = WebQueries(self.store).matches(
+        page, _ = WebQueries(store).matches(
             MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at,
                         status="finished"), limit=20)
         for m in page:

@@ -65,7 +65,7 @@ def _ruleset(preset: str, options: dict[str, Any], players: int) -> Ruleset:
         deck = [c for c in range(36) if rules.deck >> c & 1]
         if rules.trump_mode != TrumpMode.RANDOM_MIDDLE and 2 <= players <= 5:
             for suit in range(4):  # a deck whose trump card is of this suit
-                top = [c for c in deck if SUIT_OF[c] == suit][0]
+                top = next(c for c in deck if SUIT_OF[c] == suit)
                 rest = [c for c in deck if c != top]
                 order = rest[:4 * players] + [top] + rest[4 * players:]
                 Deal.start(rules, players, order, 0)
@@ -394,8 +394,14 @@ class _Plan:
         rng.shuffle(pool)
         for p, c in zip(free, pool):
             deck[p] = c
-        deal = Deal.start(self.rules, self.players, deck, self.dealer,  # type: ignore[arg-type]
-                          active=self.active, first_leader=self.first_leader)
+        deal = Deal.start(
+            self.rules,
+            self.players,
+            deck,  # type: ignore[arg-type]  # every slot holds a card by now
+            self.dealer,
+            active=self.active,
+            first_leader=self.first_leader,
+        )
         keep = self.keep
         shed = self.shed_indicator
         for trick in self.tricks:
@@ -496,7 +502,7 @@ def _playout(deal: Deal, side: int, rng: random.Random, points_weight: float = 0
 
 def _cost(mask: int, trump: int) -> float:
     """What spending these cards gives up: their points, more for trumps and the shokha."""
-    c = points(mask)
+    c: float = points(mask)
     m = mask
     while m:
         low = m & -m
