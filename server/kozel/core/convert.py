@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
@@ -43,7 +43,10 @@ PB_TO_KIND = {v: k for k, v in KIND_TO_PB.items()}
 COMBO_TO_PB = {None: pb.COMBO_UNSPECIFIED, Combo.MOSCOW: pb.COMBO_MOSCOW,
                Combo.MOLODKA: pb.COMBO_MOLODKA}
 PB_TO_COMBO = {v: k for k, v in COMBO_TO_PB.items()}
-ERROR_TO_PB = {code: pb.ErrorCode.Value(f"ERROR_CODE_{code.value}") for code in ErrorCode}
+# The stubs type ``Value`` as a plain int; the names are the enum's own.
+ERROR_TO_PB: dict[ErrorCode, pb.ErrorCode] = {
+    code: cast("pb.ErrorCode", pb.ErrorCode.Value(f"ERROR_CODE_{code.value}")) for code in ErrorCode
+}
 END_REASON_TO_PB = {
     EndReason.LIMIT: pb.MATCH_END_REASON_LIMIT,
     EndReason.FIXED_DEALS: pb.MATCH_END_REASON_FIXED_DEALS,
@@ -118,7 +121,8 @@ def dict_to_struct(data: Mapping[str, Any]) -> Struct:
 
 def struct_to_dict(s: Struct) -> dict[str, Any]:
     """A Struct as plain JSON values; whole numbers come back as ints, not floats."""
-    return _ints(json_format.MessageToDict(s))
+    plain: dict[str, Any] = _ints(json_format.MessageToDict(s))
+    return plain
 
 
 def _ints(value: Any) -> Any:

@@ -28,7 +28,7 @@ def welcome(session_id: str, resume_token: str, server_version: str, *, resumed:
 
 def match_start(match_id: str, *, players: int, ruleset: pb.Ruleset,
                 time_control: pb.TimeControl, seating: Sequence[rpb.Player],
-                seed_commitment: bytes, table_id: str = "", seat: int = 0) -> rpb.MatchStart:
+                seed_commitment: str, table_id: str = "", seat: int = 0) -> rpb.MatchStart:
     """A match as it is announced: to ``seat``, or (seat 0, unused) to a spectator."""
     return rpb.MatchStart(match_id=match_id, seat=seat, players=players, ruleset=ruleset,
                           time_control=time_control, seating=seating,
@@ -72,7 +72,7 @@ def resent(request: rpb.PlayResponse) -> rpb.PlayResponse:
     return again
 
 
-def rejection(match_id: str, request_id: int, code: int, message: str, *,
+def rejection(match_id: str, request_id: int, code: pb.ErrorCode, message: str, *,
               retries_left: int | None = None) -> rpb.PlayResponse:
     """A refused answer; ``retries_left`` None means no retry is allowed."""
     return rpb.PlayResponse(rejection=rpb.Rejection(
@@ -81,8 +81,8 @@ def rejection(match_id: str, request_id: int, code: int, message: str, *,
         retries_left=retries_left if retries_left is not None else 0))
 
 
-def notice(match_id: str, deal_index: int, seat: int, kind: int, *, strikes: int,
-           reason: int = 0) -> rpb.PlayResponse:
+def notice(match_id: str, deal_index: int, seat: int, kind: rpb.NoticeKind, *,
+           strikes: int, reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED) -> rpb.PlayResponse:
     """A notice about a seat (timeout, disconnect, resume, forfeit)."""
     return rpb.PlayResponse(event=rpb.Event(
         match_id=match_id, deal_index=deal_index,

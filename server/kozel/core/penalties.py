@@ -22,8 +22,8 @@ class Penalties:
         self.rejections = [0] * players  # every refused answer, per seat
         self._held_timeouts = [0] * players  # the part from the window of the deal in play
         self._held_rejections = [0] * players
-        self._held_forfeits: dict[int, int] = {}  # seat: reason, applied when the deal ends
-        self._due: list[tuple[int, int]] = []  # (seat, reason) to apply before the next step
+        self._held_forfeits: dict[int, pb.ForfeitReason] = {}  # seat: reason, applied when the deal ends
+        self._due: list[tuple[int, pb.ForfeitReason]] = []  # (seat, reason) to apply before the next step
 
     @property
     def public_timeouts(self) -> list[int]:
@@ -49,7 +49,7 @@ class Penalties:
         self.rejections[seat] += 1
         self._held_rejections[seat] += sealed
 
-    def hold_forfeit(self, seat: int, reason: int) -> None:
+    def hold_forfeit(self, seat: int, reason: pb.ForfeitReason) -> None:
         """A forfeit earned inside a sealed window: applied when the deal ends."""
         self._held_forfeits.setdefault(seat, reason)
 
@@ -69,7 +69,7 @@ class Penalties:
         self._due.extend(sorted(due.items()))
         return released
 
-    def take_due(self) -> list[tuple[int, int]]:
+    def take_due(self) -> list[tuple[int, pb.ForfeitReason]]:
         """The forfeits due now, as (seat, reason); each is handed out once."""
         due, self._due = self._due, []
         return due

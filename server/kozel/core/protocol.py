@@ -66,7 +66,7 @@ class MatchHooks:
     def strikes_released(self, count: int) -> None:
         """``count`` timeouts held back in a sealed window became public."""
 
-    def forfeited(self, seat: int, reason: int) -> None:
+    def forfeited(self, seat: int, reason: pb.ForfeitReason) -> None:
         """A seat forfeited."""
 
     def cut(self, deals: int) -> None:
@@ -111,7 +111,7 @@ class MatchProtocol:
         self._step_deal: Deal | None = None
         self._step_index = 0  # the deal index of the step in play
         self._away: dict[int, float] = {}  # seat: when its disconnect grace runs out
-        self._requested: dict[int, int] = {}  # seat: forfeit reason requested from outside
+        self._requested: dict[int, pb.ForfeitReason] = {}  # seat: forfeit reason requested from outside
         self._observers: list[tuple[SeatObserver, convert.ObservationEncoder] | None] = \
             [None] * players
         self._log_pos = 0
@@ -352,7 +352,7 @@ class MatchProtocol:
 
     # -- forfeits --------------------------------------------------------------------------
 
-    def _request_forfeit(self, seat: int, reason: int, now: float) -> None:
+    def _request_forfeit(self, seat: int, reason: pb.ForfeitReason, now: float) -> None:
         if self.ended:
             return
         req = self._pending[seat]
@@ -362,7 +362,7 @@ class MatchProtocol:
         else:  # applied before the next step
             self._requested.setdefault(seat, reason)
 
-    def _forfeit(self, requests: list[tuple[int, int]]) -> None:
+    def _forfeit(self, requests: list[tuple[int, pb.ForfeitReason]]) -> None:
         """Forfeit seats together: the deal in play is voided once for all of them."""
         match = self.match
         todo = [(seat, reason) for seat, reason in requests
@@ -382,7 +382,8 @@ class MatchProtocol:
 
     # -- messages --------------------------------------------------------------------------
 
-    def _notice(self, seat: int, kind: int, reason: int = 0, *, only: int | None = None,
+    def _notice(self, seat: int, kind: rpb.NoticeKind,
+                reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED, *, only: int | None = None,
                 deal_index: int | None = None) -> None:
         strikes = (self.penalties.timeouts[seat] if only is not None
                    else self.penalties.public_timeouts[seat])

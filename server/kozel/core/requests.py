@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass, field
 
 from kozel.engine.actions import Action
+from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import replay_pb2
 
@@ -94,7 +95,7 @@ class Request:
     rejections: list[replay_pb2.ReplayRejection] = field(default_factory=list)
     state: State = State.SENT
     was_written: bool = False
-    forfeit_reason: int = 0  # set when it ends FORFEITED
+    forfeit_reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED  # set when it ends FORFEITED
 
     def __post_init__(self) -> None:
         self.started_at = self.sent_at

@@ -230,7 +230,7 @@ class MatchRunner(MatchHooks):
         self.metrics.timeouts.inc(count)
         self.metrics.strikes.inc(count)
 
-    def forfeited(self, seat: int, reason: int) -> None:
+    def forfeited(self, seat: int, reason: pb.ForfeitReason) -> None:
         self.metrics.forfeits.inc()
         self.log.info("forfeit", seat=seat, reason=pb.ForfeitReason.Name(reason))
 
