@@ -18,11 +18,11 @@ import structlog
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
-from kozel.ladder.runtime import LadderRuntime
 from kozel.ladder.store import Store
 from kozel.server import metrics
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
+from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
