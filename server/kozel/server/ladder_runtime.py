@@ -58,7 +58,7 @@ class LadderRuntime:
                  ) -> None:
         self.spec = spec
         self.rules = spec.rules()
-        self.clock = spec.clock()
+        self.clock = spec.time_control
         self.store = store
         self._start = start
         self._admit = admit  # the referee may hold new matches back (overload, drain)
