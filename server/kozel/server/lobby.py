@@ -22,6 +22,7 @@ from kozel.ladder.store import Store
 from kozel.server import metrics
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
+from kozel.server.house import HouseBots
 from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
@@ -76,7 +77,7 @@ class Table:
 class Lobby:
     """Tables, queues and the running matches of one referee."""
 
-    def __init__(self, config: ServerConfig, house_bots: dict[str, type] | None = None) -> None:
+    def __init__(self, config: ServerConfig, house_bots: HouseBots | None = None) -> None:
         self.config = config
         self.house_bots = house_bots or {}
         self.tables: dict[str, Table] = {}

@@ -11,6 +11,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kozel.server.house import HousePlayer
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
@@ -87,9 +88,9 @@ class SeatLink:
 
 
 class LocalLink(SeatLink):
-    """A seat played by an in-process bot object (``kozel.sdk.Bot``), without gRPC."""
+    """A seat played by an in-process house bot, without gRPC."""
 
-    def __init__(self, name: str, bot: object) -> None:
+    def __init__(self, name: str, bot: HousePlayer) -> None:
         super().__init__(name)
         self.bot = bot
         self._loop = asyncio.get_running_loop()
