@@ -138,7 +138,8 @@ def test_every_import_runs_down_the_layers() -> None:
             allowed = ", ".join(sorted(LAYERS[src])) or "nothing of the project"
             wrong.append(f"{imp.where()}: {imp.source} imports {imp.target} "
                          f"({src} may import only {allowed})")
-    assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
+    if wrong:
+        pytest.fail("imports against the layers:\n" + "\n".join(wrong), pytrace=False)
 
 
 def _cycles() -> list[list[Import]]:
@@ -165,7 +166,8 @@ def test_no_import_circle() -> None:
     rings = _cycles()
     lines = [" -> ".join([ring[0].source] + [f"{i.target} ({i.where()})" for i in ring])
              for ring in rings]
-    assert not rings, "modules that import each other:\n" + "\n".join(lines)
+    if rings:
+        pytest.fail("modules that import each other:\n" + "\n".join(lines), pytrace=False)
 
 
 @pytest.mark.parametrize("source, expected", [
