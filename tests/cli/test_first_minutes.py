@@ -82,7 +82,7 @@ def test_referee_start_is_quiet(tmp_path: Path) -> None:
 
 
 def test_demo_lines_say_why_and_name_teams() -> None:
-    from kozel.cli.local import describe_result, sides_text
+    from kozel.tools.local import describe_result, sides_text
     from kozel.v1 import game_pb2 as pb
     from kozel.v1 import referee_pb2 as rpb
 
@@ -106,7 +106,7 @@ def test_reflection_describes_methods(tmp_path: Path) -> None:
     from google.protobuf import descriptor_pb2
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-    from kozel.cli.local import referee_process
+    from kozel.tools.local import referee_process
 
     with referee_process(tmp_path) as address, grpc.insecure_channel(address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)

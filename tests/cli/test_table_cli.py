@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kozel.cli.local import referee_process, wait_table
+from kozel.tools.local import referee_process, wait_table
 
 KOZEL = [sys.executable, "-m", "kozel.cli.main"]
 

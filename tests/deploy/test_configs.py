@@ -3,6 +3,7 @@ referee reads with its default value, and the environment overrides it as docume
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ def _model_keys(model: type[BaseModel], prefix: str = "") -> dict[str, Any]:
         sub = field.annotation
         if isinstance(sub, type) and issubclass(sub, BaseModel):
             out |= _model_keys(sub, f"{prefix}{name}.")
+        elif isinstance(sub, type) and dataclasses.is_dataclass(sub):  # the clock
+            out |= {f"{prefix}{name}.{f.name}": f.default for f in dataclasses.fields(sub)}
         else:
             default = field.get_default(call_default_factory=True)
             out[prefix + name] = (default.get_secret_value() if isinstance(default, SecretStr)

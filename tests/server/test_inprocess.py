@@ -17,7 +17,8 @@ import pytest
 from kozel.engine import Decision, Match, Ruleset
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
-from kozel.server.lobby import Lobby
+from kozel.server.app import start_referee
+from kozel.server.lobby import Lobby, LobbyError
 from kozel.server.replay.archive import FolderArchive
 from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink, Reply
@@ -114,6 +115,26 @@ def test_finished_tables_do_not_count_against_the_limit(tmp_path: Path) -> None:
         return len(list(tmp_path.glob("*.kzr")))  # noqa: ASYNC240 - once, at the end
 
     assert asyncio.run(scenario()) == 6
+
+
+def test_the_referee_seats_only_the_house_bots_it_is_handed(tmp_path: Path) -> None:
+    """House bots come from whoever builds the referee (``kozel serve``: the SDK's); the web
+    pages too, and asking for them without handing them in is an error before anything
+    binds."""
+
+    async def scenario() -> tuple[str, int]:
+        config = ServerConfig(replay_dir=tmp_path)
+        with pytest.raises(LobbyError, match=r"at most 2 of \[\]"):
+            Lobby(config).create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r"])
+        with pytest.raises(ValueError, match="start_web"):
+            await start_referee(ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path,
+                                             web_listen="127.0.0.1:0"))
+        lobby = Lobby(config, {"r": Recorder})
+        table = lobby.create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r", "r"])
+        outcome = await lobby.wait_table(table.id)
+        return type(table.house_at[0].bot).__name__, outcome.result.reason
+
+    assert asyncio.run(scenario()) == ("Recorder", pb.MATCH_END_REASON_LIMIT)
 
 
 def test_a_finished_match_is_freed_without_the_cycle_collector(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from kozel.core.clock import Clock
 from kozel.ladder.store import Store, default_url
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
@@ -55,8 +56,10 @@ def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("KOZEL_STORAGE__DATABASE_URL", "sqlite:///env.db")
     monkeypatch.setenv("KOZEL_LIMITS__MAX_STREAMS", "20")
     monkeypatch.setenv("KOZEL_OPERATOR__ADMIN_TOKEN", "from-env")
+    monkeypatch.setenv("KOZEL_CLOCK__BANK_MS", "4000")
     config = load_settings(path, {"limits": {"max_streams": 30}}).server_config()
     assert config.listen == "0.0.0.0:7000" and config.clock.move_ms == 900  # file
+    assert config.clock == Clock(move_ms=900, bank_ms=4000)  # the environment fills in
     assert config.database_url == "sqlite:///env.db"  # environment beats the file
     assert config.admin_token == "from-env"
     assert config.max_streams == 30  # flags beat both
@@ -66,7 +69,7 @@ def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.Mo
 def test_bad_configuration_names_every_bad_key(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump({"listen": "nowhere", "clock": {"move_ms": 1},
+    path.write_text(yaml.safe_dump({"listen": "nowhere", "clock": {"move_ms": 1, "bank_sm": 5},
                                     "tls": {"cert_file": str(tmp_path / "missing.pem")},
                                     "colour": "blue"}))
     monkeypatch.setenv("KOZEL_LOGGING__FORMAT", "xml")
@@ -75,6 +78,8 @@ def test_bad_configuration_names_every_bad_key(tmp_path: Path,
     text = str(err.value)
     for key in ("listen:", "clock.move_ms:", "tls:", "colour:", "logging.format:"):
         assert key in text, text
+    assert "clock.move_ms: Input should be greater than or equal to 10" in text
+    assert "clock.bank_sm: Extra inputs are not permitted" in text
     assert "KOZEL_LOGGING__FORMAT" in text
     monkeypatch.delenv("KOZEL_LOGGING__FORMAT")
     ladders = tmp_path / "ladders.yaml"

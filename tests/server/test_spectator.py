@@ -21,7 +21,7 @@ from kozel.engine.cards import codes
 from kozel.engine.deal import Deal, Play
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.store import MatchDetail, SeatDetail, Store
-from kozel.sdk import GreedyBot, RandomBot, play
+from kozel.sdk import HOUSE_BOTS, GreedyBot, RandomBot, play
 from kozel.server.app import start_referee
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
@@ -133,7 +133,7 @@ def _by_deal(events: list[mpb.SpectatorEvent]) -> dict[int, list[rpb.Event]]:
 
 def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     async def scenario():
-        ref = await start_referee(_config(tmp_path))
+        ref = await start_referee(_config(tmp_path), HOUSE_BOTS)
         try:
             game = GatedMatch(ref.address)
             match_id = await game.start()
@@ -227,7 +227,7 @@ def test_the_full_view_shows_every_hand_and_is_held_back_by_the_delay(tmp_path: 
     delay = 0.3
 
     async def scenario():
-        ref = await start_referee(_config(tmp_path, spectator_delay_s=delay))
+        ref = await start_referee(_config(tmp_path, spectator_delay_s=delay), HOUSE_BOTS)
         try:
             game = GatedMatch(ref.address)
             match_id = await game.start()
@@ -285,7 +285,7 @@ def test_the_full_view_shows_every_hand_and_is_held_back_by_the_delay(tmp_path: 
 
 def test_refusals_name_the_reason(tmp_path: Path) -> None:
     async def scenario():
-        ref = await start_referee(_config(tmp_path, max_spectators_per_match=1))
+        ref = await start_referee(_config(tmp_path, max_spectators_per_match=1), HOUSE_BOTS)
         try:
             game = GatedMatch(ref.address)
             match_id = await game.start()
@@ -358,7 +358,8 @@ def test_get_match_describes_a_rated_ladder_match(tmp_path: Path) -> None:
     spec = LadderSpec(name="spec-2p", players=2)
 
     async def scenario():
-        ref = await start_referee(_config(tmp_path, ladders=(spec,), database_url=url))
+        ref = await start_referee(_config(tmp_path, ladders=(spec,), database_url=url),
+                                  HOUSE_BOTS)
         try:
             ends = await asyncio.gather(*(
                 play(GreedyBot if name.startswith("greedy") else RandomBot, ref.address,

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kozel.cli.local import (
+from kozel.tools.local import (
     create_table,
     describe_result,
     referee_process,

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kozel.cli import match_details_cmd
+from kozel.cli.ladder_store import open_store
 from kozel.cli.tls import add_tls_args, open_channel
 from kozel.server.text import rich_text
 
@@ -55,22 +56,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--limit", type=int, default=20)
     m.set_defaults(func=cmd_matches)
     match_details_cmd.add_parser(lsub)
-
-
-def open_store(args: argparse.Namespace, create: bool = False):
-    """The store named by ``--db`` or ``--data-dir``. A SQLite file that does not exist is
-    created only when ``create`` (registering the first bot); otherwise the command stops
-    with one line saying there is none, instead of showing an empty new store."""
-    from kozel.ladder.store import Store, default_url
-
-    if not args.db:
-        db = Path(args.data_dir) / "kozel.db"
-        if not create and not db.exists():
-            raise SystemExit(f"error: no ladder store at {db} (give the referee's --data-dir, "
-                             "or --db for PostgreSQL)")
-    store = Store(args.db or default_url(args.data_dir))
-    store.migrate()
-    return store
 
 
 def _admin(args: argparse.Namespace, method: str, request):

@@ -11,8 +11,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kozel.cli.local import create_table, describe_result, referee_process, spawn_bot, wait_table
 from kozel.engine.shuffle import seed_from
+from kozel.tools.local import create_table, describe_result, referee_process, spawn_bot, wait_table
 from kozel.v1 import game_pb2 as pb
 
 

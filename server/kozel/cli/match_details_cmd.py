@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kozel.cli.ladder_store import open_store
 from kozel.cli.tls import open_channel
 from kozel.server.text import escape, rich_text
 from kozel.v1 import game_pb2 as pb
@@ -46,7 +47,6 @@ def cmd_match(args: argparse.Namespace) -> int:
                 print(escape(f"error: {exc.code().name}: {exc.details()}"))
                 return 1
     else:
-        from kozel.cli.ladder_cmd import open_store
         from kozel.server.match_details import match_details
         from kozel.server.replay.archive import FolderArchive
         from kozel.server.service import REPLAY_ID

@@ -61,7 +61,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from kozel.cli.local import referee_process
+    from kozel.tools.local import referee_process
     from kozel.engine import Ruleset, RulesError
     from kozel.engine.shuffle import seed_from
     from kozel.sdk import HOUSE_BOTS

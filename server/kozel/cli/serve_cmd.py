@@ -114,8 +114,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if address and (taken := port_taken(address)):
             print(f"error: {taken}", file=sys.stderr)
             return 1
+    # The composition root: the referee is handed the SDK's house bots and the web pages.
+    from kozel.sdk.house_bots import HOUSE_BOTS
+
+    start_web = None
+    if config.web_listen:
+        from kozel.web.app import start_in_referee as start_web
     try:
-        return asyncio.run(serve(config))
+        return asyncio.run(serve(config, house_bots=HOUSE_BOTS, start_web=start_web))
     except Exception as exc:  # the first minutes: one line, not a traceback
         message = start_failure(exc)
         if message is None:

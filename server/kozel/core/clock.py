@@ -1,8 +1,16 @@
-"""The clock of a table: what a seat is given to think, and the policy around it."""
+"""The clock of a table: what a seat is given to think, and the policy around it.
+
+Each field carries its bounds (``annotated_types`` metadata, no dependency on a validator):
+pydantic enforces them where a clock is read from a file (the referee's ``clock``, a ladder's
+``time_control``), and unknown keys are refused there by name.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Annotated
+
+from annotated_types import Interval
 
 from kozel.v1 import game_pb2 as pb
 
@@ -11,11 +19,15 @@ from kozel.v1 import game_pb2 as pb
 class Clock:
     """The clock of a table: per-move allowance, time bank, strike and retry policy, grace."""
 
-    move_ms: int = 2000
-    bank_ms: int = 10_000
-    max_strikes: int = 3
-    max_retries: int = 2
-    grace_ms: int = 10_000
+    move_ms: Annotated[int, Interval(ge=10, le=600_000)] = 2000
+    bank_ms: Annotated[int, Interval(ge=0, le=3_600_000)] = 10_000
+    max_strikes: Annotated[int, Interval(ge=0, le=1000)] = 3
+    max_retries: Annotated[int, Interval(ge=0, le=100)] = 2
+    grace_ms: Annotated[int, Interval(ge=0, le=600_000)] = 10_000
+
+    # Read by pydantic (a plain dict, so nothing here imports it): a key that is not a field
+    # is an error, wherever the clock is validated.
+    __pydantic_config__ = {"extra": "forbid"}
 
     def to_pb(self) -> pb.TimeControl:
         return pb.TimeControl(

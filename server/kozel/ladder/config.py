@@ -7,9 +7,10 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
-from kozel.engine.rules import Ruleset, RulesError
 from kozel.core.clock import Clock
+from kozel.engine.rules import Ruleset, RulesError
 
 
 class ConfigError(ValueError):
@@ -25,25 +26,13 @@ class RulesetSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class ClockSpec(_Strict):
-    move_ms: int = Field(2000, ge=10, le=600_000)
-    bank_ms: int = Field(10_000, ge=0, le=3_600_000)
-    max_strikes: int = Field(3, ge=0, le=1000)
-    max_retries: int = Field(2, ge=0, le=100)
-    grace_ms: int = Field(10_000, ge=0, le=600_000)
-
-    def clock(self) -> Clock:
-        """The runtime clock with these values."""
-        return Clock(**self.model_dump())
-
-
 class LadderSpec(_Strict):
     """One ladder: what is played, how fast, and how pairings are made."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
     ruleset: RulesetSpec = Field(default_factory=RulesetSpec)
     players: int = Field(2, ge=2, le=5)
-    time_control: ClockSpec = Field(default_factory=ClockSpec)
+    time_control: Clock = Field(default_factory=Clock)  # its bounds are Clock's
     max_concurrent_matches: int = Field(16, ge=1, le=10_000)
     repeat_window: int = Field(4, ge=0, le=1000,
                                description="a group that met in the last N matches of a bot "
@@ -68,9 +57,6 @@ class LadderSpec(_Strict):
 
     def rules(self) -> Ruleset:
         return Ruleset.preset(self.ruleset.preset, self.ruleset.options)
-
-    def clock(self) -> Clock:
-        return self.time_control.clock()
 
 
 class LadderFile(_Strict):
@@ -110,5 +96,12 @@ def parse_ladders(data: Any, source: str = "ladders") -> list[LadderSpec]:
         lines = []
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"]) or "(top)"
-            lines.append(f"{source}: {where}: {err['msg']}")
+            lines.append(f"{source}: {where}: {problem(err)}")
         raise ConfigError("\n".join(lines)) from None
+
+
+def problem(err: ErrorDetails) -> str:
+    """What is wrong, in a configuration file's words, for one pydantic error."""
+    if err["type"] == "unexpected_keyword_argument":  # an unknown key of a dataclass (Clock)
+        return "Extra inputs are not permitted"
+    return err["msg"]

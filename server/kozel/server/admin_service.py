@@ -8,9 +8,9 @@ import hmac
 import grpc
 import structlog
 
-from kozel.ladder.runtime import LadderRuntime
 from kozel.ladder.store import Store, StoreError
 from kozel.server import metrics
+from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.lobby import Lobby
 from kozel.server.text import name_problem
 from kozel.v1 import admin_pb2 as apb

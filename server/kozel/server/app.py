@@ -1,5 +1,6 @@
-"""The composition root of the referee: builds the grpc.aio servers (bot port, operator port)
-and the metrics endpoint from a config, and drains them on SIGTERM."""
+"""The referee's assembly: builds the grpc.aio servers (bot port, operator port) and the
+metrics endpoint from a config, and drains them on SIGTERM. What stands above the referee is
+handed in by the caller (``kozel serve``): the house bots it may seat, and the web pages."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import contextlib
 import gc
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from wsgiref.simple_server import WSGIServer
@@ -22,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 from kozel.server import metrics
 from kozel.server.admin_service import AdminService
 from kozel.server.config import ServerConfig, TlsFiles
+from kozel.server.house import HouseBots
 from kozel.server.ladder_service import LadderService
 from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
@@ -45,6 +47,11 @@ LIVENESS_NAME = "kozel.liveness"
 # "kozel.ladder.<name>" likewise per ladder (NOT_SERVING too while a standby waits for it).
 LADDERS_NAME = "kozel.ladders"
 LADDER_NAME_PREFIX = "kozel.ladder."
+
+# Serves the web pages for a referee (``kozel.web.app.start_in_referee``): given the lobby, the
+# config and the bound bot port, returns the web server (its ``stop()`` is awaited at stop) and
+# its port. Handed in, as kozel.web stands on the referee.
+StartWeb = Callable[[Lobby, ServerConfig, int], Awaitable[tuple[Any, int]]]
 
 
 @dataclass(slots=True)
@@ -174,12 +181,14 @@ def _start_metrics(address: str) -> tuple[tuple[WSGIServer, threading.Thread], i
     return (http, thread), http.server_port
 
 
-async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None = None) -> Referee:
-    """Build, bind and start a referee. Ports may be 0 for any free port."""
-    if house_bots is None:
-        from kozel.sdk.house import HOUSE_BOTS
-
-        house_bots = HOUSE_BOTS
+async def start_referee(config: ServerConfig, house_bots: HouseBots | None = None, *,
+                        start_web: StartWeb | None = None) -> Referee:
+    """Build, bind and start a referee. Ports may be 0 for any free port. ``house_bots`` are
+    the in-process players tables may ask for (none if not given); ``start_web`` serves
+    ``config.web_listen`` and is needed when that is set."""
+    if config.web_listen and start_web is None:
+        raise ValueError(f"web pages asked for on {config.web_listen}, but the referee was "
+                         "started without them (start_web)")
     lobby = Lobby(config, house_bots)
     shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
@@ -252,10 +261,8 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     referee.tasks.append(asyncio.get_running_loop().create_task(
         metrics.watch_loop_lag(on_lag=lobby.observe_lag)))
     metrics.watch_gc()
-    if config.web_listen:
-        from kozel.web.app import start_in_referee
-
-        referee.web, referee.web_port = await start_in_referee(lobby, config, port)
+    if config.web_listen and start_web is not None:
+        referee.web, referee.web_port = await start_web(lobby, config, port)
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info("referee_started", port=port, tls=config.tls is not None,
@@ -264,9 +271,11 @@ async def start_referee(config: ServerConfig, house_bots: dict[str, type] | None
     return referee
 
 
-async def serve(config: ServerConfig, ready: asyncio.Event | None = None) -> int:
-    """Run a referee until SIGINT or SIGTERM, then drain (a second signal stops at once)."""
-    referee = await start_referee(config)
+async def serve(config: ServerConfig, ready: asyncio.Event | None = None, *,
+                house_bots: HouseBots | None = None, start_web: StartWeb | None = None) -> int:
+    """Run a referee until SIGINT or SIGTERM, then drain (a second signal stops at once).
+    ``house_bots`` and ``start_web`` as for :func:`start_referee`."""
+    referee = await start_referee(config, house_bots, start_web=start_web)
     # What startup built (modules, descriptors, settings) lives as long as the process: keep it
     # out of garbage collection, or every full collection walks it all (100+ ms pauses).
     gc.freeze()

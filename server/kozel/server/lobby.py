@@ -17,12 +17,13 @@ import structlog
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
-from kozel.ladder.runtime import LadderRuntime
 from kozel.ladder.store import Store
 from kozel.server import metrics
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.server.replay.archive import FolderArchive, ReplayArchive, ReplaySealed
+from kozel.server.house import HouseBots
+from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.runner import MatchOutcome, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
@@ -76,7 +77,7 @@ class Table:
 class Lobby:
     """Tables, queues and the running matches of one referee."""
 
-    def __init__(self, config: ServerConfig, house_bots: dict[str, type] | None = None,
+    def __init__(self, config: ServerConfig, house_bots: HouseBots | None = None,
                  replays: ReplayArchive | None = None) -> None:
         self.config = config
         self.house_bots = house_bots or {}

@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kozel.core.protocol import NotPending
+from kozel.server.house import HousePlayer
 from kozel.v1 import referee_pb2 as rpb
 
-if TYPE_CHECKING:
-    from kozel.server.runner import MatchRunner
+
+class MatchDriver(Protocol):
+    """What a link hands its seat's events to (the match runner)."""
+
+    def receive(self, seat: int, reply: rpb.ActionReply, received_at: float) -> None:
+        """An answer; raises ``NotPending`` when it names no pending request."""
+
+    def written(self, seat: int, request_id: int, at: float) -> None:
+        """The transport wrote a request: the seat's clock starts."""
+
+    def disconnected(self, seat: int) -> None:
+        """The seat's stream broke."""
+
+    def resumed(self, seat: int) -> None:
+        """The seat is back on a new stream."""
 
 
 @dataclass(slots=True)
@@ -33,7 +47,7 @@ class SeatLink:
         self.name = name
         self.seat = -1
         self.match_id = ""
-        self.runner: MatchRunner | None = None  # set by the runner, dropped at the end
+        self.runner: MatchDriver | None = None  # set by the runner, dropped at the end
         self.wants_events = True  # False: the bot asked for no Event messages (Hello)
 
     def send(self, msg: rpb.PlayResponse) -> None:
@@ -71,9 +85,9 @@ class SeatLink:
 
 
 class LocalLink(SeatLink):
-    """A seat played by an in-process bot object (``kozel.sdk.Bot``), without gRPC."""
+    """A seat played by an in-process house bot, without gRPC."""
 
-    def __init__(self, name: str, bot: object) -> None:
+    def __init__(self, name: str, bot: HousePlayer) -> None:
         super().__init__(name)
         self.bot = bot
         self._loop = asyncio.get_running_loop()

@@ -16,7 +16,8 @@ from pydantic import model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings import YamlConfigSettingsSource
 
-from kozel.ladder.config import ClockSpec, ConfigError, LadderSpec, load_ladders, parse_ladders
+from kozel.core.clock import Clock
+from kozel.ladder.config import ConfigError, LadderSpec, load_ladders, parse_ladders, problem
 from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.identity import check_id
 
@@ -218,7 +219,7 @@ class Settings(BaseSettings):
     referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     drain_timeout_s: float = Field(60.0, ge=0, le=86_400)
-    clock: ClockSpec = Field(default_factory=ClockSpec)
+    clock: Clock = Field(default_factory=Clock)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ladders: list[dict[str, Any]] = Field(default_factory=list)
     ladders_file: Path | None = None
@@ -264,7 +265,7 @@ class Settings(BaseSettings):
             referee_id=self.referee.id, lease_s=self.referee.lease_s,
             ladder_standby=self.referee.standby,
             store_flush_timeout_s=self.referee.store_flush_timeout_s,
-            clock=self.clock.clock(), **self.limits.model_dump(),  # limits share their names
+            clock=self.clock, **self.limits.model_dump(),  # limits share their names
             ladders=tuple(self.ladder_specs()))
 
 
@@ -291,7 +292,7 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"]) or "(top)"
             env = ENV_PREFIX + "__".join(str(p) for p in err["loc"]).upper()
-            lines.append(f"{source}: {where}: {err['msg']} (key {where} or env {env})")
+            lines.append(f"{source}: {where}: {problem(err)} (key {where} or env {env})")
         raise ConfigError("\n".join(lines)) from None
     settings.ladder_specs()  # ladder errors surface now, not at start
     return settings

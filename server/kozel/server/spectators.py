@@ -13,13 +13,15 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from kozel.core.clock import Clock
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
+from kozel.engine.match import Match
 from kozel.engine.observation import (
     Spectator,
     event_views,
@@ -27,13 +29,11 @@ from kozel.engine.observation import (
     hands_after,
     public_view,
 )
+from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
-from kozel.core import convert
+from kozel.core import convert, messages
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import referee_pb2 as rpb
-
-if TYPE_CHECKING:
-    from kozel.server.runner import MatchRunner
 
 QUEUE_LIMIT = 1024  # messages due but not yet sent before a spectator is dropped as too slow
 HELD_LIMIT = 100_000  # messages held back by the delay for one spectator (memory bound)
@@ -117,12 +117,30 @@ class Subscription:
         return None
 
 
+class WatchedMatch(Protocol):
+    """What a hub reads of the match it serves (a ``MatchRunner`` is one; the hub only reads):
+    who plays what, under which rules and clock, and, when a message is built, the standing
+    and the timeouts anyone may know. The deals themselves come with each call."""
+
+    match_id: str
+    ladder: str
+    table_id: str
+    players: int
+    rules: Ruleset
+    clock: Clock
+    seating: list[rpb.Player]
+    match: Match  # the seed (for its commitment), penalty totals, chips
+
+    @property
+    def public_timeouts(self) -> list[int]: ...
+
+
 class SpectatorHub:
     """The spectators of one match, fed by its runner."""
 
-    def __init__(self, runner: MatchRunner, *, max_spectators: int, delay_s: float,
+    def __init__(self, watched: WatchedMatch, *, max_spectators: int, delay_s: float,
                  queue_limit: int = QUEUE_LIMIT, total: SpectatorCount | None = None) -> None:
-        self.runner = runner
+        self.watched = watched
         self.max_spectators = max_spectators
         self.total = total if total is not None else SpectatorCount(max_spectators)
         self.delay_s = delay_s
@@ -143,10 +161,10 @@ class SpectatorHub:
                                  "this referee offers no full view (spectator_delay_s is 0)")
         if self.closed:
             raise SpectatorError(grpc.StatusCode.NOT_FOUND,
-                                 f"match {self.runner.match_id} has ended; fetch its replay")
+                                 f"match {self.watched.match_id} has ended; fetch its replay")
         if len(self.subs) >= self.max_spectators:
             raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"match {self.runner.match_id} already has "
+                                 f"match {self.watched.match_id} already has "
                                  f"{self.max_spectators} spectators")
         if self.total.n >= self.total.limit:
             raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -190,20 +208,19 @@ class SpectatorHub:
     def _event(self, **kind) -> mpb.SpectatorEvent:
         at = Timestamp()
         at.FromNanoseconds(time.time_ns())
-        return mpb.SpectatorEvent(match_id=self.runner.match_id, happened_at=at, **kind)
+        return mpb.SpectatorEvent(match_id=self.watched.match_id, happened_at=at, **kind)
 
     # -- fed by the runner ---------------------------------------------------------------------
 
     def deal_started(self, index: int, deal: Deal) -> None:
         """A deal was announced to the seats."""
-        runner, match = self.runner, self.runner.match
-        standing = match.outcome()
+        watched = self.watched
+        standing = watched.match.outcome()
         view = public_view(deal)
         self._deal, self._deal_index, self._pos = deal, index, 0
-        self._deal_start = rpb.DealStart(
-            match_id=runner.match_id, deal_index=index, dealer=deal.dealer, trump=view.trump,
-            trump_card=view.trump_card, active_seats=list(deal.active),
-            penalty_totals=standing.penalty_totals, chips=standing.chips)
+        self._deal_start = messages.deal_start(watched.match_id, index, deal, view,
+                                               totals=standing.penalty_totals,
+                                               chips=standing.chips)
         full = None
         if self._wants(True):
             full = self._with_hands(self._event(deal_start=self._deal_start), _hands(deal.hands))
@@ -220,12 +237,12 @@ class SpectatorHub:
         if self._wants(False):
             for view in event_views(deal, start, Spectator.PUBLIC):
                 self._publish(self._event(event=convert.event_to_pb(
-                    self.runner.match_id, index, view)), None)
+                    self.watched.match_id, index, view)), None)
         if self._wants(True):
             views = event_views(deal, start, Spectator.FULL)
             for view, hands in zip(views, hands_after(deal, start), strict=True):
                 self._publish(None, self._with_hands(self._event(event=convert.event_to_pb(
-                    self.runner.match_id, index, view)), hands))
+                    self.watched.match_id, index, view)), hands))
 
     def notice(self, event: rpb.Event) -> None:
         """A public notice about a seat (timeout, disconnect, resume, forfeit)."""
@@ -257,15 +274,15 @@ class SpectatorHub:
         return msg
 
     def _snapshot(self, full: bool) -> mpb.SpectatorEvent:
-        runner = self.runner
+        watched = self.watched
         msg = self._event(snapshot=mpb.SpectatorSnapshot(
-            match=rpb.MatchStart(
-                match_id=runner.match_id, players=runner.players,
-                ruleset=convert.ruleset_to_pb(runner.rules), time_control=runner.clock.to_pb(),
-                seating=runner.seating, seed_commitment=commitment(runner.match.seed),
-                table_id=runner.table_id),
-            full=full, delay_ms=round(self._delay(full) * 1000), timeouts=runner.public_timeouts,
-            ladder=runner.ladder))
+            match=messages.match_start(
+                watched.match_id, players=watched.players,
+                ruleset=convert.ruleset_to_pb(watched.rules), time_control=watched.clock.to_pb(),
+                seating=watched.seating, seed_commitment=commitment(watched.match.seed),
+                table_id=watched.table_id),
+            full=full, delay_ms=round(self._delay(full) * 1000),
+            timeouts=watched.public_timeouts, ladder=watched.ladder))
         deal = self._deal
         if deal is None or self._deal_start is None:
             return msg

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import grpc
 
-from kozel.cli.local import wait_table
 from kozel.tools.elo import (
     Estimate,
     Sprt,
@@ -31,6 +30,7 @@ from kozel.tools.elo import (
     llr_trinomial,
     score_interval,
 )
+from kozel.tools.local import wait_table
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc

@@ -3,6 +3,7 @@
 
 from kozel.sdk.bot import Bot
 from kozel.sdk.client import play, run_bot
-from kozel.sdk.house import HOUSE_BOTS, GreedyBot, RandomBot
+from kozel.sdk.house import GreedyBot, RandomBot
+from kozel.sdk.house_bots import HOUSE_BOTS
 
 __all__ = ["HOUSE_BOTS", "Bot", "GreedyBot", "RandomBot", "play", "run_bot"]

@@ -6,7 +6,7 @@ is the shokha, the deck, the money game)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from math import comb
 
 from kozel.engine.cards import CARD_OF, POINTS, RANK_OF, SUIT_OF
@@ -255,20 +255,3 @@ class _Context:
             p = self.p_beaten(winning, later_opps)
             return (1 - p) * (stake + later_cards) - p * stake - self.power(cards)
         return -stake - self.power(cards)
-
-
-def _ismcts() -> Bot:
-    from kozel.sdk.ismcts import IsmctsBot
-
-    return IsmctsBot()
-
-
-def _ismcts_fast() -> Bot:
-    from kozel.sdk.ismcts import IsmctsBot
-
-    return IsmctsBot(budget_s=0.025)
-
-
-# Factories by name: the referee seats these in-process (CreateTable.house_bots).
-HOUSE_BOTS: dict[str, Callable[[], Bot]] = {
-    "random": RandomBot, "greedy": GreedyBot, "ismcts": _ismcts, "ismcts-fast": _ismcts_fast}

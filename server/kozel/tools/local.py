@@ -1,5 +1,5 @@
-"""Helpers shared by ``kozel match`` and ``kozel demo``: a referee process, bot processes,
-and the table RPCs, all over real gRPC."""
+"""A referee and bots on this machine, for ``kozel match``, ``kozel demo`` and ``kozel play``:
+a referee process, bot processes, and the table RPCs, all over real gRPC."""
 
 from __future__ import annotations
 

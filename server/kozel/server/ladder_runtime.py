@@ -1,5 +1,7 @@
-"""A running ladder: authenticated sessions wait, the scheduler groups them, the lobby starts
-their matches, and finished results are committed to the store after the replay is on disk."""
+"""A ladder run inside a referee: authenticated sessions wait, the scheduler groups them, the
+lobby starts their matches, and finished results are committed to the store after the replay is
+on disk. The ladder's data and policy (store, ratings, scheduler, ladder files) are
+:mod:`kozel.ladder`, which knows nothing of the referee."""
 
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ class LadderRuntime:
                  referee_id: str | None = None) -> None:
         self.spec = spec
         self.rules = spec.rules()
-        self.clock = spec.clock()
+        self.clock = spec.time_control
         self.store = store
         self._start = start
         self._admit = admit  # the referee may hold new matches back (overload, drain)

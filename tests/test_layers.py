@@ -1,0 +1,190 @@
+"""The layers of the project, kept one-way by a walk over every import.
+
+Each package of ``kozel`` may import itself and the packages listed for it below, nothing else.
+Read from the bottom up: the engine (pure rules) and the generated protocol messages know
+nothing of the project; the sans-I/O core and the bot SDK stand on them alone; ladder data and
+policy sit below the referee; the referee below the web pages; tools and the command line,
+the composition roots, on top. What a lower layer needs from a higher one (the house bots of
+the SDK, the web pages) it is handed by a composition root (``kozel.cli``, a test).
+
+Every ``import`` and ``from ... import`` of every module under ``engine/``, ``server/`` and
+``clients/python/`` counts, at any depth: inside functions, under ``TYPE_CHECKING``, or as an
+``importlib.import_module("kozel...")`` with a literal name. Besides the table, no circle may
+join modules of the project, not even within one package.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT / "engine", ROOT / "server", ROOT / "clients" / "python")
+
+_BASE = {"kozel.engine", "kozel.v1"}
+_REFEREE = _BASE | {"kozel.core", "kozel.ladder", "kozel.server"}
+
+# package        -> what it may import besides itself
+LAYERS: dict[str, frozenset[str]] = {
+    "kozel.engine": frozenset(),                                # the rules: pure, no I/O
+    "kozel.v1": frozenset(),                                    # generated protocol messages
+    "kozel.core": frozenset(_BASE),                             # the referee's sans-I/O core
+    "kozel.sdk": frozenset(_BASE),                              # the Python bot SDK, a client
+    "kozel.ladder": frozenset(_BASE | {"kozel.core"}),          # ladder data and policy
+    "kozel.server": frozenset(_REFEREE - {"kozel.server"}),     # the referee (grpc.aio)
+    "kozel.web": frozenset(_REFEREE),                           # pages and the JSON API
+    "kozel.tools": frozenset(_REFEREE | {"kozel.sdk", "kozel.web"}),  # benches, conformance
+    "kozel.cli": frozenset(_REFEREE | {"kozel.sdk", "kozel.web", "kozel.tools"}),  # `kozel`
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's arrow: who imports what, and where it is written."""
+
+    source: str
+    target: str
+    path: Path
+    line: int
+
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the project by dotted name (a package by its ``__init__``)."""
+    found: dict[str, Path] = {}
+    for src in SOURCES:
+        for path in sorted((src / "kozel").rglob("*.py")):
+            parts = list(path.relative_to(src).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The project module a dotted import name lands in (its longest known prefix)."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in MODULES:
+            return candidate
+        parts.pop()
+    return None
+
+
+def _package_of(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def _imports(module: str, path: Path) -> list[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    names: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor[:len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join(anchor + ([base] if base else []))
+            # ``from a import b`` imports module ``a.b`` when there is one, else names of ``a``.
+            names += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base,
+                       node.lineno) for alias in node.names]
+        elif (isinstance(node, ast.Call) and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+              and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"):
+            names.append((node.args[0].value, node.lineno))
+    out = {}
+    for name, line in names:
+        target = _resolve(name) if name.startswith("kozel.") else None
+        if target is not None and target != module:
+            out[target, line] = Import(module, target, path, line)
+    return list(out.values())
+
+
+IMPORTS = [imp for module, path in MODULES.items() for imp in _imports(module, path)]
+
+
+def test_the_walk_sees_the_project() -> None:
+    """The walk finds every package and resolves the imports it must (a guard on the test)."""
+    assert {_package_of(m) for m in MODULES} == set(LAYERS), "a package is missing from LAYERS"
+    arrows = {(i.source, i.target) for i in IMPORTS}
+    assert ("kozel.engine.deal", "kozel.engine.cards") in arrows
+    assert ("kozel.server.runner", "kozel.v1.referee_pb2") in arrows
+    assert ("kozel.sdk", "kozel.sdk.house") in arrows  # an __init__'s re-export
+
+
+def test_the_layers_form_no_circle() -> None:
+    """The table itself is one-way (else it would allow a circle between packages)."""
+    graphlib.TopologicalSorter(LAYERS).prepare()  # raises CycleError naming the circle
+
+
+def test_every_import_runs_down_the_layers() -> None:
+    wrong = []
+    for imp in IMPORTS:
+        src, dst = _package_of(imp.source), _package_of(imp.target)
+        if src != dst and dst not in LAYERS[src]:
+            allowed = ", ".join(sorted(LAYERS[src])) or "nothing of the project"
+            wrong.append(f"{imp.where()}: {imp.source} imports {imp.target} "
+                         f"({src} may import only {allowed})")
+    if wrong:
+        pytest.fail("imports against the layers:\n" + "\n".join(wrong), pytrace=False)
+
+
+def _cycles() -> list[list[Import]]:
+    """Circles among modules, one at a time: each found is cut at one arrow and the walk
+    goes on, so that every circle is reported (as the import lines that close it)."""
+    graph: dict[str, dict[str, Import]] = {m: {} for m in MODULES}
+    for imp in IMPORTS:
+        graph[imp.source].setdefault(imp.target, imp)
+    found = []
+    while True:
+        # graphlib reads the mapping as node -> predecessors: a module after its imports.
+        try:
+            graphlib.TopologicalSorter({m: set(t) for m, t in graph.items()}).prepare()
+        except graphlib.CycleError as exc:
+            ring = list(reversed(exc.args[1]))  # each module imports the next one
+            arrows = [graph[a][b] for a, b in zip(ring, ring[1:])]
+            found.append(arrows)
+            del graph[arrows[0].source][arrows[0].target]
+            continue
+        return found
+
+
+def test_no_import_circle() -> None:
+    rings = _cycles()
+    lines = [" -> ".join([ring[0].source] + [f"{i.target} ({i.where()})" for i in ring])
+             for ring in rings]
+    if rings:
+        pytest.fail("modules that import each other:\n" + "\n".join(lines), pytrace=False)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import kozel.server.runner\n", "kozel.server.runner"),
+    ("from kozel.server import runner\n", "kozel.server.runner"),
+    ("from kozel.server.runner import MatchRunner\n", "kozel.server.runner"),
+    ("from kozel.engine import Ruleset\n", "kozel.engine"),
+    ("from ..server import runner\n", "kozel.server.runner"),
+    ("from . import deal\n", "kozel.engine.deal"),
+    ("def f():\n    from kozel.server import runner\n", "kozel.server.runner"),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kozel.server.runner\n",
+     "kozel.server.runner"),
+    ("importlib.import_module('kozel.server.runner')\n", "kozel.server.runner"),
+])
+def test_the_walk_reads_every_form_of_import(tmp_path: Path, source: str, expected: str
+                                              ) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    got = {i.target for i in _imports("kozel.engine.probe", path)}
+    assert got == {expected}
