@@ -18,7 +18,8 @@ from kozel.engine import Decision, Match, Ruleset
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.server.app import start_referee
-from kozel.server.lobby import Lobby, LobbyError
+from kozel.server.errors import Refused
+from kozel.server.lobby import Lobby
 from kozel.server.replay.archive import FolderArchive
 from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink, Reply
@@ -124,7 +125,7 @@ def test_the_referee_seats_only_the_house_bots_it_is_handed(tmp_path: Path) -> N
 
     async def scenario() -> tuple[str, int]:
         config = ServerConfig(replay_dir=tmp_path)
-        with pytest.raises(LobbyError, match=r"at most 2 of \[\]"):
+        with pytest.raises(Refused, match=r"at most 2 of \[\]"):
             Lobby(config).create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r"])
         with pytest.raises(ValueError, match="start_web"):
             await start_referee(ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path,

@@ -49,7 +49,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     else:
         from kozel.server.match_details import match_details
         from kozel.server.replay.archive import FolderArchive
-        from kozel.server.service import REPLAY_ID
+        from kozel.server.lobby import REPLAY_ID
 
         if not REPLAY_ID.fullmatch(args.match_id):
             print("error: a match id is 8 to 64 lowercase hex digits")

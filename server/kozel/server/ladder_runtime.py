@@ -21,7 +21,7 @@ from kozel.ladder.store import Store
 from kozel.server import metrics
 from kozel.server.recovery import commit_result
 from kozel.server.replay.archive import ReplayArchive
-from kozel.server.runner import MatchOutcome, MatchRunner
+from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.seats import SeatLink
 from kozel.server.store_queue import StoreQueue
 from kozel.v1 import game_pb2 as pb
@@ -232,7 +232,7 @@ class LadderRuntime:
         # No drain here: the lobby's own done callback, which runs next, drains every ladder.
 
     def _record(self, runner: MatchRunner, bots: list[int],
-                outcome: MatchOutcome | None) -> None:
+                outcome: FinishedMatch | None) -> None:
         """Queue the store write that settles an ended match."""
         if outcome is None:  # the match task crashed
             self._write(self.store.abort_match, runner.match_id, "referee error")

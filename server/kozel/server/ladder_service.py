@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from kozel.server.lobby import Lobby, LobbyError
+from kozel.server.errors import Refused
+from kozel.server.lobby import Lobby
+from kozel.server.status import grpc_status
 from kozel.v1 import ladder_pb2 as lpb
 from kozel.v1 import ladder_pb2_grpc
 
@@ -56,7 +58,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
                              ) -> AsyncIterator[lpb.DownloadReplayResponse]:
         try:
             data = await self.lobby.replay_bytes(request.replay_id)
-        except LobbyError as exc:
-            await context.abort(exc.code, exc.message)
+        except Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
         for start in range(0, len(data), CHUNK_BYTES):
             yield lpb.DownloadReplayResponse(chunk=data[start:start + CHUNK_BYTES])

@@ -18,13 +18,13 @@ from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.store import Store
-from kozel.server import metrics
+from kozel.server import errors, metrics
 from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.server.replay.archive import FolderArchive, ReplayArchive, ReplaySealed
 from kozel.server.house import HouseBots
 from kozel.server.ladder_runtime import LadderRuntime
-from kozel.server.runner import MatchOutcome, MatchRunner
+from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
 from kozel.server.spectators import SpectatorCount, SpectatorHub
@@ -36,15 +36,6 @@ REPLAY_ID = re.compile(r"[0-9a-f]{8,64}")  # use fullmatch
 CAP_START = 32  # adaptive match cap: where it starts ...
 CAP_MIN = 4  # ... and how low it may go
 BUSY_ROOM = 0.9  # the cap grows only while the loop is less busy than this share of its target
-
-
-class LobbyError(Exception):
-    """A request the lobby refuses; carries the gRPC status to answer with."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(slots=True)
@@ -60,7 +51,7 @@ class Table:
     links: list[SeatLink] = field(default_factory=list)  # remote seats, in join order
     house_at: dict[int, SeatLink] = field(default_factory=dict)  # in-process bots by seat
     runner: MatchRunner | None = None
-    done: asyncio.Future[MatchOutcome] | None = None
+    done: asyncio.Future[FinishedMatch] | None = None
     owner: str = ""  # the address that created it (tables per address are capped)
 
     @property
@@ -84,7 +75,7 @@ class Lobby:
         self.tables: dict[str, Table] = {}
         self.queues: dict[str, deque[Session]] = {}
         self._queue_rules: dict[str, tuple[Ruleset, int]] = {}
-        self.matches: dict[str, asyncio.Task[MatchOutcome]] = {}
+        self.matches: dict[str, asyncio.Task[FinishedMatch]] = {}
         self.runners: dict[str, MatchRunner] = {}  # running matches (details, spectators)
         self.ladders: dict[str, LadderRuntime] = {}
         self.store: Store | None = None  # the ladders' store (one per referee), if any
@@ -124,11 +115,11 @@ class Lobby:
     def join_ladder(self, name: str, session: Session) -> None:
         ladder = self.ladders.get(name)
         if ladder is None:
-            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no ladder {name!r}; ladders: "
+            raise errors.NotFound(f"no ladder {name!r}; ladders: "
                              f"{', '.join(sorted(self.ladders)) or 'none'}")
         why = self.standby_reason(name)
         if why:
-            raise LobbyError(grpc.StatusCode.UNAVAILABLE, why)
+            raise errors.Unavailable(why)
         session.ladder = name
         ladder.join(session)
 
@@ -138,8 +129,7 @@ class Lobby:
         """Refuse a ruleset whose matches would outlast ``max_match_deals``."""
         cap = self.config.max_match_deals
         if rules.fixed_deals is not None and rules.fixed_deals > cap:
-            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"fixed_deals {rules.fixed_deals} is above this referee's "
+            raise errors.Invalid(f"fixed_deals {rules.fixed_deals} is above this referee's "
                              f"limit of {cap} deals a match (limits.max_match_deals)")
 
     def create_table(self, table_id: str, rules: Ruleset, players: int, clock: Clock,
@@ -148,27 +138,23 @@ class Lobby:
         rules.check_players(players)
         self.check_length(rules)
         if self.draining:
-            raise LobbyError(grpc.StatusCode.UNAVAILABLE,
-                             "the referee is draining before it stops: it opens no tables")
+            raise errors.Unavailable("the referee is draining before it stops: it opens no tables")
         open_tables = [t for t in self.tables.values() if t.done is None or not t.done.done()]
         if len(open_tables) >= self.config.max_tables:
-            raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                             f"the referee already has {self.config.max_tables} open tables")
+            raise errors.Exhausted(f"the referee already has {self.config.max_tables} open tables")
         cap = self.config.max_tables_per_peer
         if owner and sum(1 for t in open_tables if t.owner == owner) >= cap:
-            raise LobbyError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                             f"your address already has {cap} open tables "
+            raise errors.Exhausted(f"your address already has {cap} open tables "
                              "(limits.max_tables_per_peer); play or let them expire first")
         table_id = table_id or uuid.uuid4().hex[:10]
         if table_id in self.tables:
-            raise LobbyError(grpc.StatusCode.ALREADY_EXISTS, f"table {table_id!r} exists")
+            raise errors.AlreadyExists(f"table {table_id!r} exists")
         if seed is not None and len(seed) != 32:
-            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT, "a seed is exactly 32 bytes")
+            raise errors.Invalid("a seed is exactly 32 bytes")
         house = list(house or [])  # by seat; "" leaves a seat to a remote bot
         unknown = [h for h in house if h and h not in self.house_bots]
         if unknown or len(house) > players:
-            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"house bots must be at most {players} of "
+            raise errors.Invalid(f"house bots must be at most {players} of "
                              f"{sorted(self.house_bots)} (\"\" for a remote seat); "
                              f"got {house}")
         table = Table(table_id, rules, players, clock, seed or new_seed(), owner=owner)
@@ -201,16 +187,15 @@ class Lobby:
                                      f"table {table.id!r} did not fill within "
                                      f"{self.config.table_linger_s:g} s")
         if table.done is not None and not table.done.done():
-            table.done.set_exception(LobbyError(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                                f"table {table.id!r} never filled"))
+            table.done.set_exception(errors.Expired(f"table {table.id!r} never filled"))
             table.done.exception()  # retrieved: nobody may be waiting
 
     def join_table(self, table_id: str, session: Session) -> None:
         table = self.tables.get(table_id)
         if table is None:
-            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no table {table_id!r}")
+            raise errors.NotFound(f"no table {table_id!r}")
         if table.runner is not None or len(table.links) + len(table.house_at) >= table.players:
-            raise LobbyError(grpc.StatusCode.FAILED_PRECONDITION, f"table {table_id!r} is full")
+            raise errors.Conflict(f"table {table_id!r} is full")
         table.links.append(session.new_link())
         self._maybe_start_table(table)
 
@@ -238,10 +223,10 @@ class Lobby:
         asyncio.get_running_loop().call_later(self.config.table_linger_s, self.tables.pop,
                                               table.id, None)
 
-    async def wait_table(self, table_id: str) -> MatchOutcome:
+    async def wait_table(self, table_id: str) -> FinishedMatch:
         table = self.tables.get(table_id)
         if table is None or table.done is None:
-            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no table {table_id!r}")
+            raise errors.NotFound(f"no table {table_id!r}")
         return await asyncio.shield(table.done)
 
     # -- queue ---------------------------------------------------------------------------------
@@ -329,7 +314,7 @@ class Lobby:
                         seats=[link.name for link in links])
         return runner
 
-    def _match_done(self, match_id: str, task: asyncio.Task[MatchOutcome]) -> None:
+    def _match_done(self, match_id: str, task: asyncio.Task[FinishedMatch]) -> None:
         self.matches.pop(match_id, None)
         self.runners.pop(match_id, None)
         if self.admits():  # a slot under the cap freed up: waiting bots may start
@@ -341,16 +326,14 @@ class Lobby:
         """A finished match's replay file, unless it is unknown or sealed (a duplicate first
         half whose twin is still to be played: the file holds the seed of the twin's decks)."""
         if not REPLAY_ID.fullmatch(replay_id):
-            raise LobbyError(grpc.StatusCode.INVALID_ARGUMENT,
-                             "a replay id is 8 to 64 lowercase hex digits")
+            raise errors.Invalid("a replay id is 8 to 64 lowercase hex digits")
         try:
             data = await asyncio.to_thread(self.replays.public_bytes, replay_id)
         except ReplaySealed:
-            raise LobbyError(grpc.StatusCode.FAILED_PRECONDITION,
-                             f"replay {replay_id} is sealed until its duplicate twin match "
+            raise errors.Conflict(f"replay {replay_id} is sealed until its duplicate twin match "
                              "has been played") from None
         if data is None:
-            raise LobbyError(grpc.StatusCode.NOT_FOUND, f"no replay {replay_id}")
+            raise errors.NotFound(f"no replay {replay_id}")
         return data
 
     # -- admission -----------------------------------------------------------------------------
@@ -442,5 +425,5 @@ def _settle(table: Table) -> None:
     if outcome is not None:  # finished, or aborted with its replay written
         fut.set_result(outcome)
     else:
-        fut.set_exception(LobbyError(grpc.StatusCode.ABORTED, "the match ended without a result"))
+        fut.set_exception(errors.Aborted("the match ended without a result"))
         fut.exception()  # retrieved: nobody may be waiting

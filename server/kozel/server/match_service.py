@@ -10,8 +10,9 @@ import grpc
 from kozel.engine.rules import Ruleset
 from kozel.server.lobby import Lobby
 from kozel.server.match_details import from_runner, match_details
-from kozel.server.service import REPLAY_ID
-from kozel.server.spectators import SpectatorError
+from kozel.server.lobby import REPLAY_ID
+from kozel.server.errors import Refused
+from kozel.server.status import grpc_status
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc
 
@@ -58,8 +59,8 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
                                 "stay secret until its twin has been played")
         try:
             sub = hub.subscribe(request.full)
-        except SpectatorError as exc:
-            await context.abort(exc.code, exc.message)
+        except Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
         try:
             # Each event is encoded once for all its spectators; the call limits'
             # serializer (kozel.server.limits) sends bytes as they are.

@@ -36,7 +36,7 @@ log = structlog.get_logger("kozel.runner")
 
 
 @dataclass(slots=True)
-class MatchOutcome:
+class FinishedMatch:
     """What a finished (or aborted) match left behind."""
 
     match_id: str
@@ -70,8 +70,8 @@ class MatchRunner(MatchHooks):
         self.match = self.core.match
         self.seating = self.core.seating
         self.started_at = datetime.now(UTC)
-        self.outcome: MatchOutcome | None = None
-        self.finishing: asyncio.Future[MatchOutcome] | None = None  # the shielded end
+        self.outcome: FinishedMatch | None = None
+        self.finishing: asyncio.Future[FinishedMatch] | None = None  # the shielded end
         self.spectators: SpectatorHub | None = None  # set by the lobby; fed, never awaited
         self._loop: asyncio.AbstractEventLoop | None = None
         self._done: asyncio.Future[None] | None = None
@@ -105,7 +105,7 @@ class MatchRunner(MatchHooks):
 
     # -- the match -------------------------------------------------------------------------
 
-    async def run(self) -> MatchOutcome:
+    async def run(self) -> FinishedMatch:
         """Play the match to its end; on cancellation record it as aborted, then re-raise."""
         loop = self._loop = asyncio.get_running_loop()
         self._done = loop.create_future()
@@ -250,7 +250,7 @@ class MatchRunner(MatchHooks):
 
     # -- the end -------------------------------------------------------------------------------
 
-    async def _finish(self, aborted: bool) -> MatchOutcome:
+    async def _finish(self, aborted: bool) -> FinishedMatch:
         core = self.core
         result = result_to_pb(self.match, forfeits=core.forfeits, timeouts=core.timeouts,
                               rejections=core.rejections, aborted=aborted)
@@ -280,4 +280,4 @@ class MatchRunner(MatchHooks):
         reason = pb.MatchEndReason.Name(result.reason)
         metrics.MATCHES_FINISHED.labels(self.ladder, reason).inc()
         self.log.info("match_ended", reason=reason, replay_id=replay_id)
-        return MatchOutcome(self.match_id, result, replay_id, path, self.seating)
+        return FinishedMatch(self.match_id, result, replay_id, path, self.seating)

@@ -19,7 +19,9 @@ from kozel.core.messages import PROTOCOL_VERSION
 from kozel.server import metrics
 from kozel.server.config import ServerConfig
 from kozel.server.limits import peer_host
-from kozel.server.lobby import REPLAY_ID, Lobby, LobbyError  # noqa: F401 (re-exported)
+from kozel.server.errors import Refused
+from kozel.server.lobby import Lobby
+from kozel.server.status import grpc_status
 from kozel.server.session import CLOSE, Outbox, Session
 from kozel.server.text import id_problem, name_problem
 from kozel.v1 import game_pb2 as pb
@@ -219,9 +221,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
             else:
                 self.lobby.join_table(hello.join_table.table_id, session)
-        except LobbyError as exc:
+        except Refused as exc:
             self.sessions.pop(session.resume_token, None)
-            raise HelloError(exc.code, exc.message) from None
+            raise HelloError(grpc_status(exc), exc.message) from None
         log.info("session_opened", session=session.id, bot=session.name, want=want, peer=peer)
         return session, outbox
 
@@ -323,8 +325,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 request.seed or None, list(request.house_bots), owner=peer_host(context.peer()))
         except RulesError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except LobbyError as exc:
-            await context.abort(exc.code, exc.message)
+        except Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
         return rpb.CreateTableResponse(table_id=table.id)
 
     async def WaitTable(self, request: rpb.WaitTableRequest,
@@ -333,8 +335,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
             outcome = await self.lobby.wait_table(request.table_id)
-        except LobbyError as exc:
-            await context.abort(exc.code, exc.message)
+        except Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
         return rpb.WaitTableResponse(
             match_id=outcome.match_id, result=outcome.result, replay_id=outcome.replay_id,
             replay_path=str(outcome.replay_path), seating=outcome.seating)
@@ -343,6 +345,6 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                         context: grpc.aio.ServicerContext) -> rpb.GetReplayResponse:
         try:
             data = await self.lobby.replay_bytes(request.replay_id)
-        except LobbyError as exc:
-            await context.abort(exc.code, exc.message)
+        except Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
         return rpb.GetReplayResponse(replay_gz=data)

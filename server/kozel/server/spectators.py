@@ -15,7 +15,6 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Protocol
 
-import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from kozel.core.clock import Clock
@@ -32,20 +31,12 @@ from kozel.engine.observation import (
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
 from kozel.core import convert, messages
+from kozel.server import errors
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import referee_pb2 as rpb
 
 QUEUE_LIMIT = 1024  # messages due but not yet sent before a spectator is dropped as too slow
 HELD_LIMIT = 100_000  # messages held back by the delay for one spectator (memory bound)
-
-
-class SpectatorError(Exception):
-    """A watch request the hub refuses, with the gRPC status to answer with."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class SpectatorCount:
@@ -157,18 +148,14 @@ class SpectatorHub:
     def subscribe(self, full: bool) -> Subscription:
         """A new spectator; its first message (the snapshot) is already queued."""
         if full and self.delay_s <= 0:
-            raise SpectatorError(grpc.StatusCode.FAILED_PRECONDITION,
-                                 "this referee offers no full view (spectator_delay_s is 0)")
+            raise errors.Conflict("this referee offers no full view (spectator_delay_s is 0)")
         if self.closed:
-            raise SpectatorError(grpc.StatusCode.NOT_FOUND,
-                                 f"match {self.watched.match_id} has ended; fetch its replay")
+            raise errors.NotFound(f"match {self.watched.match_id} has ended; fetch its replay")
         if len(self.subs) >= self.max_spectators:
-            raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"match {self.watched.match_id} already has "
+            raise errors.Exhausted(f"match {self.watched.match_id} already has "
                                  f"{self.max_spectators} spectators")
         if self.total.n >= self.total.limit:
-            raise SpectatorError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"the referee already has {self.total.limit} spectators "
+            raise errors.Exhausted(f"the referee already has {self.total.limit} spectators "
                                  "(limits.max_spectators); retry later")
         if self._deal is not None:
             self.events(self._deal)  # everyone is sent what the snapshot is about to show

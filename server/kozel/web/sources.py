@@ -20,7 +20,7 @@ from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
 from kozel.server.replay.archive import ReplayArchive
-from kozel.server.spectators import SpectatorError
+from kozel.server import errors
 from kozel.v1 import game_pb2
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc
@@ -39,8 +39,11 @@ class LiveError(Exception):
 
 
 FIRST_WAIT_S = 2.0  # how long a live stream through a referee waits for its first message
+# A remote referee's gRPC statuses, and a local referee's refusals, as HTTP statuses.
 _GRPC_TO_HTTP = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.FAILED_PRECONDITION: 409,
                  grpc.StatusCode.RESOURCE_EXHAUSTED: 429, grpc.StatusCode.INVALID_ARGUMENT: 400}
+_HTTP_STATUS: dict[type[errors.Refused], int] = {
+    errors.NotFound: 404, errors.Conflict: 409, errors.Exhausted: 429, errors.Invalid: 400}
 
 
 def event_dict(event: mpb.SpectatorEvent) -> dict[str, Any]:
@@ -148,8 +151,8 @@ class LobbySources(Sources):
                                  "stay secret until its twin has been played")
         try:
             sub = hub.subscribe(full)
-        except SpectatorError as exc:
-            raise LiveError(_GRPC_TO_HTTP.get(exc.code, 503), exc.message) from None
+        except errors.Refused as exc:
+            raise LiveError(_HTTP_STATUS.get(type(exc), 503), exc.message) from None
 
         async def stream() -> AsyncIterator[dict[str, Any]]:
             try:
