@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,13 +31,13 @@ _REFEREE = _BASE | {"kozel.core", "kozel.ladder", "kozel.server"}
 
 # package        -> what it may import besides itself
 LAYERS: dict[str, frozenset[str]] = {
-    "kozel.engine": frozenset(),                                # the rules: pure, no I/O
-    "kozel.v1": frozenset(),                                    # generated protocol messages
-    "kozel.core": frozenset(_BASE),                             # the referee's sans-I/O core
-    "kozel.sdk": frozenset(_BASE),                              # the Python bot SDK, a client
-    "kozel.ladder": frozenset(_BASE | {"kozel.core"}),          # ladder data and policy
-    "kozel.server": frozenset(_REFEREE - {"kozel.server"}),     # the referee (grpc.aio)
-    "kozel.web": frozenset(_REFEREE),                           # pages and the JSON API
+    "kozel.engine": frozenset(),  # the rules: pure, no I/O
+    "kozel.v1": frozenset(),  # generated protocol messages
+    "kozel.core": frozenset(_BASE),  # the referee's sans-I/O core
+    "kozel.sdk": frozenset(_BASE),  # the Python bot SDK, a client
+    "kozel.ladder": frozenset(_BASE | {"kozel.core"}),  # ladder data and policy
+    "kozel.server": frozenset(_REFEREE - {"kozel.server"}),  # the referee (grpc.aio)
+    "kozel.web": frozenset(_REFEREE),  # pages and the JSON API
     "kozel.tools": frozenset(_REFEREE | {"kozel.sdk", "kozel.web"}),  # benches, conformance
     "kozel.cli": frozenset(_REFEREE | {"kozel.sdk", "kozel.web", "kozel.tools"}),  # `kozel`
 }
@@ -96,14 +97,20 @@ def _imports(module: str, path: Path) -> list[Import]:
             base = node.module or ""
             if node.level:
                 anchor = module.split(".")
-                anchor = anchor[:len(anchor) - node.level + (1 if is_package else 0)]
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
                 base = ".".join(anchor + ([base] if base else []))
             # ``from a import b`` imports module ``a.b`` when there is one, else names of ``a``.
-            names += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base,
-                       node.lineno) for alias in node.names]
-        elif (isinstance(node, ast.Call) and node.args
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-              and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"):
+            names += [
+                (f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base, node.lineno)
+                for alias in node.names
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+        ):
             names.append((node.args[0].value, node.lineno))
     out = {}
     for name, line in names:
@@ -136,8 +143,10 @@ def test_every_import_runs_down_the_layers() -> None:
         src, dst = _package_of(imp.source), _package_of(imp.target)
         if src != dst and dst not in LAYERS[src]:
             allowed = ", ".join(sorted(LAYERS[src])) or "nothing of the project"
-            wrong.append(f"{imp.where()}: {imp.source} imports {imp.target} "
-                         f"({src} may import only {allowed})")
+            wrong.append(
+                f"{imp.where()}: {imp.source} imports {imp.target} "
+                f"({src} may import only {allowed})"
+            )
     if wrong:
         pytest.fail("imports against the layers:\n" + "\n".join(wrong), pytrace=False)
 
@@ -155,7 +164,7 @@ def _cycles() -> list[list[Import]]:
             graphlib.TopologicalSorter({m: set(t) for m, t in graph.items()}).prepare()
         except graphlib.CycleError as exc:
             ring = list(reversed(exc.args[1]))  # each module imports the next one
-            arrows = [graph[a][b] for a, b in zip(ring, ring[1:])]
+            arrows = [graph[a][b] for a, b in itertools.pairwise(ring)]
             found.append(arrows)
             del graph[arrows[0].source][arrows[0].target]
             continue
@@ -164,26 +173,32 @@ def _cycles() -> list[list[Import]]:
 
 def test_no_import_circle() -> None:
     rings = _cycles()
-    lines = [" -> ".join([ring[0].source] + [f"{i.target} ({i.where()})" for i in ring])
-             for ring in rings]
+    lines = [
+        " -> ".join([ring[0].source] + [f"{i.target} ({i.where()})" for i in ring])
+        for ring in rings
+    ]
     if rings:
         pytest.fail("modules that import each other:\n" + "\n".join(lines), pytrace=False)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import kozel.server.runner\n", "kozel.server.runner"),
-    ("from kozel.server import runner\n", "kozel.server.runner"),
-    ("from kozel.server.runner import MatchRunner\n", "kozel.server.runner"),
-    ("from kozel.engine import Ruleset\n", "kozel.engine"),
-    ("from ..server import runner\n", "kozel.server.runner"),
-    ("from . import deal\n", "kozel.engine.deal"),
-    ("def f():\n    from kozel.server import runner\n", "kozel.server.runner"),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kozel.server.runner\n",
-     "kozel.server.runner"),
-    ("importlib.import_module('kozel.server.runner')\n", "kozel.server.runner"),
-])
-def test_the_walk_reads_every_form_of_import(tmp_path: Path, source: str, expected: str
-                                              ) -> None:
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import kozel.server.runner\n", "kozel.server.runner"),
+        ("from kozel.server import runner\n", "kozel.server.runner"),
+        ("from kozel.server.runner import MatchRunner\n", "kozel.server.runner"),
+        ("from kozel.engine import Ruleset\n", "kozel.engine"),
+        ("from ..server import runner\n", "kozel.server.runner"),
+        ("from . import deal\n", "kozel.engine.deal"),
+        ("def f():\n    from kozel.server import runner\n", "kozel.server.runner"),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kozel.server.runner\n",
+            "kozel.server.runner",
+        ),
+        ("importlib.import_module('kozel.server.runner')\n", "kozel.server.runner"),
+    ],
+)
+def test_the_walk_reads_every_form_of_import(tmp_path: Path, source: str, expected: str) -> None:
     path = tmp_path / "probe.py"
     path.write_text(source, encoding="utf-8")
     got = {i.target for i in _imports("kozel.engine.probe", path)}

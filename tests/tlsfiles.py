@@ -13,8 +13,13 @@ def issue_pki(folder: Path, *server_names: str) -> dict[str, Path]:
     ca = trustme.CA()
     server = ca.issue_cert(*server_names)
     client = ca.issue_cert("bot@example.org")
-    files = {"ca": folder / "ca.pem", "cert": folder / "server.pem", "key": folder / "server.key",
-             "client_cert": folder / "client.pem", "client_key": folder / "client.key"}
+    files = {
+        "ca": folder / "ca.pem",
+        "cert": folder / "server.pem",
+        "key": folder / "server.key",
+        "client_cert": folder / "client.pem",
+        "client_key": folder / "client.key",
+    }
     ca.cert_pem.write_to_path(str(files["ca"]))
     server.private_key_pem.write_to_path(str(files["key"]))
     server.cert_chain_pems[0].write_to_path(str(files["cert"]))

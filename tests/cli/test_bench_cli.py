@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bench(*args: str) -> dict[str, Any]:
-    res = subprocess.run([sys.executable, "-m", "kozel.cli.main", "bench", *args, "--json"],
-                         capture_output=True, text=True, timeout=180, cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "bench", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout)
 
@@ -25,10 +30,17 @@ def finite(value: Any) -> bool:
 
 
 def test_referee_bench_reports_rates_ratio_and_overhead() -> None:
-    out = bench("referee", "--matches", "4", "--duration", "2", "--warmup", "1",
-                "--echo-duration", "1")
-    for key in ("decisions_per_s", "echo_round_trips_per_s", "ratio", "overhead_p50_us",
-                "overhead_p99_us", "cpu_us_per_decision"):
+    out = bench(
+        "referee", "--matches", "4", "--duration", "2", "--warmup", "1", "--echo-duration", "1"
+    )
+    for key in (
+        "decisions_per_s",
+        "echo_round_trips_per_s",
+        "ratio",
+        "overhead_p50_us",
+        "overhead_p99_us",
+        "cpu_us_per_decision",
+    ):
         assert finite(out[key]) and out[key] > 0, (key, out)
     assert out["errors"] == 0, out["error_details"]
     assert out["streams"] == 8
@@ -38,8 +50,19 @@ def test_referee_bench_reports_rates_ratio_and_overhead() -> None:
 
 
 def test_referee_bench_measures_a_baseline_checkout_back_to_back() -> None:
-    out = bench("referee", "--matches", "2", "--duration", "1", "--warmup", "0.5",
-                "--echo-duration", "0.5", "--baseline", str(ROOT))  # stands in for an old one
+    out = bench(
+        "referee",
+        "--matches",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.5",
+        "--echo-duration",
+        "0.5",
+        "--baseline",
+        str(ROOT),
+    )  # stands in for an old one
     assert len(out["baseline_decisions_per_s"]) == 2
     assert all(finite(v) and v > 0 for v in out["baseline_decisions_per_s"])
     assert all(finite(v) and v > 0 for v in out["baseline_cpu_us_per_decision"])
@@ -49,17 +72,30 @@ def test_referee_bench_measures_a_baseline_checkout_back_to_back() -> None:
 
 
 def test_a_baseline_that_is_not_a_checkout_is_one_clear_line(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", "kozel.cli.main", "bench", "referee", "--json",
-                          "--baseline", str(tmp_path)], capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "bench",
+            "referee",
+            "--json",
+            "--baseline",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode != 0
     assert f"{tmp_path} is not a checkout of this repository" in res.stderr
     assert "Traceback" not in res.stderr
 
 
 def test_load_bench_counts_timeouts_errors_and_memory() -> None:
-    out = bench("load", "--streams", "20", "--duration", "2", "--warmup", "1",
-                "--bot-processes", "1")
+    out = bench(
+        "load", "--streams", "20", "--duration", "2", "--warmup", "1", "--bot-processes", "1"
+    )
     assert out["decisions_per_s"] > 0
     assert out["errors"] == 0, out["error_details"]
     assert isinstance(out["spurious_timeouts"], int) and out["spurious_timeouts"] >= 0

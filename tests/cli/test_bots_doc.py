@@ -15,19 +15,26 @@ DOC = ROOT / "docs" / "bots.md"
 
 def first_match_commands() -> str:
     text = DOC.read_text()
-    block = re.search(r"<!-- first-match[^>]*-->\s*```bash\n(.*?)```\s*<!-- /first-match -->",
-                      text, re.S)
+    block = re.search(
+        r"<!-- first-match[^>]*-->\s*```bash\n(.*?)```\s*<!-- /first-match -->", text, re.DOTALL
+    )
     assert block, "docs/bots.md lost its first-match block"
     return block.group(1)
 
 
 def test_first_match_path_works_as_written(tmp_path: Path) -> None:
     script = first_match_commands()
-    assert "kozel\" play" in script and "--vs greedy" in script
+    assert 'kozel" play' in script and "--vs greedy" in script
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOZEL_")}
     env["KOZEL"] = str(ROOT)
-    res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
     assert (tmp_path / "mybot" / "mybot.py").exists()
     out = res.stdout

@@ -21,22 +21,30 @@ from kozel.tools.elo import (
 )
 
 
-@pytest.mark.parametrize(("wdl", "elos", "llr"), [
-    ((21404, 40708, 21184), (0.5, 2.5), -1.57),
-    ((57433, 106593, 57030), (0.0, 2.0), -2.59),
-])
-def test_fastchess_logistic_trinomial(wdl: tuple[int, int, int], elos: tuple[float, float],
-                                      llr: float) -> None:
+@pytest.mark.parametrize(
+    ("wdl", "elos", "llr"),
+    [
+        ((21404, 40708, 21184), (0.5, 2.5), -1.57),
+        ((57433, 106593, 57030), (0.0, 2.0), -2.59),
+    ],
+)
+def test_fastchess_logistic_trinomial(
+    wdl: tuple[int, int, int], elos: tuple[float, float], llr: float
+) -> None:
     assert llr_trinomial(*wdl, *elos) == pytest.approx(llr, rel=0.01)
 
 
-@pytest.mark.parametrize(("penta", "elos", "llr"), [
-    # LL, LD, WL+DD, WD, WW
-    ((223, 9863, 20279 + 1000, 10037, 246), (0.5, 2.5), -3.07),
-    ((871, 26175, 55003 + 980, 26678, 821), (0.0, 2.0), -4.98),
-])
-def test_fastchess_logistic_pentanomial(penta: tuple[int, ...], elos: tuple[float, float],
-                                        llr: float) -> None:
+@pytest.mark.parametrize(
+    ("penta", "elos", "llr"),
+    [
+        # LL, LD, WL+DD, WD, WW
+        ((223, 9863, 20279 + 1000, 10037, 246), (0.5, 2.5), -3.07),
+        ((871, 26175, 55003 + 980, 26678, 821), (0.0, 2.0), -4.98),
+    ],
+)
+def test_fastchess_logistic_pentanomial(
+    penta: tuple[int, ...], elos: tuple[float, float], llr: float
+) -> None:
     assert llr_pentanomial(penta, *elos) == pytest.approx(llr, rel=0.01)
 
 

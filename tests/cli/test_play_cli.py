@@ -11,7 +11,7 @@ from typing import Any
 
 KOZEL = [sys.executable, "-m", "kozel.cli.main"]
 
-FEWEST = '''
+FEWEST = """
 import sys
 from kozel.sdk import Bot, run_bot
 
@@ -21,12 +21,16 @@ class FewestCards(Bot):
         return min(range(len(acts)), key=lambda i: len(acts[i].cards))
 
 run_bot(FewestCards, sys.argv[1], name=sys.argv[3], join_table=sys.argv[2])
-'''
+"""
 
 
 def play(tmp_path: Path, *args: str, timeout: float = 300) -> dict[str, Any]:
-    res = subprocess.run([*KOZEL, "play", *args, "--replay-dir", str(tmp_path / "replays"),
-                          "--json"], capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(
+        [*KOZEL, "play", *args, "--replay-dir", str(tmp_path / "replays"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout)
 
@@ -47,8 +51,17 @@ def test_house_against_house_in_pairs(tmp_path: Path) -> None:
 def test_command_bot_rotates_seats_and_loses_replays_are_listed(tmp_path: Path) -> None:
     script = tmp_path / "fewest.py"
     script.write_text(FEWEST)
-    out = play(tmp_path, "--bot", f"{sys.executable} {script} {{server}} {{table}} {{name}}",
-               "--vs", "greedy", "--matches", "2", "--concurrency", "2")
+    out = play(
+        tmp_path,
+        "--bot",
+        f"{sys.executable} {script} {{server}} {{table}} {{name}}",
+        "--vs",
+        "greedy",
+        "--matches",
+        "2",
+        "--concurrency",
+        "2",
+    )
     assert out["matches"] == 2 and out["errors"] == []
     assert out["wins"] + out["draws"] + out["losses"] == 2
     assert len(out["losses_replays"]) == out["losses"]
@@ -59,33 +72,38 @@ def test_command_bot_rotates_seats_and_loses_replays_are_listed(tmp_path: Path) 
 
 
 def test_three_players_and_four_in_teams(tmp_path: Path) -> None:
-    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--players", "3",
-               "--matches", "3")
+    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--players", "3", "--matches", "3")
     assert out["matches"] == 3 and out["fair_share"] == 1 / 3 and "elo" not in out
-    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--players", "4",
-               "--matches", "2")
+    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--players", "4", "--matches", "2")
     assert out["teams"] is True and out["matches"] == 2 and "elo" in out
 
 
 def test_sprt_stops_as_soon_as_decided(tmp_path: Path) -> None:
-    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--matches", "200",
-               "--sprt", "0", "200")
+    out = play(
+        tmp_path, "--bot", "greedy", "--vs", "random", "--matches", "200", "--sprt", "0", "200"
+    )
     assert out["sprt"]["result"] == "H1"
     assert out["matches"] < 200
     assert out["sprt"]["decided_llr"] >= out["sprt"]["bounds"][1]
 
 
 def test_bad_flags_are_one_line(tmp_path: Path) -> None:
-    for args in (["--ruleset", "nope"], ["--players", "7"], ["--sprt", "5", "1"],
-                 ["--players", "3", "--sprt", "0", "5"]):
-        res = subprocess.run([*KOZEL, "play", "--bot", "greedy", *args], capture_output=True,
-                             text=True, timeout=60)
+    for args in (
+        ["--ruleset", "nope"],
+        ["--players", "7"],
+        ["--sprt", "5", "1"],
+        ["--players", "3", "--sprt", "0", "5"],
+    ):
+        res = subprocess.run(
+            [*KOZEL, "play", "--bot", "greedy", *args], capture_output=True, text=True, timeout=60
+        )
         assert res.returncode == 2, (args, res.stderr)
         assert res.stderr.startswith("error: ") and len(res.stderr.strip().splitlines()) == 1
 
 
 def test_max_time_stops_starting_matches(tmp_path: Path) -> None:
-    out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--matches", "1000",
-               "--max-time", "0.5")
+    out = play(
+        tmp_path, "--bot", "greedy", "--vs", "random", "--matches", "1000", "--max-time", "0.5"
+    )
     assert 1 <= out["matches"] < 1000
     assert out["wins"] + out["draws"] + out["losses"] + out["aborted"] == out["matches"]

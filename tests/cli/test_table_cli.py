@@ -25,8 +25,18 @@ def kozel(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 
 def test_create_prints_a_table_a_bot_can_join(referee: str) -> None:
-    res = kozel("table", "create", "--ruleset", "classic", "--players", "2", "--house", "greedy",
-                "--server", referee)
+    res = kozel(
+        "table",
+        "create",
+        "--ruleset",
+        "classic",
+        "--players",
+        "2",
+        "--house",
+        "greedy",
+        "--server",
+        referee,
+    )
     assert res.returncode == 0, res.stderr
     table_id = res.stdout.strip()
     assert table_id and "\n" not in table_id

@@ -38,14 +38,26 @@ class Played:
     outputs: list[tuple[str, str]] = field(default_factory=list)
 
 
-def play_table(cmd: list[str], address: str, players: int, house: list[str],
-               bot_args: list[list[str]], preset: str = "classic") -> Played:
+def play_table(
+    cmd: list[str],
+    address: str,
+    players: int,
+    house: list[str],
+    bot_args: list[list[str]],
+    preset: str = "classic",
+) -> Played:
     """Open a table with ``house`` bots in the first seats, start ``cmd`` once per entry of
     ``bot_args`` for the other seats, and wait for the match and for every bot to exit 0."""
     table = asyncio.run(create_table(address, preset, players, house=house))
-    procs = [subprocess.Popen([*cmd, "--server", address, "--table", table, *args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for args in bot_args]
+    procs = [
+        subprocess.Popen(
+            [*cmd, "--server", address, "--table", table, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in bot_args
+    ]
     try:
         result = asyncio.run(wait_table(address, table, timeout=MATCH_TIMEOUT_S))
         played = Played(result)
@@ -71,8 +83,10 @@ def assert_clean(played: Played, names: list[str]) -> None:
     bots, and a replay that verifies."""
     r = played.result.result
     logs = [err for _, err in played.outputs]
-    assert r.reason in (game_pb2.MATCH_END_REASON_LIMIT,
-                        game_pb2.MATCH_END_REASON_FIXED_DEALS), (r, logs)
+    assert r.reason in (game_pb2.MATCH_END_REASON_LIMIT, game_pb2.MATCH_END_REASON_FIXED_DEALS), (
+        r,
+        logs,
+    )
     assert list(r.forfeits) == [], (r, logs)
     seats = {p.name: p.seat for p in played.result.seating}
     for name in names:

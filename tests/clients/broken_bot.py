@@ -14,8 +14,13 @@ from kozel.v1 import referee_pb2_grpc
 
 async def main(server: str, table: str) -> None:
     out: asyncio.Queue[rpb.PlayRequest] = asyncio.Queue()
-    out.put_nowait(rpb.PlayRequest(hello=rpb.Hello(
-        protocol_version=1, bot_name="broken", join_table=rpb.JoinTable(table_id=table))))
+    out.put_nowait(
+        rpb.PlayRequest(
+            hello=rpb.Hello(
+                protocol_version=1, bot_name="broken", join_table=rpb.JoinTable(table_id=table)
+            )
+        )
+    )
 
     async def requests():
         while True:
@@ -27,9 +32,15 @@ async def main(server: str, table: str) -> None:
             async for msg in call:
                 if msg.WhichOneof("message") == "decision":
                     d = msg.decision
-                    out.put_nowait(rpb.PlayRequest(action=rpb.ActionReply(
-                        match_id=d.match_id, request_id=d.request_id,
-                        legal_index=len(d.legal_actions))))
+                    out.put_nowait(
+                        rpb.PlayRequest(
+                            action=rpb.ActionReply(
+                                match_id=d.match_id,
+                                request_id=d.request_id,
+                                legal_index=len(d.legal_actions),
+                            )
+                        )
+                    )
         except grpc.aio.AioRpcError:
             pass  # no resume
 

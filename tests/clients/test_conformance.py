@@ -11,18 +11,32 @@ KOZEL = [sys.executable, "-m", "kozel.cli.main"]
 
 
 def conformance(bot_cmd: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KOZEL, "conformance", "--bot-cmd", bot_cmd, "--move-ms", "1500"],
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [*KOZEL, "conformance", "--bot-cmd", bot_cmd, "--move-ms", "1500"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def test_the_python_sdk_house_bot_passes_every_check() -> None:
-    res = conformance(f"{sys.executable} -m kozel.cli.main bot greedy --server {{server}} "
-                      "--table {table} --matches 1")
+    res = conformance(
+        f"{sys.executable} -m kozel.cli.main bot greedy --server {{server}} "
+        "--table {table} --matches 1"
+    )
     assert res.returncode == 0, res.stdout
     lines = res.stdout.splitlines()
-    for name in ("hello", "lead", "respond", "declaration window", "longest legal list",
-                 "rejection and retry", "resume after a dropped stream", "deadline",
-                 "the bot exits after its match"):
+    for name in (
+        "hello",
+        "lead",
+        "respond",
+        "declaration window",
+        "longest legal list",
+        "rejection and retry",
+        "resume after a dropped stream",
+        "deadline",
+        "the bot exits after its match",
+    ):
         assert any(line.startswith(f"PASS  {name}") for line in lines), (name, res.stdout)
     assert "0 failed" in res.stdout
 

@@ -35,16 +35,20 @@ def _go() -> str:
     """The go command: on PATH, or where the official archive installs it."""
     go = shutil.which("go") or shutil.which("go", path="/usr/local/go/bin")
     if go is None:
-        toolchain_missing("the Go toolchain (`go`, 1.26 or newer) is not on PATH: the Go bot in "
-                 "clients/go cannot be built")
+        toolchain_missing(
+            "the Go toolchain (`go`, 1.26 or newer) is not on PATH: the Go bot in "
+            "clients/go cannot be built"
+        )
     assert go is not None
     return go
 
 
 def _run(cmd: list[str], *, timeout: float, cwd: Path = GO_DIR) -> subprocess.CompletedProcess:
     # buf runs the plugins as `go tool ...`, so go's folder goes on PATH.
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(_go()).parent),
-                                                  os.environ.get("PATH", "")])}
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(Path(_go()).parent), os.environ.get("PATH", "")]),
+    }
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc
@@ -91,14 +95,20 @@ def test_two_player_match_against_greedy(go_bot: Path, referee: RefereeProcess) 
 
 
 def test_four_player_match_with_house_bots(go_bot: Path, referee: RefereeProcess) -> None:
-    played = play_table([str(go_bot)], referee.address, 4, ["greedy", "random"],
-                        [["--name", "go-east"], ["--name", "go-west"]])
+    played = play_table(
+        [str(go_bot)],
+        referee.address,
+        4,
+        ["greedy", "random"],
+        [["--name", "go-east"], ["--name", "go-west"]],
+    )
     assert_clean(played, ["go-east", "go-west"])
 
 
 def test_resumes_after_a_dropped_stream(go_bot: Path, referee: RefereeProcess) -> None:
-    played = play_table([str(go_bot)], referee.address, 2, ["greedy"],
-                        [["--name", "go-drop", "--drop-after", "3"]])
+    played = play_table(
+        [str(go_bot)], referee.address, 2, ["greedy"], [["--name", "go-drop", "--drop-after", "3"]]
+    )
     assert_clean(played, ["go-drop"])
     out = played.outputs[0][0] + played.outputs[0][1]
     assert "cancelling the stream" in out and "resumed=true" in out, out

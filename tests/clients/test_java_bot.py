@@ -21,8 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.botkit import MATCH_TIMEOUT_S, Played, assert_clean, play_table
-from tests.clients.botkit import toolchain_missing
+from tests.clients.botkit import (
+    MATCH_TIMEOUT_S,
+    Played,
+    assert_clean,
+    play_table,
+    toolchain_missing,
+)
 from tests.server.conftest import RefereeProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,8 +44,10 @@ _MATCH_LINE = re.compile(r"^match (\S+) ended: reason=(\S+) .*forfeits=(\d+)")
 
 
 def _unavailable(why: str) -> None:
-    toolchain_missing(f"the Java bot cannot be tested: {why} (install JDK {JAVA_MAJOR}+ and "
-                      "Maven, e.g. apt-get install openjdk-17-jdk-headless maven)")
+    toolchain_missing(
+        f"the Java bot cannot be tested: {why} (install JDK {JAVA_MAJOR}+ and "
+        "Maven, e.g. apt-get install openjdk-17-jdk-headless maven)"
+    )
 
 
 def _toolchain() -> tuple[str, str, str]:
@@ -54,16 +61,20 @@ def _toolchain() -> tuple[str, str, str]:
     m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
     major = 0 if m is None else int(m.group(2) if m.group(1) == "1" else m.group(1))
     if major < JAVA_MAJOR:
-        _unavailable(f"java is version {major or 'unknown'}, older than {JAVA_MAJOR}:\n"
-                     f"{out.stderr.strip()}")
+        _unavailable(
+            f"java is version {major or 'unknown'}, older than {JAVA_MAJOR}:\n{out.stderr.strip()}"
+        )
     return java, mvn, out.stderr.strip()
 
 
 def _inputs_hash(java_version: str) -> str:
     """What the jar is built from: the pom, the sources, the protos, the JDK."""
     h = hashlib.sha256(java_version.encode())
-    files = [BOT_DIR / "pom.xml", *sorted((BOT_DIR / "src").rglob("*")),
-             *sorted((REPO / "proto" / "kozel").rglob("*.proto"))]
+    files = [
+        BOT_DIR / "pom.xml",
+        *sorted((BOT_DIR / "src").rglob("*")),
+        *sorted((REPO / "proto" / "kozel").rglob("*.proto")),
+    ]
     for f in files:
         if f.is_file():
             h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -82,8 +93,11 @@ def _prune(cache: Path, keep: Path) -> None:
 def java_bot() -> list[str]:
     """Build the bot once per set of inputs; returns the command that runs it."""
     java, mvn, version = _toolchain()
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kozel-arena" \
+    cache = (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        / "kozel-arena"
         / "java-bot"
+    )
     cache.mkdir(parents=True, exist_ok=True)
     build_dir = cache / _inputs_hash(version)
     done = build_dir / ".complete"
@@ -94,12 +108,18 @@ def java_bot() -> list[str]:
             try:
                 build = subprocess.run(
                     [mvn, "-q", "-B", "package", "-DskipTests", f"-DbuildDirectory={build_dir}"],
-                    cwd=BOT_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+                    cwd=BOT_DIR,
+                    capture_output=True,
+                    text=True,
+                    timeout=BUILD_TIMEOUT_S,
+                )
             except subprocess.TimeoutExpired:
                 pytest.fail(f"mvn package in {BOT_DIR} took over {BUILD_TIMEOUT_S} s")
             if build.returncode != 0:
-                pytest.fail(f"mvn package in {BOT_DIR} failed ({build.returncode}):\n"
-                            f"{build.stdout[-6000:]}\n{build.stderr[-6000:]}")
+                pytest.fail(
+                    f"mvn package in {BOT_DIR} failed ({build.returncode}):\n"
+                    f"{build.stdout[-6000:]}\n{build.stderr[-6000:]}"
+                )
             done.write_text(version)
         done.touch()  # marks the build as used, for _prune
         _prune(cache, build_dir)
@@ -117,18 +137,26 @@ def _check(played: Played, names: list[str]) -> None:
         assert "refused" not in log, log
 
 
-def _play(cmd: list[str], ref: RefereeProcess, players: int, house: list[str],
-          names: list[str], *flags: str) -> Played:
-    return play_table(cmd, ref.address, players, house,
-                      [["--name", name, *flags] for name in names])
+def _play(
+    cmd: list[str],
+    ref: RefereeProcess,
+    players: int,
+    house: list[str],
+    names: list[str],
+    *flags: str,
+) -> Played:
+    return play_table(
+        cmd, ref.address, players, house, [["--name", name, *flags] for name in names]
+    )
 
 
 def test_two_players_against_greedy(java_bot: list[str], referee: RefereeProcess) -> None:
     _check(_play(java_bot, referee, 2, ["greedy"], ["java-bot"]), ["java-bot"])
 
 
-def test_four_players_two_java_bots_with_house_bots(java_bot: list[str],
-                                                    referee: RefereeProcess) -> None:
+def test_four_players_two_java_bots_with_house_bots(
+    java_bot: list[str], referee: RefereeProcess
+) -> None:
     names = ["java-a", "java-b"]
     played = _play(java_bot, referee, 4, ["greedy", "random"], names)
     _check(played, names)

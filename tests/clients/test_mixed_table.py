@@ -40,13 +40,19 @@ def commands(
     }
 
 
-def test_four_languages_at_one_table(commands: dict[str, list[str]],
-                                     referee: RefereeProcess) -> None:
+def test_four_languages_at_one_table(
+    commands: dict[str, list[str]], referee: RefereeProcess
+) -> None:
     table = asyncio.run(create_table(referee.address, "classic", 4))
-    procs = {lang: subprocess.Popen(
-        [*cmd, "--server", referee.address, "--table", table, "--name", f"{lang}-bot"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for lang, cmd in commands.items()}
+    procs = {
+        lang: subprocess.Popen(
+            [*cmd, "--server", referee.address, "--table", table, "--name", f"{lang}-bot"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for lang, cmd in commands.items()
+    }
     try:
         result = asyncio.run(wait_table(referee.address, table, timeout=180))
         for lang, proc in procs.items():
@@ -66,7 +72,11 @@ def test_four_languages_at_one_table(commands: dict[str, list[str]],
 @pytest.mark.parametrize("lang", ["node", "rust", "java"])  # go checks itself in its module
 def test_example_bots_pass_conformance(commands: dict[str, list[str]], lang: str) -> None:
     cmd = " ".join(commands[lang]) + " --server {server} --table {table} --name conf"
-    res = subprocess.run([sys.executable, "-m", "kozel.cli.main", "conformance", "--bot-cmd",
-                          cmd], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "conformance", "--bot-cmd", cmd],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout
     assert "0 failed" in res.stdout

@@ -19,8 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.botkit import MATCH_TIMEOUT_S, Played, assert_clean, play_table
-from tests.clients.botkit import toolchain_missing
+from tests.clients.botkit import (
+    MATCH_TIMEOUT_S,
+    Played,
+    assert_clean,
+    play_table,
+    toolchain_missing,
+)
 from tests.server.conftest import RefereeProcess
 
 BOT_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
@@ -33,8 +38,9 @@ pytestmark = pytest.mark.timeout(BUILD_TIMEOUT_S + 3 * MATCH_TIMEOUT_S)
 
 
 def _unavailable(why: str) -> None:
-    toolchain_missing(f"the Node.js bot cannot be tested: {why} (install Node.js "
-                      f"{NODE_MAJOR}+ with npm)")
+    toolchain_missing(
+        f"the Node.js bot cannot be tested: {why} (install Node.js {NODE_MAJOR}+ with npm)"
+    )
 
 
 def _toolchain() -> tuple[str, str, str]:
@@ -43,8 +49,9 @@ def _toolchain() -> tuple[str, str, str]:
         missing = " and ".join(n for n, p in (("node", node), ("npm", npm)) if p is None)
         _unavailable(f"{missing} not found on PATH (Node.js {NODE_MAJOR}+ is needed)")
     assert node is not None and npm is not None
-    version = subprocess.run([node, "--version"], capture_output=True, text=True,
-                             timeout=60).stdout.strip()
+    version = subprocess.run(
+        [node, "--version"], capture_output=True, text=True, timeout=60
+    ).stdout.strip()
     m = re.match(r"v(\d+)\.", version)
     if m is None or int(m.group(1)) < NODE_MAJOR:
         _unavailable(f"node {version or '(unknown version)'} is older than {NODE_MAJOR}")
@@ -55,34 +62,47 @@ def _toolchain() -> tuple[str, str, str]:
 def node_bot() -> str:
     """Install the bot's dependencies (once per lock file and node version); returns node."""
     node, npm, version = _toolchain()
-    want = hashlib.sha256(b"".join(
-        (BOT_DIR / f).read_bytes() for f in ("package.json", "package-lock.json"))
-        + version.encode()).hexdigest()
+    want = hashlib.sha256(
+        b"".join((BOT_DIR / f).read_bytes() for f in ("package.json", "package-lock.json"))
+        + version.encode()
+    ).hexdigest()
     # xdist workers may build at the same time: one builds, the others wait and reuse it.
     lock_path = Path(tempfile.gettempdir()) / (
-        "kozel-node-bot-" + hashlib.sha256(str(BOT_DIR).encode()).hexdigest()[:12] + ".lock")
+        "kozel-node-bot-" + hashlib.sha256(str(BOT_DIR).encode()).hexdigest()[:12] + ".lock"
+    )
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (STAMP.exists() and STAMP.read_text() == want):
             try:
                 build = subprocess.run(
-                    [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund",
-                     "--loglevel=error"],
-                    cwd=BOT_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+                    [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
+                    cwd=BOT_DIR,
+                    capture_output=True,
+                    text=True,
+                    timeout=BUILD_TIMEOUT_S,
+                )
             except subprocess.TimeoutExpired:
                 pytest.fail(f"npm ci in {BOT_DIR} took over {BUILD_TIMEOUT_S} s")
             if build.returncode != 0:
-                pytest.fail(f"npm ci in {BOT_DIR} failed ({build.returncode}):\n"
-                            f"{build.stdout}\n{build.stderr}")
+                pytest.fail(
+                    f"npm ci in {BOT_DIR} failed ({build.returncode}):\n"
+                    f"{build.stdout}\n{build.stderr}"
+                )
             STAMP.write_text(want)
     return node
 
 
-def _play(node: str, ref: RefereeProcess, players: int, house: list[str], names: list[str],
-          *flags: str) -> Played:
+def _play(
+    node: str, ref: RefereeProcess, players: int, house: list[str], names: list[str], *flags: str
+) -> Played:
     """One classic match: house bots in the first seats, one Node bot per name after them."""
-    return play_table([node, str(BOT_DIR / "bot.js")], ref.address, players, house,
-                      [["--name", name, *flags] for name in names])
+    return play_table(
+        [node, str(BOT_DIR / "bot.js")],
+        ref.address,
+        players,
+        house,
+        [["--name", name, *flags] for name in names],
+    )
 
 
 def _check_clean(played: Played, names: list[str]) -> None:
@@ -100,8 +120,7 @@ def test_two_players_against_greedy(node_bot: str, referee: RefereeProcess) -> N
     _check_clean(_play(node_bot, referee, 2, ["greedy"], ["node-bot"]), ["node-bot"])
 
 
-def test_four_players_two_node_bots_with_house_bots(node_bot: str,
-                                                    referee: RefereeProcess) -> None:
+def test_four_players_two_node_bots_with_house_bots(node_bot: str, referee: RefereeProcess) -> None:
     names = ["node-a", "node-b"]
     played = _play(node_bot, referee, 4, ["greedy", "random"], names)
     _check_clean(played, names)

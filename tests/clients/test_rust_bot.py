@@ -13,8 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.botkit import MATCH_TIMEOUT_S, Played, assert_clean, play_table
-from tests.clients.botkit import toolchain_missing
+from tests.clients.botkit import (
+    MATCH_TIMEOUT_S,
+    Played,
+    assert_clean,
+    play_table,
+    toolchain_missing,
+)
 from tests.server.conftest import RefereeProcess
 
 BOT_DIR = Path(__file__).resolve().parents[2] / "clients" / "rust"
@@ -39,12 +44,20 @@ def rust_bot() -> Path:
     """The built bot's binary (cargo build, --locked to the committed Cargo.lock)."""
     cargo = _cargo()
     if cargo is None:
-        toolchain_missing("cargo is not installed, so the Rust example bot (clients/rust) "
-                          "cannot be built: install Rust (rustup, https://rustup.rs)")
+        toolchain_missing(
+            "cargo is not installed, so the Rust example bot (clients/rust) "
+            "cannot be built: install Rust (rustup, https://rustup.rs)"
+        )
     env = {**os.environ, "CARGO_TARGET_DIR": str(TARGET_DIR), "CARGO_TERM_COLOR": "never"}
     try:
-        build = subprocess.run([cargo, "build", "--locked"], cwd=BOT_DIR, env=env,
-                               capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        build = subprocess.run(
+            [cargo, "build", "--locked"],
+            cwd=BOT_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"cargo build of {BOT_DIR} took over {BUILD_TIMEOUT_S} s", pytrace=False)
     if build.returncode != 0:
@@ -67,15 +80,21 @@ def test_two_player_match_against_greedy(referee: RefereeProcess, rust_bot: Path
 
 
 def test_four_player_match_with_house_bots(referee: RefereeProcess, rust_bot: Path) -> None:
-    played = play_table([str(rust_bot)], referee.address, 4, ["greedy", "random"],
-                        [["--name", "rust-b"], ["--name", "rust-c"]])
+    played = play_table(
+        [str(rust_bot)],
+        referee.address,
+        4,
+        ["greedy", "random"],
+        [["--name", "rust-b"], ["--name", "rust-c"]],
+    )
     assert sorted(p.name for p in played.result.seating[2:]) == ["rust-b", "rust-c"]
     _check(played, ["rust-b", "rust-c"])
 
 
 def test_bot_resumes_after_a_dropped_stream(referee: RefereeProcess, rust_bot: Path) -> None:
-    played = play_table([str(rust_bot)], referee.address, 2, ["greedy"],
-                        [["--name", "rust-d", "--drop-after", "3"]])
+    played = play_table(
+        [str(rust_bot)], referee.address, 2, ["greedy"], [["--name", "rust-d", "--drop-after", "3"]]
+    )
     _, err = played.outputs[0]
     assert "cancelling the stream after 3 answers" in err, err
     assert "resumed" in err, err

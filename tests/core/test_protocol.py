@@ -20,17 +20,30 @@ from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
 CLASSIC = Ruleset.preset("classic")
+QUICK = Clock(move_ms=1000, bank_ms=0)
 
 
 class Table:
     """A match protocol with a fake clock and an inbox per seat."""
 
-    def __init__(self, clock: Clock = Clock(move_ms=1000, bank_ms=0), *, players: int = 2,
-                 seed: bytes | int = b"\1" * 32, rules: Ruleset = CLASSIC,
-                 wants_events: list[bool] | None = None) -> None:
-        self.core = MatchProtocol(match_id="m1", rules=rules, players=players, seed=seed,
-                                  clock=clock, names=[f"bot{s}" for s in range(players)],
-                                  wants_events=wants_events)
+    def __init__(
+        self,
+        clock: Clock = QUICK,
+        *,
+        players: int = 2,
+        seed: bytes | int = b"\1" * 32,
+        rules: Ruleset = CLASSIC,
+        wants_events: list[bool] | None = None,
+    ) -> None:
+        self.core = MatchProtocol(
+            match_id="m1",
+            rules=rules,
+            players=players,
+            seed=seed,
+            clock=clock,
+            names=[f"bot{s}" for s in range(players)],
+            wants_events=wants_events,
+        )
         self.now = 100.0
         self.inbox: list[list[rpb.PlayResponse]] = [[] for _ in range(players)]
         self.take(self.core.start(self.now))
@@ -52,8 +65,9 @@ class Table:
     def asked(self) -> list[int]:
         return [s for s in range(self.core.players) if self.core.pending(s) is not None]
 
-    def answer(self, seat: int, index: int = 0, *, after: float = 0.0,
-               request_id: int | None = None) -> list[Send]:
+    def answer(
+        self, seat: int, index: int = 0, *, after: float = 0.0, request_id: int | None = None
+    ) -> list[Send]:
         self.now += after
         rid = self.request(seat).request_id if request_id is None else request_id
         reply = rpb.ActionReply(match_id="m1", request_id=rid, legal_index=index)
@@ -77,8 +91,11 @@ class Table:
 
 
 def notices(table: Table, seat: int, kind: int) -> list[rpb.SeatNotice]:
-    return [e.notice for e in table.of(seat, "event")
-            if e.WhichOneof("kind") == "notice" and e.notice.kind == kind]
+    return [
+        e.notice
+        for e in table.of(seat, "event")
+        if e.WhichOneof("kind") == "notice" and e.notice.kind == kind
+    ]
 
 
 def window_seed(players: int = 2, asked: int = 1) -> tuple[int, list[int]]:
@@ -157,8 +174,11 @@ def test_a_resend_after_a_resume_does_not_restart_the_clock() -> None:
     deadline = table.core.deadline
     table.take(table.core.disconnect(seat, table.now + 0.3))
     resent = table.take(table.core.resume(seat, table.now + 0.6))
-    assert [m.WhichOneof("message") for s, m in resent if s == seat][:3] == \
-        ["match_start", "deal_start", "decision"]
+    assert [m.WhichOneof("message") for s, m in resent if s == seat][:3] == [
+        "match_start",
+        "deal_start",
+        "decision",
+    ]
     again = next(m.decision for s, m in resent if s == seat and m.HasField("decision"))
     assert again.resent and again.request_id == rid
     table.core.written(seat, rid, table.now + 0.7)
@@ -266,10 +286,11 @@ def test_an_answer_naming_no_pending_request_changes_nothing() -> None:
     table = Table(seed=plain_seed())
     seat = table.asked[0]
     rid = table.request(seat).request_id
-    with pytest.raises(NotPending, match=f"request {rid + 7} is not pending; the pending "
-                                         f"request is {rid}"):
+    with pytest.raises(
+        NotPending, match=f"request {rid + 7} is not pending; the pending request is {rid}"
+    ):
         table.answer(seat, request_id=rid + 7)
-    with pytest.raises(NotPending, match="is not pending$"):
+    with pytest.raises(NotPending, match=r"is not pending$"):
         table.answer(1 - seat, request_id=1)
     assert table.core.pending(seat) is not None and table.core.rejections == [0, 0]
     table.answer(seat)
@@ -281,8 +302,7 @@ def test_an_answer_naming_no_pending_request_changes_nothing() -> None:
 
 
 def test_a_disconnected_seat_forfeits_after_the_grace_and_its_clock_runs_meanwhile() -> None:
-    table = Table(Clock(move_ms=1000, bank_ms=0, grace_ms=5000, max_strikes=10),
-                  seed=plain_seed())
+    table = Table(Clock(move_ms=1000, bank_ms=0, grace_ms=5000, max_strikes=10), seed=plain_seed())
     seat = table.asked[0]
     table.take(table.core.disconnect(seat, table.now))
     (n,) = notices(table, 1 - seat, rpb.NOTICE_KIND_DISCONNECTED)
@@ -351,13 +371,21 @@ def test_refusals_spent_in_a_window_pass_now_and_forfeit_when_the_deal_ends() ->
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32), players=st.sampled_from([2, 3, 4]),
-       plan=st.lists(st.sampled_from(["answer", "bad", "stale", "wait", "drop", "back"]),
-                     min_size=1, max_size=40))
-def test_any_sequence_of_events_keeps_the_protocol_consistent(seed: int, players: int,
-                                                              plan: list[str]) -> None:
-    table = Table(Clock(move_ms=200, bank_ms=300, max_strikes=3, max_retries=1, grace_ms=1000),
-                  players=players, seed=seed)
+@given(
+    seed=st.integers(0, 2**32),
+    players=st.sampled_from([2, 3, 4]),
+    plan=st.lists(
+        st.sampled_from(["answer", "bad", "stale", "wait", "drop", "back"]), min_size=1, max_size=40
+    ),
+)
+def test_any_sequence_of_events_keeps_the_protocol_consistent(
+    seed: int, players: int, plan: list[str]
+) -> None:
+    table = Table(
+        Clock(move_ms=200, bank_ms=300, max_strikes=3, max_retries=1, grace_ms=1000),
+        players=players,
+        seed=seed,
+    )
     away: set[int] = set()
     for what in itertools.islice(itertools.cycle(plan), 3000):
         if table.core.ended:
@@ -388,7 +416,10 @@ def test_any_sequence_of_events_keeps_the_protocol_consistent(seed: int, players
     for record, steps in zip(match.records, table.core.steps, strict=False):
         assert len(steps) == len(record.actions)
     for s in range(players):
-        ids = [m.decision.request_id for m in table.inbox[s]
-               if m.HasField("decision") and not m.decision.resent]
+        ids = [
+            m.decision.request_id
+            for m in table.inbox[s]
+            if m.HasField("decision") and not m.decision.resent
+        ]
         assert ids == list(range(1, len(ids) + 1))  # per seat, one by one
         assert table.core.public_timeouts[s] <= table.core.timeouts[s]

@@ -112,9 +112,21 @@ def check_config(config: Path, env: dict[str, str] | None = None) -> subprocess.
     ``KOZEL_*`` variables set."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KOZEL_")}
     return subprocess.run(
-        [sys.executable, "-m", "kozel.cli.main", "serve", "--config", str(config),
-         "--check-config"], capture_output=True, text=True, timeout=120, cwd=ROOT,
-        env={**clean, **(env or {})})
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "serve",
+            "--config",
+            str(config),
+            "--check-config",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**clean, **(env or {})},
+    )
 
 
 DOCKERFILE = DEPLOY / "docker" / "Dockerfile"

@@ -81,18 +81,23 @@ def test_only_the_bot_and_web_ports_are_published_beyond_loopback() -> None:
     for name, service in _compose()["services"].items():
         for port in service.get("ports", []):
             if not port.startswith("127.0.0.1:"):
-                assert (name, port) in {("referee", "50051:50051"), ("web", "8080:8080")}, \
+                assert (name, port) in {("referee", "50051:50051"), ("web", "8080:8080")}, (
                     f"{name}: {port}"
+                )
 
 
 def test_secrets_come_from_the_environment_and_are_documented() -> None:
     text = COMPOSE.read_text(encoding="utf-8")
     required = {m.group(1) for m in _VAR.finditer(text)}
     example = (COMPOSE_DIR / ".env.example").read_text(encoding="utf-8")
-    documented = {line.split("=")[0] for line in example.splitlines()
-                  if line and not line.startswith("#")}
-    assert required == documented == {"POSTGRES_PASSWORD", "KOZEL_ADMIN_TOKEN",
-                                      "GRAFANA_ADMIN_PASSWORD"}
+    documented = {
+        line.split("=")[0] for line in example.splitlines() if line and not line.startswith("#")
+    }
+    assert (
+        required
+        == documented
+        == {"POSTGRES_PASSWORD", "KOZEL_ADMIN_TOKEN", "GRAFANA_ADMIN_PASSWORD"}
+    )
 
 
 def test_referee_health_drain_and_scraping_follow_its_configuration() -> None:
@@ -102,7 +107,8 @@ def test_referee_health_drain_and_scraping_follow_its_configuration() -> None:
     test = referee["healthcheck"]["test"]
     assert test[:3] == ["CMD", "kozel", "health"]
     assert listen_port(test[test.index("--address") + 1]) == listen_port(
-        config["operator"]["listen"])
+        config["operator"]["listen"]
+    )
     assert int(referee["stop_grace_period"].rstrip("s")) > config["drain_timeout_s"]
     published = {int(p.rsplit(":", 1)[1]) for p in referee["ports"]}
     assert published == {listen_port(config["listen"]), listen_port(config["operator"]["listen"])}
@@ -139,8 +145,14 @@ def test_alert_rules_are_complete() -> None:
     rules = alert_rules()
     names = [r["alert"] for r in rules]
     assert len(names) == len(set(names))
-    assert {"KozelRefereeDown", "KozelDecisionOverheadHigh", "KozelTimeoutRateHigh",
-            "KozelEventLoopLagHigh", "KozelLadderStalled", "KozelDrainingTooLong"} <= set(names)
+    assert {
+        "KozelRefereeDown",
+        "KozelDecisionOverheadHigh",
+        "KozelTimeoutRateHigh",
+        "KozelEventLoopLagHigh",
+        "KozelLadderStalled",
+        "KozelDrainingTooLong",
+    } <= set(names)
     for rule in rules:
         assert set(rule) == {"alert", "expr", "for", "labels", "annotations"}, rule["alert"]
         assert re.fullmatch(r"\d+[smh]", rule["for"]), rule["alert"]
@@ -175,8 +187,11 @@ def test_the_dashboard_is_well_formed() -> None:
     for panel in dash["panels"]:
         pos = panel["gridPos"]
         assert pos["x"] + pos["w"] <= 24, panel["title"]
-        mine = {(x, y) for x in range(pos["x"], pos["x"] + pos["w"])
-                for y in range(pos["y"], pos["y"] + pos["h"])}
+        mine = {
+            (x, y)
+            for x in range(pos["x"], pos["x"] + pos["w"])
+            for y in range(pos["y"], pos["y"] + pos["h"])
+        }
         assert not mine & cells, f"panel {panel['title']!r} overlaps another"
         cells |= mine
         if panel["type"] == "row":

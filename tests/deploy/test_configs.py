@@ -27,8 +27,9 @@ def _model_keys(model: type[BaseModel], prefix: str = "") -> dict[str, Any]:
             out |= {f"{prefix}{name}.{f.name}": f.default for f in dataclasses.fields(sub)}
         else:
             default = field.get_default(call_default_factory=True)
-            out[prefix + name] = (default.get_secret_value() if isinstance(default, SecretStr)
-                                  else default)
+            out[prefix + name] = (
+                default.get_secret_value() if isinstance(default, SecretStr) else default
+            )
     return out
 
 
@@ -59,8 +60,13 @@ def test_the_example_documents_every_key_with_its_default() -> None:
 
 
 def test_the_environment_overrides_the_file_and_errors_name_the_key(tmp_path: Path) -> None:
-    ok = check_config(EXAMPLE, {"KOZEL_LISTEN": "127.0.0.1:6000",
-                                "KOZEL_LADDERS_FILE": str(DEPLOY / "ladders.example.yaml")})
+    ok = check_config(
+        EXAMPLE,
+        {
+            "KOZEL_LISTEN": "127.0.0.1:6000",
+            "KOZEL_LADDERS_FILE": str(DEPLOY / "ladders.example.yaml"),
+        },
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "127.0.0.1:6000" in ok.stdout and "balkan-2p" in ok.stdout
     bad = check_config(EXAMPLE, {"KOZEL_STORAGE__DATABASE_URL": "mysql://x"})

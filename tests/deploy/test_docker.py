@@ -33,7 +33,7 @@ def _instructions(stage: int) -> list[tuple[str, str]]:
 
 def _exec_form(args: str) -> list[str]:
     """The JSON array of an exec-form instruction (after any --options)."""
-    return json.loads(args[args.index("["):])
+    return json.loads(args[args.index("[") :])
 
 
 def _copies() -> list[tuple[str, list[str], str]]:
@@ -106,17 +106,26 @@ def test_healthcheck_entrypoint_and_ports_follow_the_default_config() -> None:
     address = cmd[cmd.index("--address") + 1]
     assert address.startswith("127.0.0.1:")
     assert listen_port(address) == listen_port(config["operator"]["listen"])
-    assert not (config["operator"].get("tls") or {}).get("cert_file"), \
+    assert not (config["operator"].get("tls") or {}).get("cert_file"), (
         "the HEALTHCHECK speaks plaintext to the operator port"
+    )
     (entry,) = [a for ins, a in runtime if ins == "ENTRYPOINT"]
     entrypoint = _exec_form(entry)  # exec form: kozel is PID 1 and gets SIGTERM
     assert entrypoint[:3] == ["kozel", "serve", "--config"]
-    copied = {dest for stage, sources, dest in _copies() if stage == "runtime"
-              for src in sources if src == "deploy/docker/referee.yaml"}
+    copied = {
+        dest
+        for stage, sources, dest in _copies()
+        if stage == "runtime"
+        for src in sources
+        if src == "deploy/docker/referee.yaml"
+    }
     assert copied == {entrypoint[3]}
     exposed = {int(p) for ins, a in runtime if ins == "EXPOSE" for p in a.split()}
-    assert exposed == {listen_port(config["listen"]), listen_port(config["operator"]["listen"]),
-                       listen_port(config["metrics"]["listen"])}
+    assert exposed == {
+        listen_port(config["listen"]),
+        listen_port(config["operator"]["listen"]),
+        listen_port(config["metrics"]["listen"]),
+    }
 
 
 def test_every_copied_path_exists_and_is_in_the_build_context() -> None:
@@ -132,8 +141,9 @@ def test_every_copied_path_exists_and_is_in_the_build_context() -> None:
 
 
 def test_every_package_folder_of_the_wheel_is_copied() -> None:
-    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())[
-        "tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"][
+        "targets"
+    ]["wheel"]["packages"]
     builder = {src for stage, sources, _ in _copies() if stage == "builder" for src in sources}
     assert set(packages) <= builder
 
@@ -143,12 +153,21 @@ def test_the_runtime_requirements_are_pinned_by_the_lock() -> None:
     found = re.search(r'python -c "(.+?)" > runtime\.txt', install)
     assert found is not None, install
     snippet = found.group(1)
-    out = subprocess.run([sys.executable, "-c", snippet], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", snippet],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert out == deps
-    lock = dict(line.split("==") for line in (ROOT / "requirements.lock").read_text().splitlines()
-                if "==" in line and not line.startswith(("#", " ")))
+    lock = dict(
+        line.split("==")
+        for line in (ROOT / "requirements.lock").read_text().splitlines()
+        if "==" in line and not line.startswith(("#", " "))
+    )
     for dep in deps + ["hatchling"]:
         found = re.match(r"[A-Za-z0-9_.-]+", dep)
         assert found is not None, dep
@@ -176,17 +195,37 @@ def test_a_wheel_built_from_the_build_context_holds_the_referee(tmp_path: Path) 
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(f, target)
     wheels = tmp_path / "wheels"
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                          "--no-build-isolation", "--wheel-dir", str(wheels), str(src)],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(wheels),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     (wheel,) = wheels.glob("*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         entry_points = next(zf.read(n).decode() for n in names if n.endswith("entry_points.txt"))
-    for needed in ("kozel/engine/__init__.py", "kozel/cli/main.py", "kozel/cli/health_cmd.py",
-                   "kozel/server/app.py", "kozel/ladder/migrations/env.py",
-                   "kozel/v1/referee_pb2.py", "kozel/sdk/__init__.py"):
+    for needed in (
+        "kozel/engine/__init__.py",
+        "kozel/cli/main.py",
+        "kozel/cli/health_cmd.py",
+        "kozel/server/app.py",
+        "kozel/ladder/migrations/env.py",
+        "kozel/v1/referee_pb2.py",
+        "kozel/sdk/__init__.py",
+    ):
         assert needed in names, needed
     assert not any("__pycache__" in n for n in names)
     assert "kozel = kozel.cli.main:main" in entry_points

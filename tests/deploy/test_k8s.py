@@ -33,8 +33,12 @@ CRD_KINDS = {"ServiceMonitor": "servicemonitor.json", "PrometheusRule": "prometh
 SCHEMAS = Path(__file__).with_name("schemas")
 
 WEB_SERVICES = {"kozel-web"}  # the web's own Deployment (web.yaml), checked apart below
-CORE = [(path, i, doc) for path in k8s_files() for i, doc in enumerate(load_docs(path))
-        if doc["kind"] not in CRD_KINDS]
+CORE = [
+    (path, i, doc)
+    for path in k8s_files()
+    for i, doc in enumerate(load_docs(path))
+    if doc["kind"] not in CRD_KINDS
+]
 
 
 def _referee() -> tuple[dict, dict, dict]:
@@ -57,10 +61,12 @@ def _crd_validator(kind: str) -> jsonschema.Draft202012Validator:
 
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
-@pytest.mark.parametrize(("path", "index", "doc"), CORE,
-                         ids=[f"{p.relative_to(K8S_DIR)}#{i}-{d['kind']}" for p, i, d in CORE])
-def test_core_manifests_validate_strictly(path: Path, index: int, doc: dict,
-                                          version: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "index", "doc"),
+    CORE,
+    ids=[f"{p.relative_to(K8S_DIR)}#{i}-{d['kind']}" for p, i, d in CORE],
+)
+def test_core_manifests_validate_strictly(path: Path, index: int, doc: dict, version: str) -> None:
     kubernetes_validate.validate(doc, version, strict=True)
 
 
@@ -74,8 +80,17 @@ def test_strict_validation_refuses_an_unknown_field() -> None:
 
 def test_every_kind_is_core_or_a_known_crd() -> None:
     kinds = {doc["kind"] for path in k8s_files() for doc in load_docs(path)}
-    assert {"Namespace", "ConfigMap", "Secret", "Service", "StatefulSet", "PodDisruptionBudget",
-            "ServiceMonitor", "PrometheusRule", "Deployment"} == kinds
+    assert {
+        "Namespace",
+        "ConfigMap",
+        "Secret",
+        "Service",
+        "StatefulSet",
+        "PodDisruptionBudget",
+        "ServiceMonitor",
+        "PrometheusRule",
+        "Deployment",
+    } == kinds
 
 
 @pytest.mark.parametrize("kind", sorted(CRD_KINDS))
@@ -93,8 +108,11 @@ def test_prometheusrule_carries_the_alerts_of_alerts_yml() -> None:
     assert rule["spec"]["groups"] == load_yaml(ALERTS)["groups"]
 
 
-@pytest.mark.parametrize("kustomization", sorted(K8S_DIR.rglob("kustomization.yaml")),
-                         ids=lambda p: str(p.relative_to(K8S_DIR)))
+@pytest.mark.parametrize(
+    "kustomization",
+    sorted(K8S_DIR.rglob("kustomization.yaml")),
+    ids=lambda p: str(p.relative_to(K8S_DIR)),
+)
 def test_kustomizations_list_every_manifest_of_their_folder(kustomization: Path) -> None:
     data = load_yaml(kustomization)
     here = {p.name for p in kustomization.parent.glob("*.yaml")} - {"kustomization.yaml"}
@@ -120,8 +138,11 @@ def test_selectors_match_the_referee_pods() -> None:
     assert selected.items() <= pod_labels.items()
     pdb = objects["PodDisruptionBudget", "kozel-referee"]
     assert pdb["spec"]["selector"]["matchLabels"] == selected
-    services = {name: doc for (kind, name), doc in objects.items()
-                if kind == "Service" and name not in WEB_SERVICES}
+    services = {
+        name: doc
+        for (kind, name), doc in objects.items()
+        if kind == "Service" and name not in WEB_SERVICES
+    }
     for name, svc in services.items():
         assert svc["spec"]["selector"].items() <= pod_labels.items(), name
     # The governing Service of the set is headless, so every pod has a stable DNS name.
@@ -130,8 +151,9 @@ def test_selectors_match_the_referee_pods() -> None:
 
     monitor = objects["ServiceMonitor", "kozel-referee"]
     wanted = monitor["spec"]["selector"]["matchLabels"]
-    scraped = [svc for svc in services.values()
-               if wanted.items() <= svc["metadata"]["labels"].items()]
+    scraped = [
+        svc for svc in services.values() if wanted.items() <= svc["metadata"]["labels"].items()
+    ]
     assert len(scraped) == 1, "the ServiceMonitor must select exactly one Service"
     (svc,) = scraped
     assert svc["metadata"]["namespace"] in monitor["spec"]["namespaceSelector"]["matchNames"]
@@ -145,15 +167,20 @@ def test_ports_and_probes_follow_the_configuration() -> None:
     config = _config()
     _, _pod, container = _referee()
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"bots": listen_port(config["listen"]),
-                     "operator": listen_port(config["operator"]["listen"]),
-                     "metrics": listen_port(config["metrics"]["listen"])}
+    assert ports == {
+        "bots": listen_port(config["listen"]),
+        "operator": listen_port(config["operator"]["listen"]),
+        "metrics": listen_port(config["metrics"]["listen"]),
+    }
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         # The kubelet's gRPC probe speaks plaintext: it must ask the operator port, and
         # that port must not have TLS.
         assert container[probe]["grpc"]["port"] == ports["operator"], probe
         assert container[probe]["grpc"].get("service", "") in (
-            "", "kozel.v1.RefereeService", "kozel.liveness")
+            "",
+            "kozel.v1.RefereeService",
+            "kozel.liveness",
+        )
     assert not (config["operator"].get("tls") or {}).get("cert_file")
     for (kind, name), svc in k8s_objects().items():
         if kind == "Service" and name not in WEB_SERVICES:

@@ -21,12 +21,19 @@ from kozel.engine.players import play_random_deal
 from kozel.engine.shuffle import shuffled_deck
 
 CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
-    ("classic", 2, {}), ("classic", 3, {}), ("classic", 4, {}), ("courtyard", 4, {}),
-    ("money", 3, {}), ("money", 5, {"draw_mode": "fill_each"}),
+    ("classic", 2, {}),
+    ("classic", 3, {}),
+    ("classic", 4, {}),
+    ("courtyard", 4, {}),
+    ("money", 3, {}),
+    ("money", 5, {"draw_mode": "fill_each"}),
     ("classic", 3, {"midtrick_interrupt": True, "discard_visibility": "open"}),
 ]
-ALL = pytest.mark.parametrize(("preset", "players", "options"), CONFIGS,
-                              ids=[f"{p}-{n}{'-' + ','.join(o) if o else ''}" for p, n, o in CONFIGS])
+ALL = pytest.mark.parametrize(
+    ("preset", "players", "options"),
+    CONFIGS,
+    ids=[f"{p}-{n}{'-' + ','.join(o) if o else ''}" for p, n, o in CONFIGS],
+)
 CACHES = {"tables", "_offered", "_combo_memo"}  # shared lookup tables, not the deal's state
 
 
@@ -50,10 +57,21 @@ def state(deal: Deal) -> tuple:
 def observables(deal: Deal) -> tuple:
     """What the public API shows: decision, seats asked, legal lists, every view, the log."""
     seats = range(deal.players)
-    return (deal.decision, deal.to_act, deal.over, deal.talon_left, deal.card_points(),
-            deal.side_tricks(), deal.penalties(), tuple(deal.legal_actions(s) for s in seats),
-            tuple(observe(deal, s) for s in seats), full_view(deal), tuple(deal.log),
-            tuple(deal.history), repr(deal))
+    return (
+        deal.decision,
+        deal.to_act,
+        deal.over,
+        deal.talon_left,
+        deal.card_points(),
+        deal.side_tricks(),
+        deal.penalties(),
+        tuple(deal.legal_actions(s) for s in seats),
+        tuple(observe(deal, s) for s in seats),
+        full_view(deal),
+        tuple(deal.log),
+        tuple(deal.history),
+        repr(deal),
+    )
 
 
 def play(deal: Deal, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
@@ -70,15 +88,17 @@ def play(deal: Deal, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
 def started(preset: str, players: int, options: dict, seed: int) -> Deal:
     rules = Ruleset.preset(preset, options)
     deck = shuffled_deck(seed.to_bytes(32, "big"), 0, rules.deck)
-    return Deal.start(rules, players, deck, seed % players,
-                      trump_index=seed % (len(deck) - 4 * players))
+    return Deal.start(
+        rules, players, deck, seed % players, trump_index=seed % (len(deck) - 4 * players)
+    )
 
 
 @ALL
 @given(seed=st.integers(0, 2**32 - 1), stop=st.integers(0, 60), more=st.integers(1, 60))
 @settings(max_examples=40, deadline=None)
-def test_deal_clone_is_equal_and_independent(preset: str, players: int, options: dict,
-                                             seed: int, stop: int, more: int) -> None:
+def test_deal_clone_is_equal_and_independent(
+    preset: str, players: int, options: dict, seed: int, stop: int, more: int
+) -> None:
     rng = random.Random(seed)
     deal = started(preset, players, options, seed)
     play(deal, rng, stop)
@@ -133,9 +153,22 @@ def test_clone_of_a_finished_deal() -> None:
 
 def match_state(match: Match) -> tuple:
     b = match.board
-    return (state(match.deal), tuple(match.records), tuple(match.chips), match.pot,
-            match.dealer, match.over, match.winner, tuple(b.totals), tuple(b.eliminated),
-            b.deals, b.double_next, b.over, b.winner, b.reason)
+    return (
+        state(match.deal),
+        tuple(match.records),
+        tuple(match.chips),
+        match.pot,
+        match.dealer,
+        match.over,
+        match.winner,
+        tuple(b.totals),
+        tuple(b.eliminated),
+        b.deals,
+        b.double_next,
+        b.over,
+        b.winner,
+        b.reason,
+    )
 
 
 def play_match(match: Match, rng: random.Random, steps: int) -> list[tuple[int, Any]]:
@@ -152,8 +185,9 @@ def play_match(match: Match, rng: random.Random, steps: int) -> list[tuple[int, 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 3)])
 @given(seed=st.integers(0, 2**32 - 1), stop=st.integers(0, 300), more=st.integers(1, 300))
 @settings(max_examples=15, deadline=None)
-def test_match_clone_is_equal_and_independent(preset: str, players: int, seed: int, stop: int,
-                                              more: int) -> None:
+def test_match_clone_is_equal_and_independent(
+    preset: str, players: int, seed: int, stop: int, more: int
+) -> None:
     rng = random.Random(seed)
     match = Match(Ruleset.preset(preset), players, seed)
     play_match(match, rng, stop)

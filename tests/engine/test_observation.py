@@ -19,8 +19,14 @@ from kozel.engine.observation import (
 )
 
 TABLES = [
-    ("classic", 2), ("classic", 3), ("classic", 4), ("classic-35", 3), ("courtyard", 4),
-    ("classic-no-shokha", 2), ("balkan", 3), ("money", 5),
+    ("classic", 2),
+    ("classic", 3),
+    ("classic", 4),
+    ("classic-35", 3),
+    ("courtyard", 4),
+    ("classic-no-shokha", 2),
+    ("balkan", 3),
+    ("money", 5),
 ]
 
 
@@ -54,16 +60,15 @@ def test_observation_mentions_only_known_cards(preset: str, players: int) -> Non
                 leaked = visible_cards(obs) - _public_and_own(match, seat, faced_up)
                 assert not leaked, f"seat {seat} sees {leaked}"
                 assert list(obs.hand) == [CODES[c] for c in cards_in(deal.hands[seat])]
-                assert sum(s.hand_size for s in obs.seats) == sum(
-                    h.bit_count() for h in deal.hands)
+                assert sum(s.hand_size for s in obs.seats) == sum(h.bit_count() for h in deal.hands)
             seat = deal.to_act[0]
             match.apply(seat, rng.choice(deal.legal_actions(seat)))
 
 
 def test_face_down_discard_hidden_from_others_but_not_owner() -> None:
     rules = Ruleset.preset("classic")
-    from kozel.engine.deal import Deal
     from kozel.engine.cards import CARD_OF
+    from kozel.engine.deal import Deal
 
     deck = (
         "AC TC 7D 6D 8D QH 9S JS 7H 8C 9C 6S 7S 8S TS QS KS AS "
@@ -81,11 +86,13 @@ def test_face_down_discard_hidden_from_others_but_not_owner() -> None:
 
 
 def test_sealed_window_is_not_shown_to_others() -> None:
-    from kozel.engine.deal import Deal
     from kozel.engine.cards import CARD_OF
+    from kozel.engine.deal import Deal
 
-    deck = ("7D 6C 8D 8C 9H JC QS KC 7H 6S 7S 8S 9S TS JS KS AS 7C 9C TC QC AC 6D 9D TD JD QD "
-            "KD AD 6H 8H TH JH QH KH AH")
+    deck = (
+        "7D 6C 8D 8C 9H JC QS KC 7H 6S 7S 8S 9S TS JS KS AS 7C 9C TC QC AC 6D 9D TD JD QD "
+        "KD AD 6H 8H TH JH QH KH AH"
+    )
     deal = Deal.start(Ruleset.preset("classic"), 2, [CARD_OF[c] for c in deck.split()], 1)
     assert deal.decision is Decision.DECLARE and deal.to_act == (1,)
     holder, other = observe(deal, 1), observe(deal, 0)
@@ -97,8 +104,9 @@ def test_sealed_window_is_not_shown_to_others() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(table=st.sampled_from(TABLES), seed=st.integers(0, 2**32 - 1))
-def test_the_incremental_observer_equals_observe_at_every_step(table: tuple[str, int],
-                                                               seed: int) -> None:
+def test_the_incremental_observer_equals_observe_at_every_step(
+    table: tuple[str, int], seed: int
+) -> None:
     """SeatObserver (the referee's per-deal path) views each completed trick once; at every
     step, for every seat and spectator, it must equal observe() / public_view() / full_view(),
     including after the deal's end, when every card is shown."""

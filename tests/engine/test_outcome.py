@@ -16,8 +16,9 @@ from kozel.engine.match import EndReason, Scoreboard, standing_ranks
 from kozel.engine.vectors import compare, run
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
-MATCH_VECTORS = sorted(p for p in VECTORS.rglob("*.json")
-                       if json.loads(p.read_text()).get("kind") == "match")
+MATCH_VECTORS = sorted(
+    p for p in VECTORS.rglob("*.json") if json.loads(p.read_text()).get("kind") == "match"
+)
 
 
 def _tables() -> list[tuple[str, int]]:
@@ -84,8 +85,9 @@ def check(o: MatchOutcome, match: Match) -> None:
         assert o.winner not in o.eliminated
 
 
-def check_ranks(ranks: tuple[int, ...], standing: tuple[int, ...],
-                forfeited: tuple[int, ...]) -> None:
+def check_ranks(
+    ranks: tuple[int, ...], standing: tuple[int, ...], forfeited: tuple[int, ...]
+) -> None:
     n = len(standing)
     assert len(ranks) == n and all(1 <= r <= n for r in ranks)
     if n:
@@ -106,12 +108,15 @@ def _key(side: int, standing: tuple[int, ...], forfeited: tuple[int, ...]) -> tu
     return (side in forfeited, 0 if side in forfeited else standing[side])
 
 
-@pytest.mark.parametrize(("preset", "players"), TABLES, ids=lambda x: str(x))
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
-       forfeit_rate=st.sampled_from([0.0, 0.002, 0.02]))
+@pytest.mark.parametrize(("preset", "players"), TABLES, ids=str)
+@given(
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    forfeit_rate=st.sampled_from([0.0, 0.002, 0.02]),
+)
 @settings(max_examples=8, deadline=None)
-def test_the_outcome_is_consistent_during_and_after_a_match(preset: str, players: int,
-                                                            seed: int, forfeit_rate: float) -> None:
+def test_the_outcome_is_consistent_during_and_after_a_match(
+    preset: str, players: int, seed: int, forfeit_rate: float
+) -> None:
     rules = Ruleset.preset(preset)
     match = play(rules, players, seed, forfeit_rate)
     o = match.outcome()
@@ -125,10 +130,16 @@ def test_the_outcome_is_consistent_during_and_after_a_match(preset: str, players
 
 @given(standing=st.lists(st.integers(-50, 50), min_size=0, max_size=5), data=st.data())
 @settings(deadline=None)  # a busy machine is no failure
-def test_standing_ranks_order_by_standing_with_forfeits_last(standing: list[int],
-                                                             data: st.DataObject) -> None:
-    forfeited = tuple(sorted(data.draw(st.sets(st.sampled_from(range(len(standing))))
-                                       if standing else st.just(set()))))
+def test_standing_ranks_order_by_standing_with_forfeits_last(
+    standing: list[int], data: st.DataObject
+) -> None:
+    forfeited = tuple(
+        sorted(
+            data.draw(
+                st.sets(st.sampled_from(range(len(standing)))) if standing else st.just(set())
+            )
+        )
+    )
     check_ranks(standing_ranks(standing, forfeited), tuple(standing), forfeited)
 
 
@@ -160,8 +171,10 @@ def test_the_match_vectors_hold_for_the_outcome(path: Path) -> None:
     for deal in vector["deals"]:
         if board.over:
             break
-        board.record([None if s is None else s["points"] for s in deal],
-                     [None if s is None else s["tricks"] for s in deal])
+        board.record(
+            [None if s is None else s["points"] for s in deal],
+            [None if s is None else s["tricks"] for s in deal],
+        )
     o = board.outcome()
     assert (list(o.penalty_totals), o.winner, o.over) == (board.totals, board.winner, board.over)
     check_ranks(o.ranks, o.standing, ())

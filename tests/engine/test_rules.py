@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kozel.engine import PRESETS, Ruleset, RulesError
+from kozel.engine import PRESETS, RulesError, Ruleset
 from kozel.engine.rules import (
     Combos,
     FirstLead,
@@ -28,8 +28,13 @@ def entry(rules: Ruleset, players: str) -> tuple[str, int, str]:
 
 def test_every_preset_of_the_rules_exists() -> None:
     assert set(PRESETS) == {
-        "classic", "classic-no-shokha", "classic-35", "classic-no-combos", "courtyard",
-        "balkan", "money",
+        "classic",
+        "classic-no-shokha",
+        "classic-35",
+        "classic-no-combos",
+        "courtyard",
+        "balkan",
+        "money",
     }
     for name, rules in PRESETS.items():
         assert rules.name == name
@@ -117,8 +122,15 @@ def test_sides() -> None:
 
 
 def test_options_override_a_preset() -> None:
-    r = Ruleset.preset("classic", {"beat_target": "original_lead", "draw_mode": "fill_each",
-                                   "eggs": "double_next", "midtrick_interrupt": True})
+    r = Ruleset.preset(
+        "classic",
+        {
+            "beat_target": "original_lead",
+            "draw_mode": "fill_each",
+            "eggs": "double_next",
+            "midtrick_interrupt": True,
+        },
+    )
     assert str(r.beat_target) == "original_lead" and str(r.draw_mode) == "fill_each"
     assert str(r.eggs) == "double_next" and r.midtrick_interrupt
     assert r.name == "classic"
@@ -158,8 +170,13 @@ def test_to_options_round_trips(name: str) -> None:
 
 def test_check_players() -> None:
     Ruleset.preset("money").check_players(5)
-    for name, players in [("classic", 5), ("classic", 1), ("classic-35", 4), ("courtyard", 3),
-                          ("money", 6)]:
+    for name, players in [
+        ("classic", 5),
+        ("classic", 1),
+        ("classic-35", 4),
+        ("courtyard", 3),
+        ("money", 6),
+    ]:
         with pytest.raises(RulesError, match=str(players)):
             Ruleset.preset(name).check_players(players)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kozel.engine.cards import CODES
 from kozel.engine.match import Match
-from kozel.engine.rules import _ENUM_KNOBS, _KNOBS, PRESETS, Ruleset, RulesError
+from kozel.engine.rules import _ENUM_KNOBS, _KNOBS, PRESETS, RulesError, Ruleset
 
 MAX_DEALS = 400  # far more than any accepted combination below needs to end
 MAX_STEPS = 200  # actions in one deal (a 36-card deal at five seats takes well under this)
@@ -20,17 +20,23 @@ MAX_STEPS = 200  # actions in one deal (a 36-card deal at five seats takes well 
 def knob_values(wild: bool) -> dict[str, st.SearchStrategy]:
     """A strategy per knob: values of the right type and range, or (``wild``) also values
     outside them."""
+
     def enum(knob: str) -> st.SearchStrategy:
         return st.sampled_from([e.value for e in _ENUM_KNOBS[knob]] + (["bogus"] if wild else []))
 
     def ints(lo: int, hi: int) -> st.SearchStrategy:
         return st.integers(lo - wild, hi + wild)
 
-    entry = st.fixed_dictionaries({}, optional={
-        "scheme": st.sampled_from(["graded", "flat2", "positional"] + (["other"] if wild else [])),
-        "threshold": ints(0, 70),
-        "zero_criterion": st.sampled_from(["no_tricks", "zero_points"]),
-    })
+    entry = st.fixed_dictionaries(
+        {},
+        optional={
+            "scheme": st.sampled_from(
+                ["graded", "flat2", "positional"] + (["other"] if wild else [])
+            ),
+            "threshold": ints(0, 70),
+            "zero_criterion": st.sampled_from(["no_tricks", "zero_points"]),
+        },
+    )
     keys = ["2", "3", "4"] + (["5"] if wild else [])
     values = {
         **{k: enum(k) for k in _ENUM_KNOBS},
@@ -85,21 +91,32 @@ def refused_or_played(preset: str, options: dict, seed: int) -> bool:
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), preset=st.sampled_from(sorted(PRESETS)), seed=st.integers(0, 2**32))
 def test_every_knob_combination_is_refused_or_plays_to_the_end(
-        wild: bool, data: st.DataObject, preset: str, seed: int) -> None:
+    wild: bool, data: st.DataObject, preset: str, seed: int
+) -> None:
     options = data.draw(st.fixed_dictionaries({}, optional=knob_values(wild)), label="options")
     event("accepted" if refused_or_played(preset, options, seed) else "refused")
 
 
-@pytest.mark.parametrize(("preset", "options", "knobs"), [
-    ("classic", {"players_allowed": [5]}, ["players_allowed", "game"]),
-    ("classic", {"players_allowed": [2, 5]}, ["players_allowed", "game"]),
-    ("money", {"money_leads": "one_or_three", "lead_sizes": [1, 2]},
-     ["money_leads", "lead_sizes"]),
-    ("money", {"money_leads": "one_or_three", "lead_sizes": [1, 3, 4]},
-     ["money_leads", "lead_sizes"]),
-])
-def test_conflicting_knobs_are_refused_naming_them(preset: str, options: dict,
-                                                   knobs: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("preset", "options", "knobs"),
+    [
+        ("classic", {"players_allowed": [5]}, ["players_allowed", "game"]),
+        ("classic", {"players_allowed": [2, 5]}, ["players_allowed", "game"]),
+        (
+            "money",
+            {"money_leads": "one_or_three", "lead_sizes": [1, 2]},
+            ["money_leads", "lead_sizes"],
+        ),
+        (
+            "money",
+            {"money_leads": "one_or_three", "lead_sizes": [1, 3, 4]},
+            ["money_leads", "lead_sizes"],
+        ),
+    ],
+)
+def test_conflicting_knobs_are_refused_naming_them(
+    preset: str, options: dict, knobs: list[str]
+) -> None:
     with pytest.raises(RulesError) as err:
         Ruleset.preset(preset, options)
     for knob in knobs:
@@ -118,19 +135,32 @@ def test_one_or_three_alone_still_sets_the_lead_sizes() -> None:
 SIDE = {"points": 60, "tricks": 3}
 
 
-@pytest.mark.parametrize(("vector", "why"), [
-    ({"kind": "score", "players": 4, "sides": [SIDE] * 4}, "2 sides (two teams)"),
-    ({"kind": "score", "players": 3, "sides": [SIDE] * 2}, "3 sides"),
-    ({"kind": "score", "players": 2, "sides": [None, SIDE]}, "sides[0]"),
-    ({"kind": "score", "players": 2, "sides": [{"points": 60}, SIDE]}, "sides[0]"),
-    ({"kind": "match", "players": 3, "deals": [[None, SIDE, SIDE]]}, "deals[0][0]"),
-    ({"kind": "match", "players": 2, "deals": [[SIDE, {"points": True, "tricks": 1}]]},
-     "deals[0][1]"),
-    ({"kind": "deal", "players": 2, "deck": [], "first_leader": 1}, "first_leader"),
-    ({"kind": "deal", "players": 2, "deck": [], "first_leader": 7,
-      "options": {"first_lead": "prev_last_trick"}}, "first_leader 7"),
-    ({"kind": "deal", "players": 5, "deck": []}, "not 5"),
-])
+@pytest.mark.parametrize(
+    ("vector", "why"),
+    [
+        ({"kind": "score", "players": 4, "sides": [SIDE] * 4}, "2 sides (two teams)"),
+        ({"kind": "score", "players": 3, "sides": [SIDE] * 2}, "3 sides"),
+        ({"kind": "score", "players": 2, "sides": [None, SIDE]}, "sides[0]"),
+        ({"kind": "score", "players": 2, "sides": [{"points": 60}, SIDE]}, "sides[0]"),
+        ({"kind": "match", "players": 3, "deals": [[None, SIDE, SIDE]]}, "deals[0][0]"),
+        (
+            {"kind": "match", "players": 2, "deals": [[SIDE, {"points": True, "tricks": 1}]]},
+            "deals[0][1]",
+        ),
+        ({"kind": "deal", "players": 2, "deck": [], "first_leader": 1}, "first_leader"),
+        (
+            {
+                "kind": "deal",
+                "players": 2,
+                "deck": [],
+                "first_leader": 7,
+                "options": {"first_lead": "prev_last_trick"},
+            },
+            "first_leader 7",
+        ),
+        ({"kind": "deal", "players": 5, "deck": []}, "not 5"),
+    ],
+)
 def test_vectors_that_cannot_be_scored_are_refused(vector: dict, why: str) -> None:
     from kozel.engine.errors import SetupError
     from kozel.engine.vectors import run
@@ -143,7 +173,20 @@ def test_vectors_that_cannot_be_scored_are_refused(vector: dict, why: str) -> No
 def test_a_side_that_is_out_may_be_null() -> None:
     from kozel.engine.vectors import run
 
-    out = run({"kind": "match", "ruleset": "classic", "players": 3, "options": {"limit": 2},
-               "deals": [[{"points": 0, "tricks": 0}, {"points": 60, "tricks": 3},
-                          {"points": 60, "tricks": 3}], [None, SIDE, {"points": 10, "tricks": 1}]]})
+    out = run(
+        {
+            "kind": "match",
+            "ruleset": "classic",
+            "players": 3,
+            "options": {"limit": 2},
+            "deals": [
+                [
+                    {"points": 0, "tricks": 0},
+                    {"points": 60, "tricks": 3},
+                    {"points": 60, "tricks": 3},
+                ],
+                [None, SIDE, {"points": 10, "tricks": 1}],
+            ],
+        }
+    )
     assert out["eliminated"] == [0, 2] and out["over"]

@@ -51,7 +51,8 @@ def ref_deck(seed: bytes, deal: int, removed: tuple[str, ...] = ()) -> list[str]
 
 
 SEEDS = [bytes(32), bytes(range(32)), hashlib.sha256(b"kozel").digest()] + [
-    i.to_bytes(32, "big") for i in (1, 2, 3, 12345, 2**255 + 7)]
+    i.to_bytes(32, "big") for i in (1, 2, 3, 12345, 2**255 + 7)
+]
 
 
 @pytest.mark.parametrize("preset", ["classic", "classic-35"])

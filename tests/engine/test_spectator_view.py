@@ -7,7 +7,7 @@ import random
 import pytest
 
 from kozel.engine import Decision, Match, Ruleset, full_view
-from kozel.engine.cards import CODES, cards_in, codes
+from kozel.engine.cards import CARD_OF, CODES, cards_in, codes
 from kozel.engine.deal import Deal, Declared, Play
 from kozel.engine.observation import (
     DrawnView,
@@ -19,7 +19,6 @@ from kozel.engine.observation import (
     public_view,
     visible_cards,
 )
-from kozel.engine.cards import CARD_OF
 
 TABLES = [("classic", 2), ("classic", 4), ("courtyard", 4), ("money", 5), ("classic-35", 3)]
 
@@ -29,9 +28,7 @@ def _public_cards(deal: Deal) -> set[str]:
     cards the engine marks as publicly known in hands (returned face-up cards)."""
     seen = {CODES[deal.indicator]}
     for entry in deal.log:
-        if isinstance(entry, Play) and entry.face_up:
-            seen |= {CODES[c] for c in cards_in(entry.cards)}
-        elif isinstance(entry, Declared):
+        if (isinstance(entry, Play) and entry.face_up) or isinstance(entry, Declared):
             seen |= {CODES[c] for c in cards_in(entry.cards)}
     return seen
 
@@ -58,8 +55,10 @@ def test_a_spectator_sees_no_hidden_card(preset: str, players: int) -> None:
 
 
 def test_a_sealed_window_looks_to_a_spectator_like_the_play_it_delays() -> None:
-    deck = ("7D 6C 8D 8C 9H JC QS KC 7H 6S 7S 8S 9S TS JS KS AS 7C 9C TC QC AC 6D 9D TD JD QD "
-            "KD AD 6H 8H TH JH QH KH AH")
+    deck = (
+        "7D 6C 8D 8C 9H JC QS KC 7H 6S 7S 8S 9S TS JS KS AS 7C 9C TC QC AC 6D 9D TD JD QD "
+        "KD AD 6H 8H TH JH QH KH AH"
+    )
     deal = Deal.start(Ruleset.preset("classic"), 2, [CARD_OF[c] for c in deck.split()], 1)
     assert deal.decision is Decision.DECLARE and deal.to_act == (1,)
     assert public_view(deal).to_act == observe(deal, 0).to_act == (0,)
@@ -92,4 +91,4 @@ def test_the_full_view_shows_discards_and_every_hand_after_each_event() -> None:
             before = after
         # hands after a later start agree with the whole deal's
         mid = len(deal.log) // 2
-        assert hands_after(deal, mid) == hands[len(hands) - len(hands_after(deal, mid)):]
+        assert hands_after(deal, mid) == hands[len(hands) - len(hands_after(deal, mid)) :]

@@ -78,14 +78,28 @@ class PrivatePostgres:
     def _run(self, tool: str, *args: str) -> None:
         import subprocess
 
-        subprocess.run([*self._as, str(self.bin_dir / tool), *args], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+        subprocess.run(
+            [*self._as, str(self.bin_dir / tool), *args],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
 
     def start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-l",
-                  str(self.dir / "log"), "-o",
-                  f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
-                  "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.dir / "log"),
+            "-o",
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+        )
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-m", "fast", "stop")

@@ -26,9 +26,21 @@ CLOCK = {"move_ms": 2000, "bank_ms": 5000, "grace_ms": 500}
 
 def ladder_file(path: Path, *names: str) -> Path:
     """A ladders file of 2-player classic ladders with these names."""
-    path.write_text(yaml.safe_dump({"ladders": [
-        {"name": n, "players": 2, "ruleset": {"preset": "classic"}, "time_control": CLOCK}
-        for n in names]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "ladders": [
+                    {
+                        "name": n,
+                        "players": 2,
+                        "ruleset": {"preset": "classic"},
+                        "time_control": CLOCK,
+                    }
+                    for n in names
+                ]
+            }
+        )
+    )
     return path
 
 
@@ -38,22 +50,51 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def referee(home: Path, name: str, ladders: Path, db: str, *extra: str,
-            port: int = 0) -> RefereeProcess:
+def referee(
+    home: Path, name: str, ladders: Path, db: str, *extra: str, port: int = 0
+) -> RefereeProcess:
     """A referee process with its own data and replay folders under ``home/name``."""
     return start_referee_process(
-        home / name / "replays", "--ladders", str(ladders), "--db", db, "--referee-id", name,
-        "--data-dir", str(home / name / "data"), "--listen", f"127.0.0.1:{port}", *extra)
+        home / name / "replays",
+        "--ladders",
+        str(ladders),
+        "--db",
+        db,
+        "--referee-id",
+        name,
+        "--data-dir",
+        str(home / name / "data"),
+        "--listen",
+        f"127.0.0.1:{port}",
+        *extra,
+    )
 
 
 def bots(address: str, ladder: str, tokens: dict[str, str]) -> list[subprocess.Popen[str]]:
     """One house-bot process per token (the kind is the name's prefix), playing on and on."""
-    return [subprocess.Popen(
-        [sys.executable, "-m", "kozel.cli.main", "bot", name.split("-")[0], "--server",
-         address, "--ladder", ladder, "--name", name, "--quiet"],
-        env={**os.environ, "KOZEL_BOT_TOKEN": token},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-        for name, token in tokens.items()]
+    return [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "bot",
+                name.split("-")[0],
+                "--server",
+                address,
+                "--ladder",
+                ladder,
+                "--name",
+                name,
+                "--quiet",
+            ],
+            env={**os.environ, "KOZEL_BOT_TOKEN": token},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for name, token in tokens.items()
+    ]
 
 
 def stop(procs: Iterable[subprocess.Popen[str]]) -> None:
@@ -79,14 +120,16 @@ def health(address: str, service: str) -> str:
     try:
         with grpc.insecure_channel(address) as channel:
             resp = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=5)
+                health_pb2.HealthCheckRequest(service=service), timeout=5
+            )
     except grpc.RpcError as exc:
         return "UNREACHABLE" if exc.code() == grpc.StatusCode.UNAVAILABLE else exc.code().name
     return health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
 
 
-def wait(cond: Callable[[], object], what: str, timeout: float = 120.0,
-         every: float = 0.2) -> float:
+def wait(
+    cond: Callable[[], object], what: str, timeout: float = 120.0, every: float = 0.2
+) -> float:
     """Poll ``cond`` until true; returns the seconds it took."""
     start = time.monotonic()
     while not cond():
@@ -121,25 +164,40 @@ def check_end(store: Store, on_disk: dict[str, Path], report: dict, report_to: P
     assert len({r.id for r in rows}) == len(rows)  # nothing recorded twice
     if on_disk:  # the operator's own command, on every replay counted
         verified = subprocess.run(
-            [sys.executable, "-m", "kozel.cli.main", "replay", "verify",
-             *map(str, on_disk.values())], capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "replay",
+                "verify",
+                *map(str, on_disk.values()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert verified.returncode == 0, verified.stdout + verified.stderr
         assert verified.stdout.count("replay OK") == len(on_disk)
     counts = store.match_counts()
-    report.update(finished_replays=len(on_disk), committed=len(committed),
-                  aborted=counts.get("aborted", 0), running=counts.get("running", 0))
+    report.update(
+        finished_replays=len(on_disk),
+        committed=len(committed),
+        aborted=counts.get("aborted", 0),
+        running=counts.get("running", 0),
+    )
     report_to.write_text(json.dumps(report, indent=1))
     print(json.dumps(report))
 
 
-def random_match_replay(path: Path, match_id: str, names: list[str], ladder: str,
-                        seed: int) -> None:
+def random_match_replay(
+    path: Path, match_id: str, names: list[str], ladder: str, seed: int
+) -> None:
     """A finished 2p classic match played by random moves, written as a replay."""
     import random
     from datetime import UTC, datetime
 
-    from kozel.engine import Match, Ruleset
     from kozel.core.requests import StepMeta
+    from kozel.engine import Match, Ruleset
     from kozel.server.replay.build import build_replay, result_to_pb
     from kozel.server.replay.file import write_replay
 
@@ -154,10 +212,20 @@ def random_match_replay(path: Path, match_id: str, names: list[str], ladder: str
         if len(match.records) > before and not match.over:
             steps.append([])
     now = datetime.now(UTC)
-    write_replay(path, build_replay(
-        match, match_id=match_id, names=names, time_control=pb.TimeControl(), steps=steps,
-        result=result_to_pb(match, forfeits=[], timeouts=[0, 0], rejections=[0, 0]),
-        started_at=now, ended_at=now, ladder=ladder))
+    write_replay(
+        path,
+        build_replay(
+            match,
+            match_id=match_id,
+            names=names,
+            time_control=pb.TimeControl(),
+            steps=steps,
+            result=result_to_pb(match, forfeits=[], timeouts=[0, 0], rejections=[0, 0]),
+            started_at=now,
+            ended_at=now,
+            ladder=ladder,
+        ),
+    )
 
 
 def pg_binaries() -> Path | None:

@@ -18,18 +18,47 @@ from kozel.server.replay.file import read_replay
 from kozel.server.replay.verify import verify_replay
 from tests.server.conftest import start_referee_process, stop_referee_process
 
-LADDER = {"ladders": [{"name": "crash-2p", "players": 2, "ruleset": {"preset": "classic"},
-                       "time_control": {"move_ms": 2000, "grace_ms": 500}}]}
+LADDER = {
+    "ladders": [
+        {
+            "name": "crash-2p",
+            "players": 2,
+            "ruleset": {"preset": "classic"},
+            "time_control": {"move_ms": 2000, "grace_ms": 500},
+        }
+    ]
+}
 
 pytestmark = pytest.mark.timeout(400)
 
 
 def _bots(address: str, tokens: dict[str, str]) -> list[subprocess.Popen[str]]:
-    return [subprocess.Popen(
-        [sys.executable, "-m", "kozel.cli.main", "bot", name.split("-")[0], "--server",
-         address, "--ladder", "crash-2p", "--token", token, "--name", name, "--max-matches",
-         "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-        for name, token in tokens.items()]
+    return [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "bot",
+                name.split("-")[0],
+                "--server",
+                address,
+                "--ladder",
+                "crash-2p",
+                "--token",
+                token,
+                "--name",
+                name,
+                "--max-matches",
+                "2",
+                "--quiet",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for name, token in tokens.items()
+    ]
 
 
 def _stop(procs: list[subprocess.Popen[str]]) -> None:
@@ -45,8 +74,9 @@ def test_sigkill_mid_ladder_loses_no_finished_match(store_url: str, tmp_path: Pa
     replays = tmp_path / "replays"
     store = Store(store_url)
     store.migrate()
-    tokens = {name: store.register_bot(name)
-              for name in ("greedy-1", "greedy-2", "random-1", "random-2")}
+    tokens = {
+        name: store.register_bot(name) for name in ("greedy-1", "greedy-2", "random-1", "random-2")
+    }
     args = ("--ladders", str(ladders), "--db", store_url)
     ref = start_referee_process(replays, *args)
     bots = _bots(ref.address, tokens)
@@ -59,19 +89,20 @@ def test_sigkill_mid_ladder_loses_no_finished_match(store_url: str, tmp_path: Pa
         ref.proc.wait(timeout=30)
     finally:
         _stop(bots)
-    before = {m.id for m in store.matches(ladder="crash-2p", limit=10_000)
-              if m.status == "finished"}
+    before = {
+        m.id for m in store.matches(ladder="crash-2p", limit=10_000) if m.status == "finished"
+    }
     assert store.check_consistency() == []  # no half-applied result, even killed
-    written = {p.stem for p in replays.glob("*.kzr")
-               if read_replay(p).result.reason != 4}  # 4 = MATCH_END_REASON_ABORTED
+    written = {
+        p.stem for p in replays.glob("*.kzr") if read_replay(p).result.reason != 4
+    }  # 4 = MATCH_END_REASON_ABORTED
     assert before <= written  # every committed match has its replay on disk
 
     ref = start_referee_process(replays, *args)  # restart: recovery runs at start
     stop_referee_process(ref)
     counts = store.match_counts("crash-2p")
     assert "running" not in counts, counts
-    after = {m.id for m in store.matches(ladder="crash-2p", limit=10_000)
-             if m.status == "finished"}
+    after = {m.id for m in store.matches(ladder="crash-2p", limit=10_000) if m.status == "finished"}
     assert before <= after and written <= after  # nothing finished was lost
     assert store.check_consistency() == []
     for match_id in list(after)[:5]:
@@ -79,8 +110,9 @@ def test_sigkill_mid_ladder_loses_no_finished_match(store_url: str, tmp_path: Pa
     store.close()
 
 
-def test_recover_commits_a_finished_replay_and_aborts_the_rest(store: Store,
-                                                               tmp_path: Path) -> None:
+def test_recover_commits_a_finished_replay_and_aborts_the_rest(
+    store: Store, tmp_path: Path
+) -> None:
     from kozel.server.recovery import recover
     from tests.ladder.fleet import random_match_replay
 

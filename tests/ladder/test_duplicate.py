@@ -21,8 +21,13 @@ from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 from tests.server.served import base_config, serve
 
-LADDER = {"name": "dup", "players": 2, "ruleset": {"preset": "classic"}, "duplicate": True,
-          "time_control": {"move_ms": 2000, "bank_ms": 4000}}
+LADDER = {
+    "name": "dup",
+    "players": 2,
+    "ruleset": {"preset": "classic"},
+    "duplicate": True,
+    "time_control": {"move_ms": 2000, "bank_ms": 4000},
+}
 
 
 class Recorder(RandomBot):
@@ -50,9 +55,20 @@ class Recorder(RandomBot):
 
 
 async def _scenario(address: str, tokens: dict[str, str]) -> str | None:
-    tasks = [asyncio.create_task(play(Recorder, address, name=name, join_ladder="dup",
-                                      token=token, matches=2, reconnect=False))
-             for name, token in tokens.items()]
+    tasks = [
+        asyncio.create_task(
+            play(
+                Recorder,
+                address,
+                name=name,
+                join_ladder="dup",
+                token=token,
+                matches=2,
+                reconnect=False,
+            )
+        )
+        for name, token in tokens.items()
+    ]
     refused: str | None = None
     async with grpc.aio.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)

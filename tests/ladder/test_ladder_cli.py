@@ -10,8 +10,12 @@ from kozel.ladder.store import Store, default_url, hash_token
 
 
 def kozel(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kozel.cli.main", "ladder", "--data-dir",
-                           str(data), *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "ladder", "--data-dir", str(data), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_register_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> None:
@@ -44,7 +48,9 @@ def test_a_folder_without_a_store_is_said_to_have_none(tmp_path: Path) -> None:
     for args in (("standings", "classic-2p"), ("matches",), ("match", "0123456789abcdef")):
         res = kozel(tmp_path / "nowhere", *args)
         assert res.returncode == 1
-        assert res.stderr.strip() == (f"error: no ladder store at {tmp_path / 'nowhere'}"
-                                      "/kozel.db (give the referee's --data-dir, or --db for "
-                                      "PostgreSQL)")
+        assert res.stderr.strip() == (
+            f"error: no ladder store at {tmp_path / 'nowhere'}"
+            "/kozel.db (give the referee's --data-dir, or --db for "
+            "PostgreSQL)"
+        )
         assert not (tmp_path / "nowhere" / "kozel.db").exists()  # nothing created

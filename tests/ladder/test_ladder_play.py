@@ -16,11 +16,24 @@ from kozel.server.replay.file import read_replay
 from kozel.server.replay.verify import verify_replay
 from tests.server.conftest import start_referee_process, stop_referee_process
 
-LADDER = {"ladders": [{"name": "classic-2p", "players": 2,
-                       "ruleset": {"preset": "classic"},
-                       "time_control": {"move_ms": 2000, "bank_ms": 5000}}]}
-BOTS = [("greedy", "greedy-a"), ("greedy", "greedy-b"), ("greedy", "greedy-c"),
-        ("random", "random-a"), ("random", "random-b"), ("random", "random-c")]
+LADDER = {
+    "ladders": [
+        {
+            "name": "classic-2p",
+            "players": 2,
+            "ruleset": {"preset": "classic"},
+            "time_control": {"move_ms": 2000, "bank_ms": 5000},
+        }
+    ]
+}
+BOTS = [
+    ("greedy", "greedy-a"),
+    ("greedy", "greedy-b"),
+    ("greedy", "greedy-c"),
+    ("random", "random-a"),
+    ("random", "random-b"),
+    ("random", "random-c"),
+]
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -31,13 +44,33 @@ def test_six_bots_play_a_rated_ladder(store_url: str, tmp_path: Path) -> None:
     store = Store(store_url)
     store.migrate()
     tokens = {name: store.register_bot(name) for _, name in BOTS}
-    ref = start_referee_process(tmp_path / "replays", "--ladders", str(ladders), "--db",
-                                store_url)
-    bots = [subprocess.Popen(
-        [sys.executable, "-m", "kozel.cli.main", "bot", kind, "--server", ref.address,
-         "--ladder", "classic-2p", "--token", tokens[name], "--name", name, "--max-matches",
-         "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        for kind, name in BOTS]
+    ref = start_referee_process(tmp_path / "replays", "--ladders", str(ladders), "--db", store_url)
+    bots = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "bot",
+                kind,
+                "--server",
+                ref.address,
+                "--ladder",
+                "classic-2p",
+                "--token",
+                tokens[name],
+                "--name",
+                name,
+                "--max-matches",
+                "2",
+                "--quiet",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for kind, name in BOTS
+    ]
     try:
         deadline = time.monotonic() + 400
         while store.match_counts("classic-2p").get("finished", 0) < 100:
@@ -68,28 +101,42 @@ def test_six_bots_play_a_rated_ladder(store_url: str, tmp_path: Path) -> None:
 def test_a_bad_token_is_refused_and_counted(store_url: str, tmp_path: Path) -> None:
     import asyncio
 
-    from tests.server.rawbot import RawBot
     from kozel.v1 import referee_pb2 as rpb
+    from tests.server.rawbot import RawBot
 
     ladders = tmp_path / "ladders.yaml"
     ladders.write_text(yaml.safe_dump(LADDER))
     Store(store_url).migrate()
-    ref = start_referee_process(tmp_path / "replays", "--ladders", str(ladders), "--db",
-                                store_url)
+    ref = start_referee_process(tmp_path / "replays", "--ladders", str(ladders), "--db", store_url)
     try:
+
         async def attempt(token: str) -> tuple[RawBot, float]:
-            bot = RawBot(ref.address, "intruder", hello=rpb.Hello(
-                protocol_version=1, bot_name="intruder", token=token,
-                join_ladder=rpb.JoinLadder(ladder="classic-2p")))
+            bot = RawBot(
+                ref.address,
+                "intruder",
+                hello=rpb.Hello(
+                    protocol_version=1,
+                    bot_name="intruder",
+                    token=token,
+                    join_ladder=rpb.JoinLadder(ladder="classic-2p"),
+                ),
+            )
             start = time.monotonic()
             await bot.run()
             return bot, time.monotonic() - start
 
         results = [asyncio.run(attempt("wrong")) for _ in range(5)]
         missing = asyncio.run(attempt(""))[0]
-        nowhere = RawBot(ref.address, "x", hello=rpb.Hello(
-            protocol_version=1, bot_name="x", token="t",
-            join_ladder=rpb.JoinLadder(ladder="no-such-ladder")))
+        nowhere = RawBot(
+            ref.address,
+            "x",
+            hello=rpb.Hello(
+                protocol_version=1,
+                bot_name="x",
+                token="t",
+                join_ladder=rpb.JoinLadder(ladder="no-such-ladder"),
+            ),
+        )
         asyncio.run(nowhere.run())
     finally:
         stop_referee_process(ref)
@@ -118,10 +165,14 @@ def _check_ladder_service(address: str, store: Store) -> None:
         assert ords == sorted(ords, reverse=True)
         listed = stub.ListMatches(lpb.ListMatchesRequest(bot="greedy-a", limit=5))
         assert 0 < len(listed.matches) <= 5
-        done = next(m for m in stub.ListMatches(lpb.ListMatchesRequest(
-            ladder="classic-2p", limit=50)).matches if m.status == "finished")
-        data = b"".join(c.chunk for c in stub.DownloadReplay(
-            lpb.DownloadReplayRequest(replay_id=done.match_id)))
+        done = next(
+            m
+            for m in stub.ListMatches(lpb.ListMatchesRequest(ladder="classic-2p", limit=50)).matches
+            if m.status == "finished"
+        )
+        data = b"".join(
+            c.chunk for c in stub.DownloadReplay(lpb.DownloadReplayRequest(replay_id=done.match_id))
+        )
         replay = decode_replay(data)
         assert replay.match_id == done.match_id and verify_replay(replay) == []
         with pytest.raises(grpc.RpcError) as missing:

@@ -26,8 +26,10 @@ def _bots(store: Store, *names: str) -> list[int]:
 
 
 def _seats(ids: list[int], ranks: tuple[int, int] = (1, 2)) -> list[SeatResult]:
-    return [SeatResult(0, 0, ids[0], ranks[0], 4, ranks[0] == 1, 0, False),
-            SeatResult(1, 1, ids[1], ranks[1], 12, ranks[1] == 1, 0, False)]
+    return [
+        SeatResult(0, 0, ids[0], ranks[0], 4, ranks[0] == 1, 0, False),
+        SeatResult(1, 1, ids[1], ranks[1], 12, ranks[1] == 1, 0, False),
+    ]
 
 
 def _wait(cond, what: str, timeout: float = 30.0) -> None:
@@ -41,10 +43,16 @@ def test_a_commit_is_recorded_once_however_often_it_is_retried(store: Store) -> 
     ids = _bots(store, "a", "b")
     store.start_match("m", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])], referee_id="r1")
     store.start_match("m", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])], referee_id="r1")  # retry
-    first = store.finish_match("m", reason="limit", replay_path="m.kzr", result={},
-                               seats=_seats(ids))
-    assert first and store.finish_match("m", reason="limit", replay_path="m.kzr", result={},
-                                        seats=_seats(ids)) == {}
+    first = store.finish_match(
+        "m", reason="limit", replay_path="m.kzr", result={}, seats=_seats(ids)
+    )
+    assert (
+        first
+        and store.finish_match(
+            "m", reason="limit", replay_path="m.kzr", result={}, seats=_seats(ids)
+        )
+        == {}
+    )
     assert [s.matches for s in store.standings("l")] == [1, 1]
     assert store.check_consistency() == []
 
@@ -54,8 +62,7 @@ def test_a_second_referee_on_a_live_ladder_is_refused_or_waits(store: Store) -> 
     with pytest.raises(StoreError, match=r"ladder 'alpha' is served by referee 'ref-a'"):
         store.register_referee("ref-b", ["alpha"], lease_s=30)
     assert store.register_referee("ref-c", ["gamma"], lease_s=30) == {}  # other ladders: fine
-    assert store.register_referee("ref-b", ["beta"], lease_s=30, standby=True) == {
-        "beta": "ref-a"}
+    assert store.register_referee("ref-b", ["beta"], lease_s=30, standby=True) == {"beta": "ref-a"}
     assert store.claim_ladders("ref-b", ["beta"]) == {"beta": "ref-a"}  # ref-a still lives
     store.release_referee("ref-a")  # a clean stop hands its ladders over at once
     assert store.claim_ladders("ref-b", ["beta"]) == {}
@@ -74,12 +81,19 @@ def test_a_ladder_is_taken_over_once_its_hosts_lease_expires(store: Store) -> No
 
 
 def test_orphans_are_claimed_by_exactly_one_referee_and_never_while_the_host_lives(
-        store: Store, store_url: str, tmp_path: Path) -> None:
+    store: Store, store_url: str, tmp_path: Path
+) -> None:
     ids = _bots(store, "a", "b")
     store.register_referee("host", ["l"], lease_s=60)
     for i in range(20):
-        store.start_match(f"m{i}", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])],
-                          referee_id="host", replay_path=str(tmp_path / f"m{i}.kzr"))
+        store.start_match(
+            f"m{i}",
+            "l",
+            2,
+            [(0, 0, ids[0]), (1, 1, ids[1])],
+            referee_id="host",
+            replay_path=str(tmp_path / f"m{i}.kzr"),
+        )
     assert store.claim_orphans("other", ["l"]) == {}  # the host's lease is live
     store.register_referee("probe", [], lease_s=60)
     store.renew_lease("host", 0.5)  # the host stops renewing: its lease runs out
@@ -106,14 +120,16 @@ def test_orphans_are_claimed_by_exactly_one_referee_and_never_while_the_host_liv
     assert hosts <= {"r0", "r1", "r2"}
 
 
-def test_adopted_orphans_are_committed_from_the_replay_or_aborted(store: Store,
-                                                                  tmp_path: Path) -> None:
+def test_adopted_orphans_are_committed_from_the_replay_or_aborted(
+    store: Store, tmp_path: Path
+) -> None:
     ids = _bots(store, "a", "b")
     seats = [(0, 0, ids[0]), (1, 1, ids[1])]
     random_match_replay(tmp_path / "done.kzr", "done", ["a", "b"], "l", 3)
     for m in ("done", "cut"):
-        store.start_match(m, "l", 2, seats, referee_id="dead",
-                          replay_path=str(tmp_path / f"{m}.kzr"))
+        store.start_match(
+            m, "l", 2, seats, referee_id="dead", replay_path=str(tmp_path / f"{m}.kzr")
+        )
     out = adopt(store, "me", store.claim_orphans("me", ["l"]), FolderArchive(tmp_path))
     assert (out.committed, out.aborted) == (["done"], ["cut"])
     # The host was not dead after all and finishes "cut" later: its result is not lost.
@@ -124,7 +140,8 @@ def test_adopted_orphans_are_committed_from_the_replay_or_aborted(store: Store,
 
 
 def test_recovery_commits_replays_the_store_lacks_in_the_order_they_ended(
-        store: Store, tmp_path: Path) -> None:
+    store: Store, tmp_path: Path
+) -> None:
     _bots(store, "a", "b")
     for i in range(4):  # e.g. finished during an outage, or after the backup being restored
         random_match_replay(tmp_path / f"r{i}.kzr", f"r{i}", ["a", "b"], "l", 10 + i)
@@ -140,12 +157,15 @@ def test_the_rating_chain_check_finds_a_broken_link(store: Store) -> None:
     ids = _bots(store, "a", "b")
     for i in range(3):
         store.start_match(f"m{i}", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])])
-        store.finish_match(f"m{i}", reason="limit", replay_path="x", result={},
-                           seats=_seats(ids))
+        store.finish_match(f"m{i}", reason="limit", replay_path="x", result={}, seats=_seats(ids))
     assert store.check_consistency() == []
     with store.engine.begin() as conn:
-        conn.execute(text("UPDATE match_seats SET mu_before = mu_before + 1 "
-                          "WHERE match_id = 'm2' AND seat = 0"))
+        conn.execute(
+            text(
+                "UPDATE match_seats SET mu_before = mu_before + 1 "
+                "WHERE match_id = 'm2' AND seat = 0"
+            )
+        )
     (problem,) = store.check_consistency()
     assert "match m2 starts from mu" in problem
 
@@ -158,22 +178,33 @@ def test_migration_numbers_the_rated_matches_already_stored(store_url: str) -> N
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")
     with store.engine.begin() as conn:
-        conn.execute(text("INSERT INTO bots (id, name, token_hash, status, created_at) VALUES "
-                          "(1, 'a', 'h1', 'active', '2026-01-01'), "
-                          "(2, 'b', 'h2', 'active', '2026-01-01')"))
+        conn.execute(
+            text(
+                "INSERT INTO bots (id, name, token_hash, status, created_at) VALUES "
+                "(1, 'a', 'h1', 'active', '2026-01-01'), "
+                "(2, 'b', 'h2', 'active', '2026-01-01')"
+            )
+        )
         for i in range(3):
-            conn.execute(text(
-                "INSERT INTO matches (id, ladder, status, players, started_at, ended_at) "
-                f"VALUES ('m{i}', 'l', 'finished', 2, '2026-01-0{i + 1}', '2026-01-0{i + 1}')"))
+            conn.execute(
+                text(
+                    "INSERT INTO matches (id, ladder, status, players, started_at, ended_at) "
+                    f"VALUES ('m{i}', 'l', 'finished', 2, '2026-01-0{i + 1}', '2026-01-0{i + 1}')"
+                )
+            )
             for seat in (0, 1):
-                conn.execute(text(
-                    "INSERT INTO match_seats (match_id, seat, side, bot_id, mu_before, "
-                    f"mu_after) VALUES ('m{i}', {seat}, {seat}, {seat + 1}, {25 + i}, "
-                    f"{26 + i})"))
+                conn.execute(
+                    text(
+                        "INSERT INTO match_seats (match_id, seat, side, bot_id, mu_before, "
+                        f"mu_after) VALUES ('m{i}', {seat}, {seat}, {seat + 1}, {25 + i}, "
+                        f"{26 + i})"
+                    )
+                )
     assert store.migrate() == "0002"
     with store.engine.connect() as conn:
-        seqs = conn.execute(text("SELECT match_id, rating_seq FROM match_seats WHERE seat = 0 "
-                                 "ORDER BY match_id")).all()
+        seqs = conn.execute(
+            text("SELECT match_id, rating_seq FROM match_seats WHERE seat = 0 ORDER BY match_id")
+        ).all()
     assert [tuple(r) for r in seqs] == [("m0", 1), ("m1", 2), ("m2", 3)]
     store.close()
 
@@ -185,8 +216,13 @@ def test_the_consistency_check_reads_one_snapshot_while_matches_finish(store: St
     def commits() -> None:
         for i in range(60):
             store.start_match(f"m{i}", "l", 2, [(0, 0, ids[0]), (1, 1, ids[1])])
-            store.finish_match(f"m{i}", reason="limit", replay_path="x", result={},
-                               seats=_seats(ids, (1, 2) if i % 2 else (2, 1)))
+            store.finish_match(
+                f"m{i}",
+                reason="limit",
+                replay_path="x",
+                result={},
+                seats=_seats(ids, (1, 2) if i % 2 else (2, 1)),
+            )
         done.set()
 
     t = threading.Thread(target=commits)

@@ -10,8 +10,9 @@ from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
 
 
 def entrants(*ordinals: float) -> list[Entrant]:
-    return [Entrant(key=f"bot{i}", bot_id=i, ordinal=o, since=float(i))
-            for i, o in enumerate(ordinals)]
+    return [
+        Entrant(key=f"bot{i}", bot_id=i, ordinal=o, since=float(i)) for i, o in enumerate(ordinals)
+    ]
 
 
 def ids(group: list[Entrant] | None) -> frozenset[int]:
@@ -53,8 +54,7 @@ def test_the_hard_cap_is_never_exceeded() -> None:
     assert cap.blocked([1, 0], now=50.0)
     assert not cap.blocked([0, 1], now=100.5)  # the first meeting left the window
     rng = random.Random(3)
-    group = pick(entrants(10, 10), 2, History(0), 5.0, rng,
-                 blocked=lambda g: cap.blocked(g, 50.0))
+    group = pick(entrants(10, 10), 2, History(0), 5.0, rng, blocked=lambda g: cap.blocked(g, 50.0))
     assert group is None  # the only pair is capped: nobody plays
 
 
@@ -62,8 +62,14 @@ def test_a_capped_anchor_does_not_stall_the_others() -> None:
     cap = MeetingCap(limit=1, window_s=100.0)
     cap.record([0, 1], now=0.0)
     cap.record([0, 2], now=0.0)
-    group = pick(entrants(10, 10, 10), 2, History(0), 5.0, random.Random(4),
-                 blocked=lambda g: cap.blocked(g, 1.0))
+    group = pick(
+        entrants(10, 10, 10),
+        2,
+        History(0),
+        5.0,
+        random.Random(4),
+        blocked=lambda g: cap.blocked(g, 1.0),
+    )
     assert ids(group) == {1, 2}
 
 

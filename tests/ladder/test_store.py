@@ -55,10 +55,16 @@ def _two_bot_match(store: Store, match_id: str) -> tuple[int, int]:
 def test_a_finished_match_is_committed_with_its_rating_update(store: Store) -> None:
     a, b = _two_bot_match(store, "m1")
     assert store.match_counts() == {"running": 1}
-    new = store.finish_match("m1", reason="limit", replay_path="/r/m1.kzr",
-                             result={"penalty_totals": [4, 12]}, seats=[
-                                 SeatResult(0, 0, a, 1, 4, True, 0, False),
-                                 SeatResult(1, 1, b, 2, 12, False, 2, False)])
+    new = store.finish_match(
+        "m1",
+        reason="limit",
+        replay_path="/r/m1.kzr",
+        result={"penalty_totals": [4, 12]},
+        seats=[
+            SeatResult(0, 0, a, 1, 4, True, 0, False),
+            SeatResult(1, 1, b, 2, 12, False, 2, False),
+        ],
+    )
     assert new[a].mu > Rating().mu > new[b].mu
     assert store.match_counts() == {"finished": 1}
     top, second = store.standings("classic-2p")
@@ -71,8 +77,16 @@ def test_a_finished_match_is_committed_with_its_rating_update(store: Store) -> N
 def test_a_failed_commit_changes_nothing(store: Store) -> None:
     a, b = _two_bot_match(store, "m2")
     with pytest.raises(KeyError):  # a seat the match does not have: the transaction rolls back
-        store.finish_match("m2", reason="limit", replay_path="x", result={}, seats=[
-            SeatResult(0, 0, a, 1, 0, True, 0, False), SeatResult(5, 1, b, 2, 12, False, 0, False)])
+        store.finish_match(
+            "m2",
+            reason="limit",
+            replay_path="x",
+            result={},
+            seats=[
+                SeatResult(0, 0, a, 1, 0, True, 0, False),
+                SeatResult(5, 1, b, 2, 12, False, 0, False),
+            ],
+        )
     assert store.match_counts() == {"running": 1}
     assert store.standings("classic-2p") == []
     with pytest.raises(StoreError, match="not running"):
@@ -80,7 +94,8 @@ def test_a_failed_commit_changes_nothing(store: Store) -> None:
 
 
 def test_running_matches_are_aborted_on_restart_without_rating_changes(
-        store: Store, store_url: str, tmp_path: Path) -> None:
+    store: Store, store_url: str, tmp_path: Path
+) -> None:
     from kozel.server.recovery import recover
 
     a = store.authenticate(store.register_bot("a-m3"))
@@ -103,14 +118,28 @@ def test_three_player_and_team_matches_are_rated(store: Store) -> None:
     store.start_match("ffa", "classic-3p", 3, [(i, i, ids[i]) for i in range(3)])
     ranks = MatchOutcome(money=False, penalty_totals=(12, 2, 6)).ranks
     assert ranks == (3, 1, 2)
-    new = store.finish_match("ffa", reason="limit", replay_path="x", result={}, seats=[
-        SeatResult(i, i, ids[i], ranks[i], [12, 2, 6][i], ranks[i] == 1, 0, False)
-        for i in range(3)])
+    new = store.finish_match(
+        "ffa",
+        reason="limit",
+        replay_path="x",
+        result={},
+        seats=[
+            SeatResult(i, i, ids[i], ranks[i], [12, 2, 6][i], ranks[i] == 1, 0, False)
+            for i in range(3)
+        ],
+    )
     assert new[ids[1]].mu > new[ids[2]].mu > new[ids[0]].mu
     store.start_match("teams", "classic-4p", 4, [(i, i % 2, ids[i]) for i in range(4)])
-    new = store.finish_match("teams", reason="limit", replay_path="x", result={}, seats=[
-        SeatResult(i, i % 2, ids[i], 1 if i % 2 == 0 else 2, 0, i % 2 == 0, 0, False)
-        for i in range(4)])
+    new = store.finish_match(
+        "teams",
+        reason="limit",
+        replay_path="x",
+        result={},
+        seats=[
+            SeatResult(i, i % 2, ids[i], 1 if i % 2 == 0 else 2, 0, i % 2 == 0, 0, False)
+            for i in range(4)
+        ],
+    )
     assert new[ids[0]].mu > Rating().mu and new[ids[1]].mu < Rating().mu
 
 

@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from kozel.engine import ErrorCode, IllegalAction, Match, Ruleset, observe
-from kozel.engine.cards import codes
 from kozel.core.convert import (
     DECISION_TO_PB,
     ERROR_TO_PB,
@@ -27,6 +25,8 @@ from kozel.core.convert import (
     observation_to_pb,
     ruleset_to_pb,
 )
+from kozel.engine import ErrorCode, IllegalAction, Match, Ruleset, observe
+from kozel.engine.cards import codes
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -53,9 +53,17 @@ class FakeSession:
         if self.stream is not None:
             self.stream.put_nowait(CLOSE)
         self.stream = stream
-        self.send(rpb.PlayResponse(welcome=rpb.Welcome(
-            session_id=self.token[:6], resume_token=self.token, protocol_version=1,
-            server_version="fake", resumed=resumed)))
+        self.send(
+            rpb.PlayResponse(
+                welcome=rpb.Welcome(
+                    session_id=self.token[:6],
+                    resume_token=self.token,
+                    protocol_version=1,
+                    server_version="fake",
+                    resumed=resumed,
+                )
+            )
+        )
         if resumed and self.ref.forget_on_resume:  # as if the matches ended meanwhile
             for m in list(self.matches.values()):
                 assert m.task is not None
@@ -69,8 +77,12 @@ class FakeSession:
 
     def fill(self) -> None:
         """Start matches while slots are free."""
-        while (self.stream is not None and not self.leaving
-               and len(self.matches) < self.max_matches and self.started < self.ref.max_total):
+        while (
+            self.stream is not None
+            and not self.leaving
+            and len(self.matches) < self.max_matches
+            and self.started < self.ref.max_total
+        ):
             self.started += 1
             m = FakeMatch(self, f"m{self.ref.next_id()}", seed=self.ref.seed_base + self.started)
             self.matches[m.match_id] = m
@@ -102,17 +114,33 @@ class FakeMatch:
         self.task: asyncio.Task[None] | None = None
 
     def start_msg(self) -> rpb.PlayResponse:
-        return rpb.PlayResponse(match_start=rpb.MatchStart(
-            match_id=self.match_id, seat=0, players=2, ruleset=ruleset_to_pb(self.rules),
-            seating=[rpb.Player(seat=0, name=self.session.hello.bot_name, side=0),
-                     rpb.Player(seat=1, name="fake-random", side=1)]))
+        return rpb.PlayResponse(
+            match_start=rpb.MatchStart(
+                match_id=self.match_id,
+                seat=0,
+                players=2,
+                ruleset=ruleset_to_pb(self.rules),
+                seating=[
+                    rpb.Player(seat=0, name=self.session.hello.bot_name, side=0),
+                    rpb.Player(seat=1, name="fake-random", side=1),
+                ],
+            )
+        )
 
     def deal_msg(self) -> rpb.PlayResponse:
         deal = self.match.deal
         obs = observe(deal, 0)
-        return rpb.PlayResponse(deal_start=rpb.DealStart(
-            match_id=self.match_id, deal_index=self.match.deal_index, dealer=deal.dealer,
-            trump=obs.trump, trump_card=obs.trump_card, hand=obs.hand, active_seats=[0, 1]))
+        return rpb.PlayResponse(
+            deal_start=rpb.DealStart(
+                match_id=self.match_id,
+                deal_index=self.match.deal_index,
+                dealer=deal.dealer,
+                trump=obs.trump,
+                trump_card=obs.trump_card,
+                hand=obs.hand,
+                active_seats=[0, 1],
+            )
+        )
 
     def resync(self) -> list[rpb.PlayResponse]:
         msgs = [self.start_msg(), self.deal_msg()]
@@ -138,31 +166,62 @@ class FakeMatch:
                 match.apply(seat, action)
             else:
                 rid += 1
-                self.pending = rpb.PlayResponse(decision=rpb.DecisionRequest(
-                    match_id=self.match_id, request_id=rid, kind=DECISION_TO_PB[deal.decision],
-                    move_ms=2000, observation=observation_to_pb(observe(deal, 0)),
-                    legal_actions=[action_to_pb(a) for a in legal]))
+                self.pending = rpb.PlayResponse(
+                    decision=rpb.DecisionRequest(
+                        match_id=self.match_id,
+                        request_id=rid,
+                        kind=DECISION_TO_PB[deal.decision],
+                        move_ms=2000,
+                        observation=observation_to_pb(observe(deal, 0)),
+                        legal_actions=[action_to_pb(a) for a in legal],
+                    )
+                )
                 s.send(self.pending)
                 action = await self._answer(rid, legal)
                 self.pending = None
-            s.send(rpb.PlayResponse(event=rpb.Event(
-                match_id=self.match_id, deal_index=deals_before, played=pb.Play(
-                    seat=seat, kind=KIND_TO_PB[action.kind], count=action.cards.bit_count(),
-                    cards=codes(action.cards) if seat == 0 or action.kind != "discard" else []))))
+            s.send(
+                rpb.PlayResponse(
+                    event=rpb.Event(
+                        match_id=self.match_id,
+                        deal_index=deals_before,
+                        played=pb.Play(
+                            seat=seat,
+                            kind=KIND_TO_PB[action.kind],
+                            count=action.cards.bit_count(),
+                            cards=codes(action.cards)
+                            if seat == 0 or action.kind != "discard"
+                            else [],
+                        ),
+                    )
+                )
+            )
             if len(match.records) > deals_before:
                 self.session.ref.deals += 1
-                s.send(rpb.PlayResponse(deal_end=rpb.DealEnd(
-                    match_id=self.match_id, deal_index=deals_before)))
+                s.send(
+                    rpb.PlayResponse(
+                        deal_end=rpb.DealEnd(match_id=self.match_id, deal_index=deals_before)
+                    )
+                )
                 if not match.over:
                     s.send(self.deal_msg())
             await asyncio.sleep(0)
         winner = match.winner
-        s.send(rpb.PlayResponse(match_end=rpb.MatchEnd(
-            match_id=self.match_id, replay_id=self.match_id, seed=match.seed,
-            result=pb.MatchResult(reason=pb.MATCH_END_REASON_LIMIT, draw=winner is None,
-                                  winner_side=winner or 0,
-                                  penalty_totals=match.board.totals,
-                                  deals=len(match.records)))))
+        s.send(
+            rpb.PlayResponse(
+                match_end=rpb.MatchEnd(
+                    match_id=self.match_id,
+                    replay_id=self.match_id,
+                    seed=match.seed,
+                    result=pb.MatchResult(
+                        reason=pb.MATCH_END_REASON_LIMIT,
+                        draw=winner is None,
+                        winner_side=winner or 0,
+                        penalty_totals=match.board.totals,
+                        deals=len(match.records),
+                    ),
+                )
+            )
+        )
         s.match_over(self)
 
     async def _answer(self, rid: int, legal):
@@ -186,14 +245,29 @@ class FakeMatch:
                 self._reject(rid, ERROR_TO_PB[exc.code], str(exc))
 
     def _reject(self, rid: int, code: int, why: str) -> None:
-        self.session.send(rpb.PlayResponse(rejection=rpb.Rejection(
-            match_id=self.match_id, request_id=rid, code=pb.ErrorCode.Name(code), message=why,
-            retry_allowed=True, retries_left=2)))
+        self.session.send(
+            rpb.PlayResponse(
+                rejection=rpb.Rejection(
+                    match_id=self.match_id,
+                    request_id=rid,
+                    code=pb.ErrorCode.Name(code),
+                    message=why,
+                    retry_allowed=True,
+                    retries_left=2,
+                )
+            )
+        )
 
 
 class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
-    def __init__(self, *, max_total: int = 10, redirect_to: str | None = None,
-                 seed_base: int = 0, forget_on_resume: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        max_total: int = 10,
+        redirect_to: str | None = None,
+        seed_base: int = 0,
+        forget_on_resume: bool = False,
+    ) -> None:
         self.forget_on_resume = forget_on_resume
         self.sessions: dict[str, FakeSession] = {}
         self.max_total = max_total
@@ -209,8 +283,9 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
     def next_id(self) -> int:
         return next(self._ids)
 
-    async def Play(self, request_iterator: AsyncIterator[rpb.PlayRequest],
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[rpb.PlayResponse]:
+    async def Play(
+        self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[rpb.PlayResponse]:
         out: asyncio.Queue[object] = asyncio.Queue()
         reader = asyncio.get_running_loop().create_task(self._read(request_iterator, out))
         self.tasks.add(reader)
@@ -222,8 +297,9 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
                 if s.stream is out:
                     s.stream = None
 
-    async def _read(self, requests: AsyncIterator[rpb.PlayRequest],
-                    out: asyncio.Queue[object]) -> None:
+    async def _read(
+        self, requests: AsyncIterator[rpb.PlayRequest], out: asyncio.Queue[object]
+    ) -> None:
         session: FakeSession | None = None
         with contextlib.suppress(Exception):
             async for req in requests:
@@ -232,8 +308,11 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
                     hello = req.hello
                     self.hellos.append(hello)
                     if self.redirect_to and not hello.resume_token and hello.token != "ticket":
-                        out.put_nowait(rpb.PlayResponse(redirect=rpb.Redirect(
-                            address=self.redirect_to, ticket="ticket")))
+                        out.put_nowait(
+                            rpb.PlayResponse(
+                                redirect=rpb.Redirect(address=self.redirect_to, ticket="ticket")
+                            )
+                        )
                         out.put_nowait(CLOSE)
                         return
                     if hello.resume_token:

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kozel.engine import Action, ActionKind, Deal, Match, Ruleset, observe
-from kozel.engine.cards import CARD_OF, cards_in, mask_of
-from kozel.sdk import Bot
 from kozel.core.convert import (
     DECISION_TO_PB,
     action_from_pb,
@@ -16,6 +13,9 @@ from kozel.core.convert import (
     observation_to_pb,
     ruleset_to_pb,
 )
+from kozel.engine import Action, ActionKind, Deal, Match, Ruleset, observe
+from kozel.engine.cards import CARD_OF, cards_in, mask_of
+from kozel.sdk import Bot
 from kozel.v1 import game_pb2, referee_pb2
 
 
@@ -29,14 +29,18 @@ class Outcome:
     explicit_actions: int  # answers given as an Action rather than an index
 
 
-def request_for(deal: Deal, seat: int, request_id: int = 0,
-                match_id: str = "m") -> tuple[referee_pb2.DecisionRequest, tuple[Action, ...]]:
+def request_for(
+    deal: Deal, seat: int, request_id: int = 0, match_id: str = "m"
+) -> tuple[referee_pb2.DecisionRequest, tuple[Action, ...]]:
     """The DecisionRequest the referee would send ``seat`` now, and the engine's legal list."""
     legal = deal.legal_actions(seat)
     req = referee_pb2.DecisionRequest(
-        match_id=match_id, request_id=request_id, kind=DECISION_TO_PB[deal.decision],
+        match_id=match_id,
+        request_id=request_id,
+        kind=DECISION_TO_PB[deal.decision],
         observation=observation_to_pb(observe(deal, seat)),
-        legal_actions=[action_to_pb(a) for a in legal])
+        legal_actions=[action_to_pb(a) for a in legal],
+    )
     return req, legal
 
 
@@ -59,12 +63,19 @@ def play_match(bots: Sequence[Bot], seed: int | bytes, preset: str = "classic") 
     rules = Ruleset.preset(preset)
     players = len(bots)
     match = Match(rules, players, seed)
-    seating = [referee_pb2.Player(seat=s, name=f"p{s}", side=match.side_of[s])
-               for s in range(players)]
+    seating = [
+        referee_pb2.Player(seat=s, name=f"p{s}", side=match.side_of[s]) for s in range(players)
+    ]
     for seat, bot in enumerate(bots):
-        bot.on_match_start(referee_pb2.MatchStart(
-            match_id="m", seat=seat, players=players, ruleset=ruleset_to_pb(rules),
-            seating=seating))
+        bot.on_match_start(
+            referee_pb2.MatchStart(
+                match_id="m",
+                seat=seat,
+                players=players,
+                ruleset=ruleset_to_pb(rules),
+                seating=seating,
+            )
+        )
     decisions = explicit = 0
     while not match.over:
         seat = match.deal.to_act[0]
@@ -76,8 +87,12 @@ def play_match(bots: Sequence[Bot], seed: int | bytes, preset: str = "classic") 
     return Outcome(match.winner, len(match.records), decisions, explicit)
 
 
-def deal_with(hands: Sequence[Sequence[str]], trump_card: str, preset: str = "classic",
-              dealer: int | None = None) -> Deal:
+def deal_with(
+    hands: Sequence[Sequence[str]],
+    trump_card: str,
+    preset: str = "classic",
+    dealer: int | None = None,
+) -> Deal:
     """A deal whose seats hold ``hands`` and whose turned-up card is ``trump_card``; the
     rest of the talon is in canonical order. Seat 0 leads first (left of the dealer)."""
     rules = Ruleset.preset(preset)

@@ -16,7 +16,6 @@ import pytest
 
 from kozel.sdk import Bot, GreedyBot, RandomBot, play
 from kozel.v1 import game_pb2, referee_pb2
-
 from tests.sdk.fake_referee import FakeReferee, start_fake, stop_fake
 
 
@@ -62,12 +61,14 @@ class RecordingBot(Bot):
 
 def _run(body: Callable[..., Awaitable[Any]], **fake: Any) -> Any:
     """Run ``body(ref, address)`` against a fresh fake referee."""
+
     async def main() -> Any:
         server, ref, address = await start_fake(**fake)
         try:
             return await asyncio.wait_for(body(ref, address), 60)
         finally:
             await stop_fake(server, ref)
+
     return asyncio.run(main())
 
 
@@ -95,8 +96,15 @@ def test_hello_fields_and_queue_with_concurrent_matches() -> None:
     RecordingBot.reset()
 
     async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
-        res = await play(RecordingBot, address, name="q", join_queue=("classic", 2),
-                         token="tok", max_matches=2, matches=3)
+        res = await play(
+            RecordingBot,
+            address,
+            name="q",
+            join_queue=("classic", 2),
+            token="tok",
+            max_matches=2,
+            matches=3,
+        )
         return res, ref
 
     results, ref = _run(body)
@@ -104,7 +112,11 @@ def test_hello_fields_and_queue_with_concurrent_matches() -> None:
     assert len({r.match_id for r in results}) == 3
     hello = ref.hellos[0]
     assert (hello.protocol_version, hello.bot_name, hello.token, hello.max_matches) == (
-        1, "q", "tok", 2)
+        1,
+        "q",
+        "tok",
+        2,
+    )
     assert hello.client.startswith("kozel-python-sdk/")
     assert hello.join_queue.ruleset.preset == "classic" and hello.join_queue.players == 2
     assert sum(s.started for s in ref.sessions.values()) == 3  # Leave stopped a fourth
@@ -115,8 +127,15 @@ def test_dropped_stream_is_resumed() -> None:
     RecordingBot.reset()
 
     async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
-        res = await play(RecordingBot, address, name="d", join_queue=("classic", 2),
-                         max_matches=2, matches=2, drop_after_requests=7)
+        res = await play(
+            RecordingBot,
+            address,
+            name="d",
+            join_queue=("classic", 2),
+            max_matches=2,
+            matches=2,
+            drop_after_requests=7,
+        )
         return res, ref
 
     results, ref = _run(body)
@@ -132,8 +151,9 @@ def test_dropped_stream_is_resumed() -> None:
 
 def test_drop_without_reconnect_returns_what_it_has() -> None:
     async def body(ref: FakeReferee, address: str) -> list:
-        return await play(RandomBot, address, name="n", join_table="t", reconnect=False,
-                          drop_after_requests=3)
+        return await play(
+            RandomBot, address, name="n", join_table="t", reconnect=False, drop_after_requests=3
+        )
 
     assert _run(body) == []
 
@@ -141,9 +161,11 @@ def test_drop_without_reconnect_returns_what_it_has() -> None:
 def test_match_that_ended_during_a_drop_does_not_hang_the_client() -> None:
     """The referee resumes the session but no longer knows the match (its MatchEnd was lost
     while the bot was away): the client gives the match up instead of waiting forever."""
+
     async def body(ref: FakeReferee, address: str) -> list:
-        return await play(RandomBot, address, name="f", join_table="t",
-                          drop_after_requests=3, grace_s=2)
+        return await play(
+            RandomBot, address, name="f", join_table="t", drop_after_requests=3, grace_s=2
+        )
 
     start = time.monotonic()
     assert _run(body, forget_on_resume=True) == []
@@ -186,7 +208,8 @@ class CrashingBot(Bot):
 
 @pytest.mark.parametrize("factory", [BadThenGoodBot, StubbornBot, CrashingBot])
 def test_refused_or_failed_answers_still_finish_the_match(
-        factory: type[Bot], caplog: pytest.LogCaptureFixture) -> None:
+    factory: type[Bot], caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.ERROR, logger="kozel.sdk")
 
     async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
@@ -224,8 +247,7 @@ def test_unreachable_referee_gives_up_after_grace() -> None:
         port = s.getsockname()[1]
     start = time.monotonic()
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        asyncio.run(play(RandomBot, f"127.0.0.1:{port}", name="x", join_table="t",
-                         grace_s=0.5))
+        asyncio.run(play(RandomBot, f"127.0.0.1:{port}", name="x", join_table="t", grace_s=0.5))
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
     assert time.monotonic() - start < 5
 
@@ -234,5 +256,6 @@ def test_join_target_is_required_once() -> None:
     with pytest.raises(ValueError):
         asyncio.run(play(RandomBot, "127.0.0.1:1", name="x"))
     with pytest.raises(ValueError):
-        asyncio.run(play(RandomBot, "127.0.0.1:1", name="x", join_table="t",
-                         join_queue=("classic", 2)))
+        asyncio.run(
+            play(RandomBot, "127.0.0.1:1", name="x", join_table="t", join_queue=("classic", 2))
+        )

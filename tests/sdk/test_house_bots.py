@@ -11,7 +11,6 @@ from kozel.engine.cards import CARD_OF
 from kozel.sdk import HOUSE_BOTS, Bot, GreedyBot, RandomBot
 from kozel.sdk.house import beats
 from kozel.v1 import game_pb2, referee_pb2
-
 from tests.sdk.harness import deal_with, play_match, request_for
 
 C = CARD_OF
@@ -51,10 +50,19 @@ def test_greedy_beats_random_two_player_classic() -> None:
     assert rate >= 0.65, f"greedy won only {rate:.1%}"
 
 
-@pytest.mark.parametrize(("preset", "players"), [
-    ("classic", 3), ("classic", 4), ("classic-35", 3), ("courtyard", 4),
-    ("classic-no-shokha", 2), ("balkan", 3), ("money", 3), ("money", 5),
-])
+@pytest.mark.parametrize(
+    ("preset", "players"),
+    [
+        ("classic", 3),
+        ("classic", 4),
+        ("classic-35", 3),
+        ("courtyard", 4),
+        ("classic-no-shokha", 2),
+        ("balkan", 3),
+        ("money", 3),
+        ("money", 5),
+    ],
+)
 def test_mixed_tables_play_only_legal_actions(preset: str, players: int) -> None:
     """Random, greedy and explicit-Action bots at one table; the harness refuses any
     illegal index or action."""
@@ -63,8 +71,13 @@ def test_mixed_tables_play_only_legal_actions(preset: str, players: int) -> None
         bots: list[Bot] = []
         for s in range(players):
             kind = (s + seed) % 3
-            bots.append(GreedyBot() if kind == 0 else RandomBot(seed=seed * 10 + s)
-                        if kind == 1 else ExplicitBot(GreedyBot()))
+            bots.append(
+                GreedyBot()
+                if kind == 0
+                else RandomBot(seed=seed * 10 + s)
+                if kind == 1
+                else ExplicitBot(GreedyBot())
+            )
         outcome = play_match(bots, seed=seed, preset=preset)
         explicit += outcome.explicit_actions
         assert outcome.deals >= 1
@@ -100,6 +113,7 @@ def test_house_bots_registry_and_random_seed() -> None:
 
 # -- hand-made situations (two players, diamonds trump unless said) -----------------------------
 
+
 def _greedy(deal, seat: int) -> game_pb2.Action:
     req, _ = request_for(deal, seat)
     return req.legal_actions[GreedyBot().choose(req)]
@@ -109,8 +123,11 @@ def _is(action: game_pb2.Action, kind: int, *cards: str) -> bool:
     return action.kind == kind and sorted(action.cards) == sorted(cards)
 
 
-BEAT, DISCARD, LEAD = (game_pb2.ACTION_KIND_BEAT, game_pb2.ACTION_KIND_DISCARD,
-                       game_pb2.ACTION_KIND_LEAD)
+BEAT, DISCARD, LEAD = (
+    game_pb2.ACTION_KIND_BEAT,
+    game_pb2.ACTION_KIND_DISCARD,
+    game_pb2.ACTION_KIND_LEAD,
+)
 
 
 def test_beats_follows_the_rules() -> None:
@@ -189,8 +206,9 @@ def test_greedy_reads_the_ruleset_and_plays_a_bura_for_the_pot() -> None:
     bot.on_match_start(referee_pb2.MatchStart(ruleset=ruleset_to_pb(Ruleset.preset("money"))))
     assert bot.money and bot.shokha and len(bot.deck) == 36
     other = GreedyBot()
-    other.on_match_start(referee_pb2.MatchStart(
-        ruleset=ruleset_to_pb(Ruleset.preset("classic-35"))))
+    other.on_match_start(
+        referee_pb2.MatchStart(ruleset=ruleset_to_pb(Ruleset.preset("classic-35")))
+    )
     assert not other.money and C["6C"] not in other.deck
     deal = deal_with([["7D", "9D", "KD", "AH"], ["JS", "8C", "KC", "9C"]], "QD", preset="money")
     req, _ = request_for(deal, 0)

@@ -14,25 +14,36 @@ from pathlib import Path
 
 import pytest
 
+from kozel.core.convert import ruleset_to_pb
 from kozel.engine import Match, Ruleset, observe
 from kozel.sdk import HOUSE_BOTS
 from kozel.sdk.ismcts import IsmctsBot, _Clock
-from kozel.core.convert import ruleset_to_pb
 from kozel.v1 import game_pb2, referee_pb2
-
 from tests.sdk.harness import request_for
 
 
 def _bot(rules: Ruleset, players: int, seat: int, budget: float = 0.01) -> IsmctsBot:
     bot = IsmctsBot(budget_s=budget, seed=seat)
-    bot.on_match_start(referee_pb2.MatchStart(match_id="m", seat=seat, players=players,
-                                              ruleset=ruleset_to_pb(rules)))
+    bot.on_match_start(
+        referee_pb2.MatchStart(
+            match_id="m", seat=seat, players=players, ruleset=ruleset_to_pb(rules)
+        )
+    )
     return bot
 
 
-@pytest.mark.parametrize(("preset", "players"), [
-    ("classic", 2), ("classic", 3), ("classic", 4), ("classic-no-combos", 2),
-    ("balkan", 2), ("money", 3), ("classic-35", 3)])
+@pytest.mark.parametrize(
+    ("preset", "players"),
+    [
+        ("classic", 2),
+        ("classic", 3),
+        ("classic", 4),
+        ("classic-no-combos", 2),
+        ("balkan", 2),
+        ("money", 3),
+        ("classic-35", 3),
+    ],
+)
 def test_determinizations_reproduce_the_observation(preset: str, players: int) -> None:
     rules = Ruleset.preset(preset)
     rng = random.Random(7)
@@ -59,7 +70,12 @@ def test_determinizations_reproduce_the_observation(preset: str, players: int) -
                 for w in worlds:
                     seen = observe(w, seat)
                     assert (seen.hand, seen.tricks, seen.trick, seen.talon, seen.seats) == (
-                        real.hand, real.tricks, real.trick, real.talon, real.seats)
+                        real.hand,
+                        real.tricks,
+                        real.trick,
+                        real.talon,
+                        real.seats,
+                    )
                     assert w.legal_actions(seat) == legal
                     checked += 1
             match.apply(seat, legal[rng.randrange(len(legal))])
@@ -113,9 +129,25 @@ def test_house_bot_names() -> None:
 
 def test_kozel_play_seats_it_in_process(tmp_path: Path) -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "kozel.cli.main", "play", "--bot", "ismcts-fast", "--vs",
-         "random", "--matches", "2", "--replay-dir", str(tmp_path), "--json"],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "play",
+            "--bot",
+            "ismcts-fast",
+            "--vs",
+            "random",
+            "--matches",
+            "2",
+            "--replay-dir",
+            str(tmp_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     out = json.loads(res.stdout)
     assert out["matches"] == 2 and out["errors"] == [] and out["timeouts"] == 0

@@ -30,11 +30,32 @@ def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
     # A data folder of its own by default (its referee id and lock live there), the same one
     # for the same replay folder, so a restarted referee is the same referee.
     data_dir = replay_dir.parent / f"{replay_dir.name}.data"
-    cmd = [sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
-           "--replay-dir", str(replay_dir), "--data-dir", str(data_dir), "--log-level",
-           "WARNING", "--drain-timeout", "5", "--web-listen", "", *args]  # no web unless asked
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "kozel.cli.main",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--replay-dir",
+        str(replay_dir),
+        "--data-dir",
+        str(data_dir),
+        "--log-level",
+        "WARNING",
+        "--drain-timeout",
+        "5",
+        "--web-listen",
+        "",
+        *args,
+    ]  # no web unless asked
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     deadline = time.monotonic() + 60
     assert proc.stdout is not None
     seen = []
@@ -50,8 +71,9 @@ def start_referee_process(replay_dir: Path, *args: str) -> RefereeProcess:
     raise RuntimeError(f"the referee did not start: {''.join(seen)}{proc.stdout.read()}")
 
 
-def start_ladder_referee(tmp_path: Path, ladders: dict, bots: list[str]
-                         ) -> tuple[RefereeProcess, Store, list[str]]:
+def start_ladder_referee(
+    tmp_path: Path, ladders: dict, bots: list[str]
+) -> tuple[RefereeProcess, Store, list[str]]:
     """A referee serving ``ladders`` (a ladder file's content) from a fresh SQLite store in
     ``tmp_path`` with ``bots`` registered; returns it, the open store and the bots' tokens."""
     import yaml
@@ -79,8 +101,20 @@ def stop_referee_process(ref: RefereeProcess) -> None:
 @pytest.fixture(scope="module")
 def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
     """A referee with a fast clock: 300 ms a move, 300 ms bank, 2 strikes, 1 s grace."""
-    ref = start_referee_process(tmp_path_factory.mktemp("replays"), "--move-ms", "400",
-                                "--bank-ms", "400", "--max-strikes", "2", "--max-retries", "2",
-                                "--grace-ms", "1500", "--hello-timeout", "1")
+    ref = start_referee_process(
+        tmp_path_factory.mktemp("replays"),
+        "--move-ms",
+        "400",
+        "--bank-ms",
+        "400",
+        "--max-strikes",
+        "2",
+        "--max-retries",
+        "2",
+        "--grace-ms",
+        "1500",
+        "--hello-timeout",
+        "1",
+    )
     yield ref
     stop_referee_process(ref)

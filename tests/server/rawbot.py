@@ -63,8 +63,12 @@ class RawBot:
                 return
             yield msg
 
-    async def run(self, *, stop_after: Callable[[RawBot, rpb.PlayResponse], bool] | None = None,
-                  send_hello: bool = True) -> None:
+    async def run(
+        self,
+        *,
+        stop_after: Callable[[RawBot, rpb.PlayResponse], bool] | None = None,
+        send_hello: bool = True,
+    ) -> None:
         """Play until the stream ends, or until ``stop_after`` says so (then drop it)."""
         self._out = asyncio.Queue()
         if send_hello:
@@ -105,8 +109,15 @@ def table_hello(name: str, table_id: str) -> rpb.Hello:
     return rpb.Hello(protocol_version=1, bot_name=name, join_table=rpb.JoinTable(table_id=table_id))
 
 
-async def create_table(address: str, preset: str, players: int, *, house: Sequence[str] = (),
-                       options: dict | None = None, clock: pb.TimeControl | None = None) -> str:
+async def create_table(
+    address: str,
+    preset: str,
+    players: int,
+    *,
+    house: Sequence[str] = (),
+    options: dict | None = None,
+    clock: pb.TimeControl | None = None,
+) -> str:
     from kozel.core.convert import dict_to_struct
 
     ruleset = pb.Ruleset(preset=preset)
@@ -114,8 +125,11 @@ async def create_table(address: str, preset: str, players: int, *, house: Sequen
         ruleset.options.CopyFrom(dict_to_struct(options))
     async with grpc.aio.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
-        resp = await stub.CreateTable(rpb.CreateTableRequest(
-            ruleset=ruleset, players=players, house_bots=list(house), time_control=clock))
+        resp = await stub.CreateTable(
+            rpb.CreateTableRequest(
+                ruleset=ruleset, players=players, house_bots=list(house), time_control=clock
+            )
+        )
         return resp.table_id
 
 

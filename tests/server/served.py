@@ -13,9 +13,11 @@ from pathlib import Path
 
 import yaml
 
-PORT_LINES = {"bot": r"kozel referee listening on \S+:(\d+)",
-              "operator": r"operator port listening on \S+:(\d+)",
-              "metrics": r"metrics on http://\S+:(\d+)/metrics"}
+PORT_LINES = {
+    "bot": r"kozel referee listening on \S+:(\d+)",
+    "operator": r"operator port listening on \S+:(\d+)",
+    "metrics": r"metrics on http://\S+:(\d+)/metrics",
+}
 
 
 @dataclass
@@ -39,15 +41,23 @@ class Served:
             raise
 
 
-def serve(config: dict, tmp_path: Path, *flags: str, env: dict | None = None,
-          want: tuple[str, ...] = ("bot",)) -> Served:
+def serve(
+    config: dict,
+    tmp_path: Path,
+    *flags: str,
+    env: dict | None = None,
+    want: tuple[str, ...] = ("bot",),
+) -> Served:
     """Start ``kozel serve --config`` and wait until the wanted ports are printed."""
     path = tmp_path / f"referee-{time.monotonic_ns()}.yaml"
     path.write_text(yaml.safe_dump(config))
     proc = subprocess.Popen(
         [sys.executable, "-m", "kozel.cli.main", "serve", "--config", str(path), *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
     served = Served(proc, {})
     assert proc.stdout is not None
     deadline = time.monotonic() + 30
@@ -61,13 +71,19 @@ def serve(config: dict, tmp_path: Path, *flags: str, env: dict | None = None,
                 served.ports[name] = int(m.group(1))
     if set(want) - set(served.ports):
         proc.kill()
-        raise RuntimeError("the referee did not start:\n" + "".join(served.lines)
-                           + proc.stdout.read())
+        raise RuntimeError(
+            "the referee did not start:\n" + "".join(served.lines) + proc.stdout.read()
+        )
     return served
 
 
 def base_config(tmp_path: Path, **extra) -> dict:
     """A minimal config: any free bot port, data under ``tmp_path``, quiet logs."""
-    return {"listen": "127.0.0.1:0", "storage": {"data_dir": str(tmp_path / "data")},
-            "logging": {"level": "WARNING"}, "drain_timeout_s": 30, "web": {"listen": ""},
-            **extra}
+    return {
+        "listen": "127.0.0.1:0",
+        "storage": {"data_dir": str(tmp_path / "data")},
+        "logging": {"level": "WARNING"},
+        "drain_timeout_s": 30,
+        "web": {"listen": ""},
+        **extra,
+    }

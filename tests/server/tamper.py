@@ -96,14 +96,17 @@ class TamperProxy:
         self._writers += [c_writer, s_writer]
         frames: list[Frame] = []
         self.connections.append(frames)
-        for coro in (self._client_to_server(c_reader, s_writer),
-                     self._server_to_client(s_reader, c_writer, frames)):
+        for coro in (
+            self._client_to_server(c_reader, s_writer),
+            self._server_to_client(s_reader, c_writer, frames),
+        ):
             task = asyncio.create_task(coro)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _client_to_server(self, reader: asyncio.StreamReader,
-                                writer: asyncio.StreamWriter) -> None:
+    async def _client_to_server(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         streams: dict[int, _Stream] = {}
         try:
             await self._forward(writer, await reader.readexactly(len(PREFACE)))
@@ -118,8 +121,9 @@ class TamperProxy:
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
-    async def _server_to_client(self, reader: asyncio.StreamReader,
-                                writer: asyncio.StreamWriter, frames: list[Frame]) -> None:
+    async def _server_to_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, frames: list[Frame]
+    ) -> None:
         try:
             while True:
                 frame = await _read_frame(reader)
@@ -155,7 +159,7 @@ class TamperProxy:
             st.messages += 1
             if st.messages == target:
                 assert i >= 4, "the length prefix was split across DATA frames"
-                payload[i - 4:i] = struct.pack(">I", length + extra)
+                payload[i - 4 : i] = struct.pack(">I", length + extra)
             st.remaining = length
 
 
@@ -167,8 +171,11 @@ async def _read_frame(reader: asyncio.StreamReader) -> Frame:
 
 
 def _header(frame: Frame, length: int) -> bytes:
-    return (length.to_bytes(3, "big") + bytes([frame.type, frame.flags])
-            + frame.stream.to_bytes(4, "big"))
+    return (
+        length.to_bytes(3, "big")
+        + bytes([frame.type, frame.flags])
+        + frame.stream.to_bytes(4, "big")
+    )
 
 
 class _HpackTable:
@@ -235,5 +242,5 @@ def _integer(block: bytes, i: int, prefix: int) -> tuple[int, int]:
 def _string(block: bytes, i: int) -> tuple[str, int]:
     huffman = bool(block[i] & 0x80)
     length, i = _integer(block, i, 7)
-    raw = block[i:i + length]
+    raw = block[i : i + length]
     return ("<huffman>" if huffman else raw.decode("latin-1")), i + length

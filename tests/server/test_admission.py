@@ -18,9 +18,19 @@ def test_queue_matches_wait_for_the_running_match_limit(tmp_path: Path) -> None:
     ref = serve(base_config(tmp_path, limits={"max_running_matches": 1}), tmp_path)
 
     async def four_bots() -> list:
-        return await asyncio.gather(*(
-            play(RandomBot, ref.addr(), name=f"q{i}", join_queue=("classic", 2), matches=1,
-                 reconnect=False) for i in range(4)))
+        return await asyncio.gather(
+            *(
+                play(
+                    RandomBot,
+                    ref.addr(),
+                    name=f"q{i}",
+                    join_queue=("classic", 2),
+                    matches=1,
+                    reconnect=False,
+                )
+                for i in range(4)
+            )
+        )
 
     try:
         ends = [e for bot in asyncio.run(four_bots()) for e in bot]
@@ -28,8 +38,10 @@ def test_queue_matches_wait_for_the_running_match_limit(tmp_path: Path) -> None:
         assert ref.stop() == 0
     replays = sorted({e.replay_id for e in ends})
     assert len(replays) == 2  # two matches, every bot played one
-    first, second = sorted((read_replay(tmp_path / "data" / "replays" / f"{r}.kzr")
-                            for r in replays), key=lambda r: r.started_at.ToNanoseconds())
+    first, second = sorted(
+        (read_replay(tmp_path / "data" / "replays" / f"{r}.kzr") for r in replays),
+        key=lambda r: r.started_at.ToNanoseconds(),
+    )
     assert second.started_at.ToNanoseconds() >= first.ended_at.ToNanoseconds()  # one at a time
     assert not any(e.result.timeouts and any(e.result.timeouts) for e in ends)
 

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from kozel.core.convert import ObservationEncoder, observation_to_pb
 from kozel.engine import Match, Ruleset
 from kozel.engine.observation import SeatObserver
-from kozel.core.convert import ObservationEncoder, observation_to_pb
 from kozel.v1 import game_pb2 as pb
 
 

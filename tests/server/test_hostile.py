@@ -51,8 +51,15 @@ T = TypeVar("T")
 def referee(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
     """A referee with a calm default clock (honest matches must not time out on a busy
     machine) and a one-second Hello timeout."""
-    ref = start_referee_process(tmp_path_factory.mktemp("replays"), "--move-ms", "5000",
-                                "--bank-ms", "10000", "--hello-timeout", str(HELLO_TIMEOUT_S))
+    ref = start_referee_process(
+        tmp_path_factory.mktemp("replays"),
+        "--move-ms",
+        "5000",
+        "--bank-ms",
+        "10000",
+        "--hello-timeout",
+        str(HELLO_TIMEOUT_S),
+    )
     yield ref
     stop_referee_process(ref)
 
@@ -78,8 +85,16 @@ class HonestMatch:
 
 async def honest_match(address: str, n: int) -> HonestMatch:
     table = await create_table(address, "classic", 3, house=["greedy"])
-    bots = [RawBot(address, f"honest-{n}-{i}", hello=table_hello(f"honest-{n}-{i}", table),
-                   seed=n * 2 + i, one_match=False) for i in range(2)]
+    bots = [
+        RawBot(
+            address,
+            f"honest-{n}-{i}",
+            hello=table_hello(f"honest-{n}-{i}", table),
+            seed=n * 2 + i,
+            one_match=False,
+        )
+        for i in range(2)
+    ]
     runs = [asyncio.create_task(b.run(stop_after=leave_once)) for b in bots]
     result = await wait_table(address, table, timeout=120)
     await asyncio.wait_for(asyncio.gather(*runs), 30)
@@ -116,7 +131,10 @@ def check_honest(match: HonestMatch, cli: bool) -> None:
     if cli:
         verify = subprocess.run(
             [sys.executable, "-m", "kozel.cli.main", "replay", "verify", result.replay_path],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert verify.returncode == 0, verify.stdout + verify.stderr
         assert "replay OK" in verify.stdout
 
@@ -124,6 +142,7 @@ def check_honest(match: HonestMatch, cli: bool) -> None:
 def alongside(address: str, hostile: Callable[[], Awaitable[T]]) -> T:
     """Run ``hostile()`` while honest matches play one after another (the last one finishes
     after it); check every honest match and return what ``hostile`` returned."""
+
     async def scenario() -> tuple[T, list[HonestMatch]]:
         done = asyncio.Event()
 
@@ -177,9 +196,11 @@ class Wire:
                 yield m
 
         async with grpc.aio.insecure_channel(self.address) as channel:
-            call = channel.stream_stream(PLAY, request_serializer=lambda b: b,
-                                         response_deserializer=rpb.PlayResponse.FromString)(
-                requests())
+            call = channel.stream_stream(
+                PLAY,
+                request_serializer=lambda b: b,
+                response_deserializer=rpb.PlayResponse.FromString,
+            )(requests())
             try:
                 async for msg in call:
                     self.received.append(msg)
@@ -203,8 +224,9 @@ def hello_request(name: str, table: str) -> rpb.PlayRequest:
 Custom = Callable[[int, rpb.DecisionRequest], Sequence[bytes | Message] | None]
 
 
-def answer_randomly(seed: int = 0, *, then: Custom | None = None
-                    ) -> Callable[[rpb.PlayResponse], list[bytes | Message]]:
+def answer_randomly(
+    seed: int = 0, *, then: Custom | None = None
+) -> Callable[[rpb.PlayResponse], list[bytes | Message]]:
     """A ``react`` that answers the n-th request randomly, unless ``then(n, req)`` says
     otherwise."""
     rng = random.Random(seed)
@@ -251,8 +273,10 @@ def test_random_bytes_get_invalid_argument(referee: RefereeProcess) -> None:
         # Mid-match: the third answer is random bytes.
         table = await create_table(referee.address, "classic", 2, house=["random"], clock=TIGHT)
         garbage = rng.randbytes(64)
-        late = Wire(referee.address, answer_randomly(then=lambda n, req: [
-            b"\xff" + garbage] if n == 3 else None))
+        late = Wire(
+            referee.address,
+            answer_randomly(then=lambda n, req: [b"\xff" + garbage] if n == 3 else None),
+        )
         await late.run([hello_request("garbler", table)])
         return before, late, await wait_table(referee.address, table)
 
@@ -263,8 +287,12 @@ def test_random_bytes_get_invalid_argument(referee: RefereeProcess) -> None:
     assert late.status == grpc.StatusCode.INVALID_ARGUMENT
     assert late.details == "protocol error: a message is not a valid kozel.v1.PlayRequest"
     assert len(late.of("decision")) == 3 and late.of("welcome")
-    assert_forfeited(result, late.of("match_start")[0].seat, pb.FORFEIT_REASON_DISCONNECTED,
-                     pb.FORFEIT_REASON_STRIKES)
+    assert_forfeited(
+        result,
+        late.of("match_start")[0].seat,
+        pb.FORFEIT_REASON_DISCONNECTED,
+        pb.FORFEIT_REASON_STRIKES,
+    )
 
 
 def test_truncated_messages(referee: RefereeProcess) -> None:
@@ -298,13 +326,18 @@ def test_truncated_messages(referee: RefereeProcess) -> None:
     assert waited >= HELLO_TIMEOUT_S * 0.9
     assert closed.status == grpc.StatusCode.CANCELLED and "before Hello" in closed.details
     assert late.status == grpc.StatusCode.INVALID_ARGUMENT and "PlayRequest" in late.details
-    assert_forfeited(result, late.of("match_start")[0].seat, pb.FORFEIT_REASON_DISCONNECTED,
-                     pb.FORFEIT_REASON_STRIKES)
+    assert_forfeited(
+        result,
+        late.of("match_start")[0].seat,
+        pb.FORFEIT_REASON_DISCONNECTED,
+        pb.FORFEIT_REASON_STRIKES,
+    )
 
 
 def test_oversized_messages_are_refused(referee: RefereeProcess) -> None:
-    big_hello = rpb.PlayRequest(hello=rpb.Hello(protocol_version=1, bot_name="big",
-                                                client="x" * 70_000))
+    big_hello = rpb.PlayRequest(
+        hello=rpb.Hello(protocol_version=1, bot_name="big", client="x" * 70_000)
+    )
 
     def bloated(n: int, req: rpb.DecisionRequest) -> list[Message] | None:
         if n != 2:
@@ -326,8 +359,12 @@ def test_oversized_messages_are_refused(referee: RefereeProcess) -> None:
         assert wire.status == grpc.StatusCode.RESOURCE_EXHAUSTED, (wire.status, wire.details)
         assert "larger than max" in wire.details
     assert len(late.of("decision")) == 2
-    assert_forfeited(result, late.of("match_start")[0].seat, pb.FORFEIT_REASON_DISCONNECTED,
-                     pb.FORFEIT_REASON_STRIKES)
+    assert_forfeited(
+        result,
+        late.of("match_start")[0].seat,
+        pb.FORFEIT_REASON_DISCONNECTED,
+        pb.FORFEIT_REASON_STRIKES,
+    )
     assert referee.proc.poll() is None
 
 
@@ -342,8 +379,13 @@ def test_a_flood_of_answers_is_cut_off_and_memory_stays_bounded(referee: Referee
     cut = (grpc.StatusCode.RESOURCE_EXHAUSTED, "257 answers in a row named no pending request")
 
     def flood(n: int, req: rpb.DecisionRequest) -> list[Message]:
-        return [rpb.PlayRequest(action=rpb.ActionReply(
-            match_id=req.match_id, request_id=req.request_id + 1000, legal_index=0))] * FLOOD
+        return [
+            rpb.PlayRequest(
+                action=rpb.ActionReply(
+                    match_id=req.match_id, request_id=req.request_id + 1000, legal_index=0
+                )
+            )
+        ] * FLOOD
 
     async def hostile():
         before = rss_mb(pid)
@@ -360,19 +402,32 @@ def test_a_flood_of_answers_is_cut_off_and_memory_stays_bounded(referee: Referee
             unsent = await _deaf_flood(proxy.address, table)
             deaf_trailers = await _trailers(proxy)
         deaf_result = await wait_table(referee.address, table)
-        return (before, rss_mb(pid), reader, read_trailers, read_result, unsent, deaf_trailers,
-                deaf_result)
+        return (
+            before,
+            rss_mb(pid),
+            reader,
+            read_trailers,
+            read_result,
+            unsent,
+            deaf_trailers,
+            deaf_result,
+        )
 
-    (before, after, reader, read_trailers, read_result, unsent, deaf_trailers,
-     deaf_result) = alongside(referee.address, hostile)
+    (before, after, reader, read_trailers, read_result, unsent, deaf_trailers, deaf_result) = (
+        alongside(referee.address, hostile)
+    )
     assert after - before < MEMORY_BOUND_MB, (before, after)
     assert grpc_status(read_trailers) == cut
     assert reader.status in (cut[0], grpc.StatusCode.INTERNAL), reader.details
     refused = reader.of("rejection")
     assert 0 < len(refused) <= 257
     assert {r.code for r in refused} == {pb.ERROR_CODE_UNKNOWN_REQUEST}
-    assert_forfeited(read_result, reader.of("match_start")[0].seat,
-                     pb.FORFEIT_REASON_DISCONNECTED, pb.FORFEIT_REASON_STRIKES)
+    assert_forfeited(
+        read_result,
+        reader.of("match_start")[0].seat,
+        pb.FORFEIT_REASON_DISCONNECTED,
+        pb.FORFEIT_REASON_STRIKES,
+    )
     assert grpc_status(deaf_trailers) == cut
     assert unsent > FLOOD // 2, "the referee should stop reading a stream it has cut off"
     assert len(deaf_result.result.forfeits) == 1
@@ -397,16 +452,19 @@ async def _deaf_flood(address: str, table: str) -> int:
             while (m := await out.get()) is not None:
                 yield m
 
-        call = channel.stream_stream(PLAY, request_serializer=rpb.PlayRequest.SerializeToString,
-                                     response_deserializer=rpb.PlayResponse.FromString)(
-            requests())
+        call = channel.stream_stream(
+            PLAY,
+            request_serializer=rpb.PlayRequest.SerializeToString,
+            response_deserializer=rpb.PlayResponse.FromString,
+        )(requests())
         while True:
             msg = await call.read()
             assert isinstance(msg, rpb.PlayResponse), msg
             if msg.WhichOneof("message") == "decision":
                 break
-        forged = rpb.PlayRequest(action=rpb.ActionReply(
-            match_id=msg.decision.match_id, request_id=999, legal_index=0))
+        forged = rpb.PlayRequest(
+            action=rpb.ActionReply(match_id=msg.decision.match_id, request_id=999, legal_index=0)
+        )
         for _ in range(FLOOD):
             out.put_nowait(forged)
         await asyncio.sleep(2)
@@ -422,11 +480,17 @@ def test_answers_for_someone_elses_request_are_refused(referee: RefereeProcess) 
         # and, for each of its requests, first answers the victims' pending request (their
         # match id and request id, as if it had learnt them) and its table mate's.
         victims = await create_table(referee.address, "classic", 2, options=SHORT)
-        vbots = [RawBot(referee.address, f"victim-{i}", hello=table_hello(f"victim-{i}", victims),
-                        seed=10 + i) for i in range(2)]
+        vbots = [
+            RawBot(
+                referee.address,
+                f"victim-{i}",
+                hello=table_hello(f"victim-{i}", victims),
+                seed=10 + i,
+            )
+            for i in range(2)
+        ]
         vruns = [asyncio.create_task(b.run()) for b in vbots]
-        table = await create_table(referee.address, "classic", 3, house=["random"],
-                                   options=SHORT)
+        table = await create_table(referee.address, "classic", 3, house=["random"], options=SHORT)
         mate = RawBot(referee.address, "mate", hello=table_hello("mate", table), seed=3)
         forged: list[rpb.ActionReply] = []
 
@@ -446,8 +510,10 @@ def test_answers_for_someone_elses_request_are_refused(referee: RefereeProcess) 
             return False
 
         tbot = RawBot(referee.address, "thief", hello=table_hello("thief", table), answer=thief)
-        runs = [asyncio.create_task(mate.run()),
-                asyncio.create_task(tbot.run(stop_after=forge_for_mate))]
+        runs = [
+            asyncio.create_task(mate.run()),
+            asyncio.create_task(tbot.run(stop_after=forge_for_mate)),
+        ]
         result = await wait_table(referee.address, table)
         vresult = await wait_table(referee.address, victims)
         await asyncio.gather(*runs, *vruns)
@@ -479,8 +545,7 @@ def _assert_steps_are_own_answers(bot: RawBot, replay) -> None:
 
 def test_replayed_and_duplicated_answers_are_applied_once(referee: RefereeProcess) -> None:
     async def hostile():
-        table = await create_table(referee.address, "classic", 2, house=["random"],
-                                   options=SHORT)
+        table = await create_table(referee.address, "classic", 2, house=["random"], options=SHORT)
         sent: list[rpb.ActionReply] = []
 
         async def replayer(bot: RawBot, req: rpb.DecisionRequest) -> list[rpb.ActionReply]:
@@ -489,8 +554,13 @@ def test_replayed_and_duplicated_answers_are_applied_once(referee: RefereeProces
             sent.append(answer)
             return [answer] * 5 + old  # the answer five times, then the last twenty again
 
-        bot = RawBot(referee.address, "replayer", hello=table_hello("replayer", table),
-                     answer=replayer, one_match=False)
+        bot = RawBot(
+            referee.address,
+            "replayer",
+            hello=table_hello("replayer", table),
+            answer=replayer,
+            one_match=False,
+        )
         await bot.run(stop_after=leave_once)
         return bot, await wait_table(referee.address, table)
 
@@ -505,8 +575,7 @@ def test_replayed_and_duplicated_answers_are_applied_once(referee: RefereeProces
 
 def test_answers_after_match_end_are_refused_and_leave_closes(referee: RefereeProcess) -> None:
     async def hostile():
-        table = await create_table(referee.address, "classic", 2, house=["random"],
-                                   options=SHORT)
+        table = await create_table(referee.address, "classic", 2, house=["random"], options=SHORT)
         answers: list[rpb.ActionReply] = []
 
         async def remember(bot: RawBot, req: rpb.DecisionRequest) -> list[rpb.ActionReply]:
@@ -531,10 +600,12 @@ def test_answers_after_match_end_are_refused_and_leave_closes(referee: RefereePr
     assert bot.status is None  # Leave closed the stream cleanly
     assert not result.result.forfeits
     kinds = [m.WhichOneof("message") for m in bot.received]
-    tail = kinds[kinds.index("match_end") + 1:]
+    tail = kinds[kinds.index("match_end") + 1 :]
     assert tail == ["rejection"] * 11
-    assert all(r.code == pb.ERROR_CODE_UNKNOWN_REQUEST and "no running match" in r.message
-               for r in bot.of("rejection"))
+    assert all(
+        r.code == pb.ERROR_CODE_UNKNOWN_REQUEST and "no running match" in r.message
+        for r in bot.of("rejection")
+    )
 
 
 def test_silent_connections_and_streams_are_dropped(referee: RefereeProcess) -> None:
@@ -556,7 +627,8 @@ def test_silent_connections_and_streams_are_dropped(referee: RefereeProcess) -> 
         before = rss_mb(pid)
         mutes = [Wire(referee.address) for _ in range(50)]
         closed_after = await asyncio.gather(
-            *(silent_socket() for _ in range(50)), *(w.run([]) for w in mutes))
+            *(silent_socket() for _ in range(50)), *(w.run([]) for w in mutes)
+        )
         return before, rss_mb(pid), closed_after[:50], mutes
 
     before, after, closed_after, mutes = alongside(referee.address, hostile)
@@ -580,6 +652,7 @@ def test_half_open_peers_are_dropped(referee: RefereeProcess) -> None:
         # Mid-match: after two answers the bot's side goes dead.
         table = await create_table(referee.address, "classic", 2, house=["random"], clock=TIGHT)
         async with TamperProxy(referee.address) as proxy:
+
             def freeze(n: int, req: rpb.DecisionRequest) -> list[Message] | None:
                 if n == 3:
                     proxy.blackhole()
@@ -592,15 +665,24 @@ def test_half_open_peers_are_dropped(referee: RefereeProcess) -> None:
         return before_hello, frozen, result
 
     before_hello, frozen, result = alongside(referee.address, hostile)
-    assert grpc_status(before_hello) == (grpc.StatusCode.DEADLINE_EXCEEDED,
-                                         f"no Hello within {HELLO_TIMEOUT_S:g} s")
+    assert grpc_status(before_hello) == (
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        f"no Hello within {HELLO_TIMEOUT_S:g} s",
+    )
     assert_forfeited(result, frozen.of("match_start")[0].seat, pb.FORFEIT_REASON_STRIKES)
     assert result.result.timeouts[frozen.of("match_start")[0].seat] == 2
 
 
-LADDER = {"ladders": [{"name": "classic-2p", "players": 2,
-                       "ruleset": {"preset": "classic", "options": SHORT},
-                       "time_control": {"move_ms": 5000, "bank_ms": 10000}}]}
+LADDER = {
+    "ladders": [
+        {
+            "name": "classic-2p",
+            "players": 2,
+            "ruleset": {"preset": "classic", "options": SHORT},
+            "time_control": {"move_ms": 5000, "bank_ms": 10000},
+        }
+    ]
+}
 
 
 @pytest.mark.slow
@@ -608,8 +690,12 @@ def test_many_bad_tokens_are_refused_slowed_and_good_bots_still_play(tmp_path: P
     ref, store, tokens = start_ladder_referee(tmp_path, LADDER, [f"good-{i}" for i in range(2)])
 
     def ladder_hello(name: str, token: str) -> rpb.Hello:
-        return rpb.Hello(protocol_version=1, bot_name=name, token=token,
-                         join_ladder=rpb.JoinLadder(ladder="classic-2p"))
+        return rpb.Hello(
+            protocol_version=1,
+            bot_name=name,
+            token=token,
+            join_ladder=rpb.JoinLadder(ladder="classic-2p"),
+        )
 
     async def intruder(i: int) -> tuple[RawBot, float]:
         bot = RawBot(ref.address, f"intruder-{i}", hello=ladder_hello(f"intruder-{i}", f"bad{i}"))
@@ -620,8 +706,10 @@ def test_many_bad_tokens_are_refused_slowed_and_good_bots_still_play(tmp_path: P
     async def scenario():
         before = rss_mb(ref.proc.pid)
         one_by_one = [await intruder(i) for i in range(6)]
-        good = [RawBot(ref.address, f"good-{i}", hello=ladder_hello(f"good-{i}", tokens[i]),
-                       seed=i) for i in range(2)]
+        good = [
+            RawBot(ref.address, f"good-{i}", hello=ladder_hello(f"good-{i}", tokens[i]), seed=i)
+            for i in range(2)
+        ]
         crowd = [intruder(i) for i in range(6, 66)]
         results = await asyncio.gather(*crowd, *(b.run() for b in good))
         return one_by_one, results[:60], good, before, rss_mb(ref.proc.pid)
@@ -648,8 +736,12 @@ def test_many_bad_tokens_are_refused_slowed_and_good_bots_still_play(tmp_path: P
     assert end.result.reason == pb.MATCH_END_REASON_LIMIT and not end.result.forfeits
     assert not any(b.of("rejection") for b in good)
     replay_path = tmp_path / "replays" / f"{end.replay_id}.kzr"
-    verify = subprocess.run([sys.executable, "-m", "kozel.cli.main", "replay", "verify",
-                             str(replay_path)], capture_output=True, text=True, timeout=60)
+    verify = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "replay", "verify", str(replay_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert store.match_counts("classic-2p").get("finished") == 1
     store.close()

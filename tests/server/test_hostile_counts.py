@@ -14,15 +14,14 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
+from kozel.core.convert import dict_to_struct
 from kozel.engine.actions import Decision
 from kozel.engine.match import Match
 from kozel.engine.rules import Ruleset
-from kozel.core.convert import dict_to_struct
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
-from kozel.v1 import match_pb2_grpc
+from kozel.v1 import match_pb2_grpc, referee_pb2_grpc
 from kozel.v1 import referee_pb2 as rpb
-from kozel.v1 import referee_pb2_grpc
 
 from .conftest import RefereeProcess, start_referee_process, stop_referee_process
 from .rawbot import RawBot, reply, table_hello, wait_table
@@ -50,8 +49,9 @@ def window_seed() -> bytes:
     raise AssertionError("no such seed")
 
 
-async def observe(address: str, match_id: str) -> tuple[mpb.GetMatchResponse,
-                                                         mpb.SpectatorSnapshot]:
+async def observe(
+    address: str, match_id: str
+) -> tuple[mpb.GetMatchResponse, mpb.SpectatorSnapshot]:
     """What anyone can ask: the match's details and a new spectator's snapshot."""
     async with grpc.aio.insecure_channel(address) as channel:
         stub = match_pb2_grpc.MatchServiceStub(channel)
@@ -66,18 +66,21 @@ async def spectate(address: str, match_id: str, events: list[mpb.SpectatorEvent]
     async with grpc.aio.insecure_channel(address) as channel:
         stub = match_pb2_grpc.MatchServiceStub(channel)
         try:
-            async for resp in stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id),
-                                              timeout=120):
+            async for resp in stub.WatchMatch(
+                mpb.WatchMatchRequest(match_id=match_id), timeout=120
+            ):
                 events.append(resp.event)  # noqa: PERF401 - each kept as it comes
         except grpc.aio.AioRpcError:
             pass
 
 
 def counts(details: mpb.GetMatchResponse, snapshot: mpb.SpectatorSnapshot) -> dict:
-    return {"timeouts": list(details.result.timeouts),
-            "rejections": list(details.result.rejections),
-            "seat_timeouts": [s.timeouts for s in details.seats],
-            "snapshot_timeouts": list(snapshot.timeouts)}
+    return {
+        "timeouts": list(details.result.timeouts),
+        "rejections": list(details.result.rejections),
+        "seat_timeouts": [s.timeouts for s in details.seats],
+        "snapshot_timeouts": list(snapshot.timeouts),
+    }
 
 
 def test_a_sealed_window_does_not_show_through_counts(referee: RefereeProcess) -> None:
@@ -87,9 +90,17 @@ def test_a_sealed_window_does_not_show_through_counts(referee: RefereeProcess) -
         ruleset = pb.Ruleset(preset="classic")
         ruleset.options.CopyFrom(dict_to_struct(OPTIONS))
         async with grpc.aio.insecure_channel(address) as channel:
-            table = (await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
-                rpb.CreateTableRequest(ruleset=ruleset, players=2, house_bots=["random"],
-                                       seed=window_seed(), time_control=CLOCK))).table_id
+            table = (
+                await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
+                    rpb.CreateTableRequest(
+                        ruleset=ruleset,
+                        players=2,
+                        house_bots=["random"],
+                        seed=window_seed(),
+                        time_control=CLOCK,
+                    )
+                )
+            ).table_id
         seen: dict[str, dict] = {}
         events: list[mpb.SpectatorEvent] = []
         tasks: list[asyncio.Task] = []
@@ -120,25 +131,39 @@ def test_a_sealed_window_does_not_show_through_counts(referee: RefereeProcess) -
     own = [e.notice for e in bot.of("event") if e.WhichOneof("kind") == "notice"]
     assert own and own[0].kind == rpb.NOTICE_KIND_TIMEOUT  # it did time out in the window
     assert [r.code for r in bot.of("rejection")][:1] == [pb.ERROR_CODE_MALFORMED]
-    zero = {"timeouts": [0, 0], "rejections": [0, 0], "seat_timeouts": [0, 0],
-            "snapshot_timeouts": [0, 0]}
+    zero = {
+        "timeouts": [0, 0],
+        "rejections": [0, 0],
+        "seat_timeouts": [0, 0],
+        "snapshot_timeouts": [0, 0],
+    }
     assert seen["during"] == zero, seen
     # Spectators heard of nothing before the deal ended.
     kinds = [e.WhichOneof("kind") for e in events]
     first_end = kinds.index("deal_end")
-    assert not [e for e in events[:first_end]
-                if e.WhichOneof("kind") == "event" and e.event.WhichOneof("kind") == "notice"]
+    assert not [
+        e
+        for e in events[:first_end]
+        if e.WhichOneof("kind") == "event" and e.event.WhichOneof("kind") == "notice"
+    ]
     # Once the deal is over (every hand shown), the counts are public.
-    assert seen["after"] == {"timeouts": [0, 1], "rejections": [0, 1], "seat_timeouts": [0, 1],
-                             "snapshot_timeouts": [0, 1]}, seen
+    assert seen["after"] == {
+        "timeouts": [0, 1],
+        "rejections": [0, 1],
+        "seat_timeouts": [0, 1],
+        "snapshot_timeouts": [0, 1],
+    }, seen
     assert list(result.result.timeouts) == [0, 1] and list(result.result.rejections) == [0, 1]
     assert not result.result.forfeits
 
 
-@pytest.mark.parametrize(("mode", "reason"), [
-    ("illegal", pb.FORFEIT_REASON_ILLEGAL_ACTIONS), ("silent", pb.FORFEIT_REASON_STRIKES)])
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [("illegal", pb.FORFEIT_REASON_ILLEGAL_ACTIONS), ("silent", pb.FORFEIT_REASON_STRIKES)],
+)
 def test_a_forfeit_earned_in_a_window_waits_for_the_deal_end(
-        referee: RefereeProcess, mode: str, reason: int) -> None:
+    referee: RefereeProcess, mode: str, reason: int
+) -> None:
     """Retries spent (or the last strike) inside the window: the seat passes, plays the deal
     out, and forfeits only once the deal has ended."""
     from kozel.server.replay.file import read_replay
@@ -147,16 +172,25 @@ def test_a_forfeit_earned_in_a_window_waits_for_the_deal_end(
     address = referee.address
     # Silent: one strike allowed; the window's timeout and one in public make two, which
     # counts only once the deal is over.
-    clock = pb.TimeControl(move_ms=1500, bank_ms=1, max_strikes=1 if mode == "silent" else 3,
-                           max_retries=1)
+    clock = pb.TimeControl(
+        move_ms=1500, bank_ms=1, max_strikes=1 if mode == "silent" else 3, max_retries=1
+    )
 
     async def scenario():
         ruleset = pb.Ruleset(preset="classic")
         ruleset.options.CopyFrom(dict_to_struct(OPTIONS))
         async with grpc.aio.insecure_channel(address) as channel:
-            table = (await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
-                rpb.CreateTableRequest(ruleset=ruleset, players=2, house_bots=["random"],
-                                       seed=window_seed(), time_control=clock))).table_id
+            table = (
+                await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
+                    rpb.CreateTableRequest(
+                        ruleset=ruleset,
+                        players=2,
+                        house_bots=["random"],
+                        seed=window_seed(),
+                        time_control=clock,
+                    )
+                )
+            ).table_id
         during: list[dict] = []
         state = {"window": True}
 
@@ -170,8 +204,9 @@ def test_a_forfeit_earned_in_a_window_waits_for_the_deal_end(
                 return [reply(req, 99)]
             if not during:
                 details, snapshot = await observe(address, req.match_id)
-                during.append({**counts(details, snapshot),
-                               "forfeits": list(details.result.forfeits)})
+                during.append(
+                    {**counts(details, snapshot), "forfeits": list(details.result.forfeits)}
+                )
                 if mode == "silent":
                     return None  # a public timeout: one strike, within the limit
             return [reply(req, bot.rng.randrange(len(req.legal_actions)))]

@@ -20,21 +20,31 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kozel.core.convert import dict_to_struct
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
-from kozel.v1 import match_pb2_grpc
+from kozel.v1 import match_pb2_grpc, referee_pb2_grpc
 from kozel.v1 import referee_pb2 as rpb
-from kozel.v1 import referee_pb2_grpc
 
 from .rawbot import RawBot, create_table, reply, table_hello
 from .served import Served, base_config, serve
 from .tamper import TamperProxy
 
 LIMITS = {
-    "max_tables_per_peer": 5, "empty_table_linger_s": 1.5, "max_match_deals": 30,
-    "max_running_matches": 2, "admission_lag_ms": 0, "max_idle_rpcs": 12,
-    "max_idle_rpcs_per_peer": 6, "max_idle_rpc_s": 4, "reserved_rpcs": 8,
-    "operator_max_idle_rpcs": 4, "max_spectators": 3, "max_spectators_per_match": 2,
-    "max_refused_answers": 20, "max_lingering_sessions": 5, "keepalive_time_s": 1,
-    "keepalive_timeout_s": 1, "hello_timeout_s": 5,
+    "max_tables_per_peer": 5,
+    "empty_table_linger_s": 1.5,
+    "max_match_deals": 30,
+    "max_running_matches": 2,
+    "admission_lag_ms": 0,
+    "max_idle_rpcs": 12,
+    "max_idle_rpcs_per_peer": 6,
+    "max_idle_rpc_s": 4,
+    "reserved_rpcs": 8,
+    "operator_max_idle_rpcs": 4,
+    "max_spectators": 3,
+    "max_spectators_per_match": 2,
+    "max_refused_answers": 20,
+    "max_lingering_sessions": 5,
+    "keepalive_time_s": 1,
+    "keepalive_timeout_s": 1,
+    "hello_timeout_s": 5,
 }
 SHORT = {"limit": 4}
 
@@ -42,9 +52,13 @@ SHORT = {"limit": 4}
 @pytest.fixture(scope="module")
 def ref(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("limits")
-    config = base_config(tmp, listen="[::]:0", limits=LIMITS,
-                         operator={"listen": "[::]:0"},
-                         clock={"move_ms": 5000, "bank_ms": 10000})
+    config = base_config(
+        tmp,
+        listen="[::]:0",
+        limits=LIMITS,
+        operator={"listen": "[::]:0"},
+        clock={"move_ms": 5000, "bank_ms": 10000},
+    )
     served = serve(config, tmp, want=("bot", "operator"))
     yield served
     served.stop()
@@ -75,8 +89,7 @@ async def wait_outcome(address: str, table: str, timeout: float = 90) -> rpb.Wai
             try:
                 return await stub.WaitTable(rpb.WaitTableRequest(table_id=table), timeout=30)
             except grpc.aio.AioRpcError as exc:
-                if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED or \
-                        time.monotonic() > deadline:
+                if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED or time.monotonic() > deadline:
                     raise
 
 
@@ -94,8 +107,11 @@ async def honest_table_match(ref: Served, name: str) -> rpb.WaitTableResponse:
 def queue_hello(name: str, options: dict, players: int = 2) -> rpb.Hello:
     ruleset = pb.Ruleset(preset="classic")
     ruleset.options.CopyFrom(dict_to_struct(options))
-    return rpb.Hello(protocol_version=1, bot_name=name,
-                     join_queue=rpb.JoinQueue(ruleset=ruleset, players=players))
+    return rpb.Hello(
+        protocol_version=1,
+        bot_name=name,
+        join_queue=rpb.JoinQueue(ruleset=ruleset, players=players),
+    )
 
 
 def test_one_address_cannot_fill_the_tables(ref: Served) -> None:
@@ -103,28 +119,37 @@ def test_one_address_cannot_fill_the_tables(ref: Served) -> None:
         codes = [await status_of(create_table(attacker(ref), "classic", 2)) for _ in range(7)]
         result = await honest_table_match(ref, "honest-tables")
         started = time.monotonic()  # empty tables go after empty_table_linger_s
-        while (await status_of(create_table(attacker(ref), "classic", 2)))[0] != \
-                grpc.StatusCode.OK:
+        while (await status_of(create_table(attacker(ref), "classic", 2)))[0] != grpc.StatusCode.OK:
             assert time.monotonic() - started < 20, "empty tables did not expire"
             await asyncio.sleep(0.2)
         return codes, result
 
     codes, result = asyncio.run(scenario())
     assert [c for c, _ in codes] == [grpc.StatusCode.OK] * 5 + [
-        grpc.StatusCode.RESOURCE_EXHAUSTED] * 2, codes
+        grpc.StatusCode.RESOURCE_EXHAUSTED
+    ] * 2, codes
     assert "limits.max_tables_per_peer" in codes[-1][1]
     assert result.result.reason == pb.MATCH_END_REASON_LIMIT
 
 
 def test_house_bot_tables_wait_for_admission_and_matches_are_bounded(ref: Served) -> None:
     async def scenario():
-        endless = await status_of(create_table(attacker(ref), "classic", 2, house=["random"],
-                                               options={"fixed_deals": 10**9}))
+        endless = await status_of(
+            create_table(
+                attacker(ref), "classic", 2, house=["random"], options={"fixed_deals": 10**9}
+            )
+        )
         # Matches of house bots alone whose penalty limit is never reached.
-        tables = [await create_table(attacker(ref), "classic", 2, house=["random", "random"],
-                                     options={"limit": 10**6}) for _ in range(4)]
-        bots = [RawBot(honest(ref), f"honest-q{i}", hello=queue_hello(f"honest-q{i}", SHORT),
-                       seed=i) for i in range(2)]
+        tables = [
+            await create_table(
+                attacker(ref), "classic", 2, house=["random", "random"], options={"limit": 10**6}
+            )
+            for _ in range(4)
+        ]
+        bots = [
+            RawBot(honest(ref), f"honest-q{i}", hello=queue_hello(f"honest-q{i}", SHORT), seed=i)
+            for i in range(2)
+        ]
         started = time.monotonic()
         runs = [asyncio.create_task(b.run()) for b in bots]
         while not all(b.of("match_start") for b in bots):
@@ -151,8 +176,9 @@ def test_idle_calls_cannot_take_every_slot_and_health_is_answered(ref: Served) -
             async def one() -> tuple[grpc.StatusCode, float]:
                 t0 = time.monotonic()
                 try:
-                    async for _ in stub.Watch(health_pb2.HealthCheckRequest(service=""),
-                                              timeout=60):
+                    async for _ in stub.Watch(
+                        health_pb2.HealthCheckRequest(service=""), timeout=60
+                    ):
                         pass
                     return grpc.StatusCode.OK, time.monotonic() - t0
                 except grpc.aio.AioRpcError as exc:
@@ -163,7 +189,8 @@ def test_idle_calls_cannot_take_every_slot_and_health_is_answered(ref: Served) -
     async def check(address: str, service: str = "") -> int:
         async with grpc.aio.insecure_channel(address) as channel:
             resp = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=10)
+                health_pb2.HealthCheckRequest(service=service), timeout=10
+            )
             return resp.status
 
     async def scenario():
@@ -172,10 +199,11 @@ def test_idle_calls_cannot_take_every_slot_and_health_is_answered(ref: Served) -
         await asyncio.sleep(1.0)  # the attack holds its calls
         honest_watches = asyncio.create_task(hold_watches(honest(ref), 7))
         await asyncio.sleep(0.5)
-        served = {"health": await check(honest(ref)),
-                  "liveness": await check(honest(ref, "operator"), "kozel.liveness"),
-                  "liveness_attacker": await check(attacker(ref, "operator"),
-                                                   "kozel.liveness")}
+        served = {
+            "health": await check(honest(ref)),
+            "liveness": await check(honest(ref, "operator"), "kozel.liveness"),
+            "liveness_attacker": await check(attacker(ref, "operator"), "kozel.liveness"),
+        }
         bot = RawBot(honest(ref), "honest-hello", hello=queue_hello("honest-hello", SHORT, 4))
         await bot.run(stop_after=lambda b, m: m.WhichOneof("message") == "welcome")
         served["welcomed"] = bool(bot.of("welcome"))
@@ -183,24 +211,35 @@ def test_idle_calls_cannot_take_every_slot_and_health_is_answered(ref: Served) -
 
     attack, op_attack, honest_watches, served = asyncio.run(scenario())
     serving = health_pb2.HealthCheckResponse.SERVING
-    assert served == {"health": serving, "liveness": serving, "liveness_attacker": serving,
-                      "welcomed": True}
+    assert served == {
+        "health": serving,
+        "liveness": serving,
+        "liveness_attacker": serving,
+        "welcomed": True,
+    }
     codes = sorted(c.name for c, _ in attack)
     assert codes == ["DEADLINE_EXCEEDED"] * 6 + ["RESOURCE_EXHAUSTED"] * 4, attack
-    assert sorted(c.name for c, _ in op_attack) == ["DEADLINE_EXCEEDED"] * 4 + [
-        "RESOURCE_EXHAUSTED"] * 2, op_attack
+    assert (
+        sorted(c.name for c, _ in op_attack)
+        == ["DEADLINE_EXCEEDED"] * 4 + ["RESOURCE_EXHAUSTED"] * 2
+    ), op_attack
     # The honest address gets what is left of the total (12 - 6), no more.
     assert sorted(c.name for c, _ in honest_watches) == ["DEADLINE_EXCEEDED"] * 6 + [
-        "RESOURCE_EXHAUSTED"], honest_watches
+        "RESOURCE_EXHAUSTED"
+    ], honest_watches
     # Held calls end at max_idle_rpc_s (4 s), not at the client's 60 s.
     assert max(t for c, t in attack if c == grpc.StatusCode.DEADLINE_EXCEEDED) < 20
 
 
 def test_a_leave_does_not_reset_the_stale_answer_count(ref: Served) -> None:
     async def scenario():
-        table = await create_table(attacker(ref), "classic", 2, house=["random"],
-                                   clock=pb.TimeControl(move_ms=300, bank_ms=100,
-                                                        max_strikes=1, grace_ms=300))
+        table = await create_table(
+            attacker(ref),
+            "classic",
+            2,
+            house=["random"],
+            clock=pb.TimeControl(move_ms=300, bank_ms=100, max_strikes=1, grace_ms=300),
+        )
 
         async def flood(bot: RawBot, req: rpb.DecisionRequest) -> None:
             forged = reply(req, 0)
@@ -208,10 +247,15 @@ def test_a_leave_does_not_reset_the_stale_answer_count(ref: Served) -> None:
             for _ in range(200):
                 bot.send(rpb.PlayRequest(action=forged))
                 bot.send(rpb.PlayRequest(leave=rpb.Leave()))
-            return None
+            return
 
-        bot = RawBot(attacker(ref), "flooder", hello=table_hello("flooder", table),
-                     answer=flood, one_match=False)
+        bot = RawBot(
+            attacker(ref),
+            "flooder",
+            hello=table_hello("flooder", table),
+            answer=flood,
+            one_match=False,
+        )
         await asyncio.wait_for(bot.run(), 60)
         result = await honest_table_match(ref, "honest-flood")
         return bot, result
@@ -224,7 +268,7 @@ def test_a_leave_does_not_reset_the_stale_answer_count(ref: Served) -> None:
 
 
 def test_lingering_sessions_are_bounded_by_count(ref: Served) -> None:
-    padding = b"\xfa\x3e" + bytes([0xe0, 0xd4, 0x03]) + b"x" * 60_000  # unknown field 999
+    padding = b"\xfa\x3e" + bytes([0xE0, 0xD4, 0x03]) + b"x" * 60_000  # unknown field 999
 
     async def scenario():
         tokens = []
@@ -270,9 +314,16 @@ def test_spectators_are_capped_in_all(ref: Served) -> None:
 
     async def scenario():
         tables = [await create_table(honest(ref), "classic", 2, clock=clock) for _ in range(2)]
-        bots = [RawBot(honest(ref), f"idle-{t}-{i}", hello=table_hello(f"idle-{t}-{i}", t),
-                       answer=lambda b, r: asyncio.sleep(0))
-                for t in tables for i in range(2)]
+        bots = [
+            RawBot(
+                honest(ref),
+                f"idle-{t}-{i}",
+                hello=table_hello(f"idle-{t}-{i}", t),
+                answer=lambda b, r: asyncio.sleep(0),
+            )
+            for t in tables
+            for i in range(2)
+        ]
         runs = [asyncio.create_task(b.run()) for b in bots]
         while not all(b.of("match_start") for b in bots):
             await asyncio.sleep(0.02)
@@ -298,9 +349,13 @@ def test_spectators_are_capped_in_all(ref: Served) -> None:
         return codes
 
     codes = asyncio.run(scenario())
-    assert [c for c, _ in codes] == [grpc.StatusCode.OK, grpc.StatusCode.OK,
-                                     grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.OK,
-                                     grpc.StatusCode.RESOURCE_EXHAUSTED], codes
+    assert [c for c, _ in codes] == [
+        grpc.StatusCode.OK,
+        grpc.StatusCode.OK,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.OK,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ], codes
     assert "2 spectators" in codes[2][1] and "limits.max_spectators" in codes[4][1]
 
 
@@ -309,7 +364,7 @@ def test_a_hello_is_kept_without_its_unknown_fields(tmp_path: Path) -> None:
     from kozel.server.app import start_referee
     from kozel.server.config import ServerConfig
 
-    padding = b"\xfa\x3e" + bytes([0xe0, 0xd4, 0x03]) + b"x" * 60_000  # unknown field 999
+    padding = b"\xfa\x3e" + bytes([0xE0, 0xD4, 0x03]) + b"x" * 60_000  # unknown field 999
 
     async def scenario() -> list[int]:
         ref = await start_referee(ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path))

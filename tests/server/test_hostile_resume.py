@@ -47,19 +47,31 @@ def test_an_open_play_resume_token_is_bound_to_the_bot_name(referee: RefereeProc
     assert owner.status == grpc.StatusCode.ABORTED and "resumed" in owner.details
 
 
-LADDER = {"ladders": [{"name": "classic-2p", "players": 2,
-                       "ruleset": {"preset": "classic", "options": {"limit": 4}}}]}
+LADDER = {
+    "ladders": [
+        {
+            "name": "classic-2p",
+            "players": 2,
+            "ruleset": {"preset": "classic", "options": {"limit": 4}},
+        }
+    ]
+}
 
 
-def test_a_ladder_resume_needs_the_bots_token(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_ladder_resume_needs_the_bots_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KOZEL_LIMITS__MAX_SESSIONS_PER_BOT", "2")
     ref, store, tokens = start_ladder_referee(tmp_path, LADDER, ["bot-0", "bot-1"])
     store.close()
 
     def hello(token: str) -> rpb.Hello:
-        return rpb.Hello(protocol_version=1, bot_name="bot-0", token=token,
-                         join_ladder=rpb.JoinLadder(ladder="classic-2p"))
+        return rpb.Hello(
+            protocol_version=1,
+            bot_name="bot-0",
+            token=token,
+            join_ladder=rpb.JoinLadder(ladder="classic-2p"),
+        )
 
     async def scenario():
         owner = RawBot(ref.address, "bot-0", hello=hello(tokens[0]))

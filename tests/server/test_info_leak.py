@@ -38,13 +38,7 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 
-from kozel.engine import PRESETS, ActionKind, Combo, Deal, Ruleset
-from kozel.engine.cards import CARD_OF, CODES, FULL_DECK, SUITS, codes, points
-from kozel.engine.deal import Declared, Drawn, Play, Returned, Trick
-from kozel.engine.rules import DiscardVisibility
-from kozel.server.app import start_referee
 from kozel.core.clock import Clock
-from kozel.server.config import ServerConfig
 from kozel.core.convert import (
     COMBO_TO_PB,
     KIND_TO_PB,
@@ -52,6 +46,12 @@ from kozel.core.convert import (
     dict_to_struct,
     ruleset_from_pb,
 )
+from kozel.engine import PRESETS, ActionKind, Combo, Deal, Ruleset
+from kozel.engine.cards import CARD_OF, CODES, FULL_DECK, SUITS, codes, points
+from kozel.engine.deal import Declared, Drawn, Play, Returned, Trick
+from kozel.engine.rules import DiscardVisibility
+from kozel.server.app import start_referee
+from kozel.server.config import ServerConfig
 from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -75,8 +75,9 @@ CARD_IN_TEXT = re.compile(r"(?<![0-9A-Za-z])[6789TJQKA][SCDH](?![0-9A-Za-z])")
 
 def tables() -> list[tuple[str, int, dict]]:
     """Every preset at every player count it allows, then the variants."""
-    return [(name, n, {}) for name, rules in PRESETS.items()
-            for n in rules.players_allowed] + VARIANTS
+    return [
+        (name, n, {}) for name, rules in PRESETS.items() for n in rules.players_allowed
+    ] + VARIANTS
 
 
 # -- playing ---------------------------------------------------------------------------------
@@ -108,6 +109,7 @@ def _answer(attempts: dict[int, set[str]]) -> Callable:
             named.add(card)
         attempts[req.request_id] = named
         return out + [reply(req, bot.rng.randrange(len(req.legal_actions)))]
+
     return answer
 
 
@@ -117,15 +119,26 @@ async def play(address: str, preset: str, players: int, options: dict, rnd: int)
     name = f"{preset} {players} {sorted(options.items())} {rnd}".encode()
     ruleset = pb.Ruleset(preset=preset, options=dict_to_struct(options))
     async with grpc.aio.insecure_channel(address) as channel:
-        table = (await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
-            rpb.CreateTableRequest(ruleset=ruleset, players=players,
-                                   seed=hashlib.sha256(name).digest()))).table_id
+        table = (
+            await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
+                rpb.CreateTableRequest(
+                    ruleset=ruleset, players=players, seed=hashlib.sha256(name).digest()
+                )
+            )
+        ).table_id
     attempts: list[dict[int, set[str]]] = [{} for _ in range(players)]
     runs = []
     bots = []
     for i in range(players):
-        bots.append(RawBot(address, f"leak-bot-{i}", hello=table_hello(f"leak-bot-{i}", table),
-                           answer=_answer(attempts[i]), seed=int.from_bytes(name) + i))
+        bots.append(
+            RawBot(
+                address,
+                f"leak-bot-{i}",
+                hello=table_hello(f"leak-bot-{i}", table),
+                answer=_answer(attempts[i]),
+                seed=int.from_bytes(name) + i,
+            )
+        )
         runs.append(asyncio.create_task(bots[i].run()))
         while not bots[i].of("welcome"):
             await asyncio.sleep(0.005)
@@ -134,17 +147,24 @@ async def play(address: str, preset: str, players: int, options: dict, rnd: int)
     return Played(preset, players, options, bots, attempts, read_replay(result.replay_path))
 
 
-async def play_all(replay_dir: Path, matches: list[tuple[str, int, dict]],
-                   rounds: int = 1) -> list[Played]:
+async def play_all(
+    replay_dir: Path, matches: list[tuple[str, int, dict]], rounds: int = 1
+) -> list[Played]:
     """Play ``rounds`` matches of each table at once on an in-process referee (real gRPC on a
     loopback port)."""
-    referee = await start_referee(ServerConfig(
-        listen="127.0.0.1:0", replay_dir=replay_dir,
-        clock=Clock(move_ms=60_000, bank_ms=60_000, max_retries=2),
-        max_tables_per_peer=1024, max_idle_rpcs_per_peer=1024))  # every table from one address
+    referee = await start_referee(
+        ServerConfig(
+            listen="127.0.0.1:0",
+            replay_dir=replay_dir,
+            clock=Clock(move_ms=60_000, bank_ms=60_000, max_retries=2),
+            max_tables_per_peer=1024,
+            max_idle_rpcs_per_peer=1024,
+        )
+    )  # every table from one address
     try:
-        return await asyncio.gather(*(play(referee.address, p, n, o, r)
-                                      for r in range(rounds) for p, n, o in matches))
+        return await asyncio.gather(
+            *(play(referee.address, p, n, o, r) for r in range(rounds) for p, n, o in matches)
+        )
     finally:
         await referee.stop(0)
 
@@ -174,9 +194,15 @@ def truth_of(replay: replay_pb2.Replay) -> Truth:
     deals, asked = [], {}
     for d in replay.deals:
         assert not d.voided
-        deal = Deal.start(rules, replay.players, [CARD_OF[c] for c in d.deck], d.dealer,
-                          active=list(d.active_seats), first_leader=d.first_leader,
-                          trump_index=d.trump_index if d.HasField("trump_index") else None)
+        deal = Deal.start(
+            rules,
+            replay.players,
+            [CARD_OF[c] for c in d.deck],
+            d.dealer,
+            active=list(d.active_seats),
+            first_leader=d.first_leader,
+            trump_index=d.trump_index if d.HasField("trump_index") else None,
+        )
         dt = DealTruth(deal, tuple(deal.hands))
         for k, step in enumerate(d.steps):
             dt.before.append((len(deal.log), tuple(deal.hands), deal.talon_left))
@@ -360,8 +386,11 @@ class SeatCheck:
         extra: set[str] = set()
         strings = texts(msg)
         if which != "match_end":
-            self.leak(self.seed not in msg.SerializeToString() and not any(
-                self.seed.hex() in v.lower() for _, v in strings), "the match seed")
+            self.leak(
+                self.seed not in msg.SerializeToString()
+                and not any(self.seed.hex() in v.lower() for _, v in strings),
+                "the match seed",
+            )
         if which == "match_start":
             assert body.seat == self.seat
             assert body.seed_commitment == hashlib.sha256(self.seed).hexdigest()
@@ -395,7 +424,7 @@ class SeatCheck:
         assert body.deal_index == self.deal_index and not body.voided
         deal = self.truth.deals[body.deal_index].deal
         assert self.k is not None
-        rest = deal.log[self.k.pos:]
+        rest = deal.log[self.k.pos :]
         assert all(isinstance(e, Returned) for e in rest), f"{self.where}: events lost: {rest}"
         self.leak(list(body.deck) == codes_in_order(deal.deck), "a deck other than this deal's")
         self.k = None
@@ -411,8 +440,7 @@ class SeatCheck:
         if isinstance(entry, Play):
             self.play(body.played, entry)
         elif isinstance(entry, Trick):
-            self.trick(body.trick_taken.trick, entry.plays, entry.leader, entry.winner,
-                       entry.combo)
+            self.trick(body.trick_taken.trick, entry.plays, entry.leader, entry.winner, entry.combo)
         elif isinstance(entry, Drawn):
             d = body.drawn
             own = codes(entry.cards[self.seat])
@@ -423,27 +451,43 @@ class SeatCheck:
         else:
             dec = body.declared
             assert (dec.seat, dec.combo, list(dec.cards)) == (
-                entry.seat, COMBO_TO_PB[entry.combo], codes(entry.cards)), self.where
+                entry.seat,
+                COMBO_TO_PB[entry.combo],
+                codes(entry.cards),
+            ), self.where
 
     def play(self, view: pb.Play, p: Play) -> None:
         assert (view.seat, view.kind, view.count, view.forced) == (
-            p.seat, KIND_TO_PB[p.kind], p.cards.bit_count(), p.forced), self.where
+            p.seat,
+            KIND_TO_PB[p.kind],
+            p.cards.bit_count(),
+            p.forced,
+        ), self.where
         assert self.k is not None
         if self.k.sees(p):
             assert list(view.cards) == codes(p.cards), self.where
         else:
             self.leak(not view.cards, f"seat {p.seat}'s face-down cards {list(view.cards)}")
 
-    def trick(self, view: pb.Trick, plays: list[Play] | tuple[Play, ...], leader: int,
-              winner: int, combo: Combo | None) -> None:
-        assert (view.leader, view.winner, view.combo) == (
-            leader, winner, COMBO_TO_PB[combo]), self.where
+    def trick(
+        self,
+        view: pb.Trick,
+        plays: list[Play] | tuple[Play, ...],
+        leader: int,
+        winner: int,
+        combo: Combo | None,
+    ) -> None:
+        assert (view.leader, view.winner, view.combo) == (leader, winner, COMBO_TO_PB[combo]), (
+            self.where
+        )
         assert len(view.plays) == len(plays), self.where
         for v, p in zip(view.plays, plays):
             self.play(v, p)
         assert self.k is not None
-        self.leak(view.known_points == points(self.k.seen(plays)),
-                  f"trick points {view.known_points} count cards it cannot see")
+        self.leak(
+            view.known_points == points(self.k.seen(plays)),
+            f"trick points {view.known_points} count cards it cannot see",
+        )
 
     def decision(self, body: rpb.DecisionRequest) -> None:
         k = self.k
@@ -457,7 +501,12 @@ class SeatCheck:
         obs = body.observation
         deal = k.deal
         assert (obs.seat, obs.players, obs.dealer, obs.trump, obs.trump_card) == (
-            self.seat, deal.players, deal.dealer, SUITS[deal.trump], CODES[deal.indicator])
+            self.seat,
+            deal.players,
+            deal.dealer,
+            SUITS[deal.trump],
+            CODES[deal.indicator],
+        )
         assert list(obs.hand) == codes(hands[self.seat]), self.where
         assert obs.talon == k.talon == talon and obs.trump_card_drawn == k.indicator_drawn
         assert not obs.deal_over
@@ -465,17 +514,26 @@ class SeatCheck:
             assert sv.seat == j and sv.active == (j in deal.active), self.where
             self.leak(sv.hand_size == k.count[j], f"seat {j}'s hand size {sv.hand_size}")
             assert k.count[j] == hands[j].bit_count()  # public counts are the truth
-            self.leak(not mask(sv.known_cards) & ~k.held[j],
-                      f"seat {j}'s known_cards {list(sv.known_cards)} are not public")
-            self.leak(sv.tricks_won == k.won[j] and sv.known_points == k.seen_points(j),
-                      f"seat {j}'s tricks or points")
+            self.leak(
+                not mask(sv.known_cards) & ~k.held[j],
+                f"seat {j}'s known_cards {list(sv.known_cards)} are not public",
+            )
+            self.leak(
+                sv.tricks_won == k.won[j] and sv.known_points == k.seen_points(j),
+                f"seat {j}'s tricks or points",
+            )
         assert len(obs.tricks) == len(k.tricks), self.where
         for view, t in zip(obs.tricks, k.tricks):
             self.trick(view, t.plays, t.leader, t.winner, t.combo)
         if k.trick:
             beats = [p.seat for p in k.trick if p.kind is ActionKind.BEAT]
-            self.trick(obs.trick, k.trick, k.trick[0].seat,
-                       beats[-1] if beats else k.trick[0].seat, k.trick_combo)
+            self.trick(
+                obs.trick,
+                k.trick,
+                k.trick[0].seat,
+                beats[-1] if beats else k.trick[0].seat,
+                k.trick_combo,
+            )
         else:
             assert not obs.trick.plays, self.where
         self.leak(list(obs.to_act) == [self.seat], f"to_act {list(obs.to_act)}")
@@ -516,8 +574,13 @@ def test_every_preset_and_player_count_is_covered(matches: list[Played]) -> None
     assert covered >= {(name, n) for name, r in PRESETS.items() for n in r.players_allowed}
     kinds = {m.WhichOneof("message") for p in matches for b in p.bots for m in b.received}
     assert {"decision", "event", "rejection", "deal_end", "match_end"} <= kinds
-    events = {m.event.WhichOneof("kind") for p in matches for b in p.bots for m in b.received
-              if m.WhichOneof("message") == "event"}
+    events = {
+        m.event.WhichOneof("kind")
+        for p in matches
+        for b in p.bots
+        for m in b.received
+        if m.WhichOneof("message") == "event"
+    }
     assert {"played", "trick_taken", "drawn", "declared"} <= events
     log = [e for p in matches for d in truth_of(p.replay).deals for e in d.deal.log]
     assert any(isinstance(e, Returned) for e in log), "no mid-trick interruption happened"
@@ -527,7 +590,8 @@ def test_every_preset_and_player_count_is_covered(matches: list[Played]) -> None
 @pytest.mark.slow
 @pytest.mark.parametrize("table", tables(), ids=_table_id)
 def test_no_message_reveals_a_card_its_seat_could_not_know(
-        matches: list[Played], table: tuple[str, int, dict]) -> None:
+    matches: list[Played], table: tuple[str, int, dict]
+) -> None:
     played = [m for m in matches if (m.preset, m.players, m.options) == table]
     assert len(played) == ROUNDS
     assert sum(check_match(m) for m in played) > 0
@@ -536,20 +600,22 @@ def test_no_message_reveals_a_card_its_seat_could_not_know(
 def _leaky_observer(leak: Callable) -> Callable:
     """The protocol core's ``SeatObserver`` with ``leak(observation, deal, seat)`` applied to every
     observation it returns."""
+
     def make(original: type) -> type:
         class Leaky(original):
             __slots__ = ()
 
             def observe(self):  # noqa: ANN202
                 return leak(super().observe(), self.deal, self.observer)
+
         return Leaky
+
     return make
 
 
 def _known_card(obs, deal: Deal, seat: int):  # noqa: ANN001, ANN202
     """Also list one card of the next seat's hand as publicly known."""
-    other = next((s for s in range(1, deal.players)
-                  if deal.hands[(seat + s) % deal.players]), None)
+    other = next((s for s in range(1, deal.players) if deal.hands[(seat + s) % deal.players]), None)
     if other is None:
         return obs
     j = (seat + other) % deal.players
@@ -568,22 +634,29 @@ def _face_down(obs, deal: Deal, seat: int):  # noqa: ANN001, ANN202
 
 def _leaky_draws(original: Callable) -> Callable:
     """``event_views`` whose draw events show what every seat drew."""
+
     def event_views(deal: Deal, start: int, observer: object) -> list:
         views = original(deal, start, observer)
         entries = [e for e in deal.log[start:] if not isinstance(e, Returned)]
-        return [dataclasses.replace(v, cards=tuple(codes(sum(e.cards))))
-                if isinstance(e, Drawn) else v for v, e in zip(views, entries)]
+        return [
+            dataclasses.replace(v, cards=tuple(codes(sum(e.cards)))) if isinstance(e, Drawn) else v
+            for v, e in zip(views, entries)
+        ]
+
     return event_views
 
 
-PLANTS = {"known-cards": ("SeatObserver", _leaky_observer(_known_card)),
-          "face-down": ("SeatObserver", _leaky_observer(_face_down)),
-          "draws": ("event_views", _leaky_draws)}
+PLANTS = {
+    "known-cards": ("SeatObserver", _leaky_observer(_known_card)),
+    "face-down": ("SeatObserver", _leaky_observer(_face_down)),
+    "draws": ("event_views", _leaky_draws),
+}
 
 
 @pytest.mark.parametrize("plant", sorted(PLANTS))
-def test_a_planted_leak_is_caught(matches: list[Played], tmp_path: Path,
-                                  monkeypatch: pytest.MonkeyPatch, plant: str) -> None:
+def test_a_planted_leak_is_caught(
+    matches: list[Played], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
     """The referee is patched to leak; the very match that passes unpatched (same seed, same
     choices) must fail the check."""
     import kozel.core.protocol as core  # where the referee builds what a seat is sent
@@ -598,5 +671,8 @@ def test_a_planted_leak_is_caught(matches: list[Played], tmp_path: Path,
 
 
 def _actions(played: Played) -> list[tuple[int, int, bytes]]:
-    return [(s.seat, s.request_id, s.action.SerializeToString())
-            for d in played.replay.deals for s in d.steps]
+    return [
+        (s.seat, s.request_id, s.action.SerializeToString())
+        for d in played.replay.deals
+        for s in d.steps
+    ]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from kozel.engine import Decision, Match, Ruleset
 from kozel.core.clock import Clock
-from kozel.server.config import ServerConfig
+from kozel.engine import Decision, Match, Ruleset
 from kozel.server.app import start_referee
+from kozel.server.config import ServerConfig
 from kozel.server.errors import Refused
 from kozel.server.lobby import Lobby
 from kozel.server.replay.archive import FolderArchive
@@ -43,8 +43,11 @@ class Recorder:
 class RecordingLink(LocalLink):
     def send(self, msg: rpb.PlayResponse) -> None:
         self.bot.seen.append(msg)
-        if (msg.WhichOneof("message") == "decision" and self.bot.silent
-                and msg.decision.kind == pb.DECISION_KIND_DECLARE):
+        if (
+            msg.WhichOneof("message") == "decision"
+            and self.bot.silent
+            and msg.decision.kind == pb.DECISION_KIND_DECLARE
+        ):
             return  # sits the window out
         super().send(msg)
 
@@ -64,9 +67,14 @@ def test_a_timeout_in_a_sealed_window_is_told_only_to_its_seat(tmp_path: Path) -
     async def scenario():
         bots = [Recorder(s, silent_in_windows=(s == holder)) for s in range(2)]
         links = [RecordingLink(f"b{s}", bots[s]) for s in range(2)]
-        runner = MatchRunner(rules=rules, players=2, seed=seed.to_bytes(32, "big"),
-                             clock=Clock(move_ms=20, bank_ms=0, max_strikes=1000),
-                             links=links, replays=FolderArchive(tmp_path))
+        runner = MatchRunner(
+            rules=rules,
+            players=2,
+            seed=seed.to_bytes(32, "big"),
+            clock=Clock(move_ms=20, bank_ms=0, max_strikes=1000),
+            links=links,
+            replays=FolderArchive(tmp_path),
+        )
         await runner.run()
         return bots
 
@@ -74,9 +82,13 @@ def test_a_timeout_in_a_sealed_window_is_told_only_to_its_seat(tmp_path: Path) -
     other = bots[1 - holder]
 
     def timeouts(bot: Recorder) -> list[int]:
-        return [m.event.notice.seat for m in bot.seen if m.WhichOneof("message") == "event"
-                and m.event.WhichOneof("kind") == "notice"
-                and m.event.notice.kind == rpb.NOTICE_KIND_TIMEOUT]
+        return [
+            m.event.notice.seat
+            for m in bot.seen
+            if m.WhichOneof("message") == "event"
+            and m.event.WhichOneof("kind") == "notice"
+            and m.event.notice.kind == rpb.NOTICE_KIND_TIMEOUT
+        ]
 
     assert timeouts(bots[holder]).count(holder) >= 1
     assert holder not in timeouts(other)
@@ -91,9 +103,14 @@ def test_a_replay_that_cannot_be_written_still_ends_the_match(tmp_path: Path) ->
     async def scenario():
         bots = [Recorder(s) for s in range(2)]
         links = [RecordingLink(f"b{s}", bots[s]) for s in range(2)]
-        runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\1" * 32,
-                             clock=Clock(), links=links,
-                             replays=FolderArchive(blocker / "replays"))
+        runner = MatchRunner(
+            rules=Ruleset.preset("classic"),
+            players=2,
+            seed=b"\1" * 32,
+            clock=Clock(),
+            links=links,
+            replays=FolderArchive(blocker / "replays"),
+        )
         outcome = await runner.run()
         return bots, outcome
 
@@ -108,8 +125,7 @@ def test_finished_tables_do_not_count_against_the_limit(tmp_path: Path) -> None:
         lobby = Lobby(ServerConfig(replay_dir=tmp_path, max_tables=2), {"r": Recorder})
         rules = Ruleset.preset("classic")
         for _ in range(3):  # six tables in all through a limit of two
-            tables = [lobby.create_table("", rules, 2, Clock(), None, ["r", "r"])
-                      for _ in range(2)]
+            tables = [lobby.create_table("", rules, 2, Clock(), None, ["r", "r"]) for _ in range(2)]
             for t in tables:
                 outcome = await lobby.wait_table(t.id)
                 assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
@@ -128,8 +144,9 @@ def test_the_referee_seats_only_the_house_bots_it_is_handed(tmp_path: Path) -> N
         with pytest.raises(Refused, match=r"at most 2 of \[\]"):
             Lobby(config).create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r"])
         with pytest.raises(ValueError, match="start_web"):
-            await start_referee(ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path,
-                                             web_listen="127.0.0.1:0"))
+            await start_referee(
+                ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path, web_listen="127.0.0.1:0")
+            )
         lobby = Lobby(config, {"r": Recorder})
         table = lobby.create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r", "r"])
         outcome = await lobby.wait_table(table.id)
@@ -197,9 +214,14 @@ class StalledLink(LocalLink):
 def _stalled_match(tmp_path: Path, during: bool) -> tuple:
     async def scenario():
         links = [StalledLink(f"b{s}", s, during) for s in range(2)]
-        runner = MatchRunner(rules=Ruleset.preset("classic"), players=2, seed=b"\3" * 32,
-                             clock=Clock(move_ms=100, bank_ms=0), links=links,
-                             replays=FolderArchive(tmp_path))
+        runner = MatchRunner(
+            rules=Ruleset.preset("classic"),
+            players=2,
+            seed=b"\3" * 32,
+            clock=Clock(move_ms=100, bank_ms=0),
+            links=links,
+            replays=FolderArchive(tmp_path),
+        )
         return await runner.run(), runner
 
     return asyncio.run(scenario())
@@ -207,7 +229,8 @@ def _stalled_match(tmp_path: Path, during: bool) -> tuple:
 
 @pytest.mark.parametrize("during", [True, False], ids=["queued-in-the-stall", "after-it"])
 def test_a_stalled_referee_does_not_time_out_answers_that_came_in_meanwhile(
-        tmp_path: Path, during: bool) -> None:
+    tmp_path: Path, during: bool
+) -> None:
     outcome, runner = _stalled_match(tmp_path, during)
     assert list(outcome.result.timeouts) == [0, 0]
     assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
@@ -216,7 +239,8 @@ def test_a_stalled_referee_does_not_time_out_answers_that_came_in_meanwhile(
 
 
 def test_without_the_stall_grace_the_answer_after_the_stall_times_out(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The control for the case above: the grace, not luck, let the late answer in."""
     import kozel.core.clock as clock_module
 
@@ -225,8 +249,7 @@ def test_without_the_stall_grace_the_answer_after_the_stall_times_out(
     assert sum(outcome.result.timeouts) >= 1
 
 
-def test_spectators_hear_the_end_of_a_match_cancelled_while_it_finishes(
-        tmp_path: Path) -> None:
+def test_spectators_hear_the_end_of_a_match_cancelled_while_it_finishes(tmp_path: Path) -> None:
     """Regression: cancelling run() while the shielded finish writes the replay must not drop
     the spectator hub before it has announced the end."""
 

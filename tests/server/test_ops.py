@@ -21,18 +21,17 @@ import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from kozel.core.clock import Clock
+from kozel.ladder.config import ConfigError
 from kozel.ladder.store import Store, default_url
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
 from kozel.server.replay.file import read_replay
 from kozel.server.replay.verify import verify_replay
 from kozel.server.settings import load_settings
-from kozel.ladder.config import ConfigError
 from kozel.v1 import admin_pb2 as apb
-from kozel.v1 import admin_pb2_grpc
+from kozel.v1 import admin_pb2_grpc, referee_pb2_grpc
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
-from kozel.v1 import referee_pb2_grpc
 from tests.server.served import Served, base_config, serve
 from tests.tlsfiles import issue_pki
 
@@ -49,10 +48,17 @@ def health_status(channel: grpc.Channel) -> int:
 
 def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "referee.yaml"
-    path.write_text(yaml.safe_dump({
-        "listen": "0.0.0.0:7000", "clock": {"move_ms": 900},
-        "storage": {"data_dir": str(tmp_path / "d"), "database_url": "sqlite:///file.db"},
-        "limits": {"max_streams": 10}, "operator": {"admin_token": "from-file"}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "listen": "0.0.0.0:7000",
+                "clock": {"move_ms": 900},
+                "storage": {"data_dir": str(tmp_path / "d"), "database_url": "sqlite:///file.db"},
+                "limits": {"max_streams": 10},
+                "operator": {"admin_token": "from-file"},
+            }
+        )
+    )
     monkeypatch.setenv("KOZEL_STORAGE__DATABASE_URL", "sqlite:///env.db")
     monkeypatch.setenv("KOZEL_LIMITS__MAX_STREAMS", "20")
     monkeypatch.setenv("KOZEL_OPERATOR__ADMIN_TOKEN", "from-env")
@@ -66,12 +72,20 @@ def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.Mo
     assert config.replay_dir == tmp_path / "d" / "replays"  # derived default
 
 
-def test_bad_configuration_names_every_bad_key(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_configuration_names_every_bad_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump({"listen": "nowhere", "clock": {"move_ms": 1, "bank_sm": 5},
-                                    "tls": {"cert_file": str(tmp_path / "missing.pem")},
-                                    "colour": "blue"}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "listen": "nowhere",
+                "clock": {"move_ms": 1, "bank_sm": 5},
+                "tls": {"cert_file": str(tmp_path / "missing.pem")},
+                "colour": "blue",
+            }
+        )
+    )
     monkeypatch.setenv("KOZEL_LOGGING__FORMAT", "xml")
     with pytest.raises(ConfigError) as err:
         load_settings(path)
@@ -83,8 +97,9 @@ def test_bad_configuration_names_every_bad_key(tmp_path: Path,
     assert "KOZEL_LOGGING__FORMAT" in text
     monkeypatch.delenv("KOZEL_LOGGING__FORMAT")
     ladders = tmp_path / "ladders.yaml"
-    ladders.write_text(yaml.safe_dump({"ladders": [{"name": "x", "players": 2,
-                                                    "ruleset": {"preset": "nope"}}]}))
+    ladders.write_text(
+        yaml.safe_dump({"ladders": [{"name": "x", "players": 2, "ruleset": {"preset": "nope"}}]})
+    )
     with pytest.raises(ConfigError, match="ruleset"):
         load_settings(None, {"ladders_file": str(ladders)})
 
@@ -112,26 +127,38 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _creds(pki: dict[str, Path], with_client_cert: bool) -> grpc.ChannelCredentials:
     if not with_client_cert:
         return grpc.ssl_channel_credentials(pki["ca"].read_bytes())
-    return grpc.ssl_channel_credentials(pki["ca"].read_bytes(),
-                                        private_key=pki["client_key"].read_bytes(),
-                                        certificate_chain=pki["client_cert"].read_bytes())
+    return grpc.ssl_channel_credentials(
+        pki["ca"].read_bytes(),
+        private_key=pki["client_key"].read_bytes(),
+        certificate_chain=pki["client_cert"].read_bytes(),
+    )
 
 
 async def _tls_match(address: str, creds: grpc.ChannelCredentials) -> rpb.MatchEnd:
     """A bot over TLS plays a table against a house bot."""
     async with grpc.aio.secure_channel(address, creds) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
-        table = await stub.CreateTable(rpb.CreateTableRequest(
-            ruleset=pb.Ruleset(preset="classic"), players=2, house_bots=["greedy"]), timeout=10)
-    ends = await play(RandomBot, address, name="tls-bot", join_table=table.table_id,
-                      credentials=creds, reconnect=False)
+        table = await stub.CreateTable(
+            rpb.CreateTableRequest(
+                ruleset=pb.Ruleset(preset="classic"), players=2, house_bots=["greedy"]
+            ),
+            timeout=10,
+        )
+    ends = await play(
+        RandomBot,
+        address,
+        name="tls-bot",
+        join_table=table.table_id,
+        credentials=creds,
+        reconnect=False,
+    )
     return ends[0]
 
 
-def test_tls_port_plays_over_tls_and_refuses_plaintext(tmp_path: Path,
-                                                       pki: dict[str, Path]) -> None:
-    config = base_config(tmp_path, tls={"cert_file": str(pki["cert"]),
-                                        "key_file": str(pki["key"])})
+def test_tls_port_plays_over_tls_and_refuses_plaintext(
+    tmp_path: Path, pki: dict[str, Path]
+) -> None:
+    config = base_config(tmp_path, tls={"cert_file": str(pki["cert"]), "key_file": str(pki["key"])})
     ref = serve(config, tmp_path)
     try:
         end = asyncio.run(_tls_match(ref.addr(), _creds(pki, False)))
@@ -152,20 +179,28 @@ def test_tls_port_plays_over_tls_and_refuses_plaintext(tmp_path: Path,
 
 
 def _kozel(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kozel.cli.main", *args], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_mutual_tls_needs_a_client_certificate(tmp_path: Path, pki: dict[str, Path]) -> None:
-    config = base_config(tmp_path, tls={"cert_file": str(pki["cert"]),
-                                        "key_file": str(pki["key"]),
-                                        "client_ca_file": str(pki["ca"])})
+    config = base_config(
+        tmp_path,
+        tls={
+            "cert_file": str(pki["cert"]),
+            "key_file": str(pki["key"]),
+            "client_ca_file": str(pki["ca"]),
+        },
+    )
     ref = serve(config, tmp_path)
     try:
         with grpc.secure_channel(ref.addr(), _creds(pki, True)) as good:
             assert health_status(good) == health_pb2.HealthCheckResponse.SERVING
-        with grpc.secure_channel(ref.addr(), _creds(pki, False)) as anon, \
-                pytest.raises(grpc.RpcError) as err:
+        with (
+            grpc.secure_channel(ref.addr(), _creds(pki, False)) as anon,
+            pytest.raises(grpc.RpcError) as err,
+        ):
             health_status(anon)
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE
         end = asyncio.run(_tls_match(ref.addr(), _creds(pki, True)))
@@ -176,15 +211,20 @@ def test_mutual_tls_needs_a_client_certificate(tmp_path: Path, pki: dict[str, Pa
 
 # -- the operator port, admin token and metrics --------------------------------------------------
 
-LADDER = {"name": "duel", "players": 2, "ruleset": {"preset": "classic"},
-          "time_control": {"move_ms": 2000, "bank_ms": 4000}}
+LADDER = {
+    "name": "duel",
+    "players": 2,
+    "ruleset": {"preset": "classic"},
+    "time_control": {"move_ms": 2000, "bank_ms": 4000},
+}
 
 
 def _admin(address: str, method: str, request, token: str | None = ADMIN):
     with grpc.insecure_channel(address) as channel:
         meta = [("authorization", f"Bearer {token}")] if token is not None else []
         return getattr(admin_pb2_grpc.AdminServiceStub(channel), method)(
-            request, timeout=10, metadata=meta)
+            request, timeout=10, metadata=meta
+        )
 
 
 def _ladder_state(address: str) -> apb.LadderState:
@@ -192,16 +232,24 @@ def _ladder_state(address: str) -> apb.LadderState:
 
 
 def _metric(text: str, name: str, labels: str = "") -> float:
-    m = re.search(rf"^{re.escape(name)}{re.escape(labels)} (\S+)$", text, re.M)
+    m = re.search(rf"^{re.escape(name)}{re.escape(labels)} (\S+)$", text, re.MULTILINE)
     assert m, f"{name}{labels} not in /metrics"
     return float(m.group(1))
 
 
 def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) -> None:
-    config = base_config(tmp_path, operator={"listen": "127.0.0.1:0"},
-                         metrics={"listen": "127.0.0.1:0"}, ladders=[LADDER])
-    ref = serve(config, tmp_path, env={"KOZEL_OPERATOR__ADMIN_TOKEN": ADMIN},
-                want=("bot", "operator", "metrics"))
+    config = base_config(
+        tmp_path,
+        operator={"listen": "127.0.0.1:0"},
+        metrics={"listen": "127.0.0.1:0"},
+        ladders=[LADDER],
+    )
+    ref = serve(
+        config,
+        tmp_path,
+        env={"KOZEL_OPERATOR__ADMIN_TOKEN": ADMIN},
+        want=("bot", "operator", "metrics"),
+    )
     op = ref.addr("operator")
     bots: list[subprocess.Popen[str]] = []
     try:
@@ -221,9 +269,21 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
         tokens = {}
         for name in ("alpha", "beta"):
             out = subprocess.run(
-                [sys.executable, "-m", "kozel.cli.main", "ladder", "--server", op, "register",
-                 name], capture_output=True, text=True, timeout=60,
-                env={**os.environ, "KOZEL_ADMIN_TOKEN": ADMIN})
+                [
+                    sys.executable,
+                    "-m",
+                    "kozel.cli.main",
+                    "ladder",
+                    "--server",
+                    op,
+                    "register",
+                    name,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={**os.environ, "KOZEL_ADMIN_TOKEN": ADMIN},
+            )
             assert out.returncode == 0, out.stdout + out.stderr
             tokens[name] = out.stdout.strip().splitlines()[-1]
         stopped = _admin(op, "StopLadder", apb.StopLadderRequest(ladder="duel")).ladder
@@ -233,11 +293,11 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
         assert _ladder_state(op).running_matches == 0  # stopped: the waiting pair is not paired
         assert _admin(op, "StartLadder", apb.StartLadderRequest(ladder="duel")).ladder.running
         store = Store(default_url(tmp_path / "data"))
-        _wait(lambda: store.match_counts("duel").get("finished", 0) >= 3, "three matches",
-              bots)
+        _wait(lambda: store.match_counts("duel").get("finished", 0) >= 3, "three matches", bots)
 
-        paused = _admin(op, "SetBotStatus", apb.SetBotStatusRequest(
-            name="beta", status=apb.BOT_STATUS_PAUSED))
+        paused = _admin(
+            op, "SetBotStatus", apb.SetBotStatusRequest(name="beta", status=apb.BOT_STATUS_PAUSED)
+        )
         assert paused.status == apb.BOT_STATUS_PAUSED
         _wait(lambda: _ladder_state(op).running_matches == 0, "the running match ends")
         done = store.match_counts("duel")["finished"]
@@ -248,8 +308,9 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
 
         with urllib.request.urlopen(f"http://{ref.addr('metrics')}/metrics", timeout=10) as r:
             text = r.read().decode()
-        finished = _metric(text, "kozel_matches_finished_total",
-                           '{ladder="duel",reason="MATCH_END_REASON_LIMIT"}')
+        finished = _metric(
+            text, "kozel_matches_finished_total", '{ladder="duel",reason="MATCH_END_REASON_LIMIT"}'
+        )
         assert finished >= 3
         decisions = _metric(text, "kozel_decisions_total", '{ladder="duel"}')
         think = _metric(text, "kozel_decision_think_seconds_count", '{ladder="duel"}')
@@ -285,9 +346,23 @@ def _ladder_bots(ref: Served, tokens: dict[str, str], folder: Path) -> list[subp
         log = folder / f"bot-{name}.log"
         with log.open("w") as out:
             bot = subprocess.Popen(
-                [sys.executable, "-m", "kozel.cli.main", "bot", "random", "--server",
-                 ref.addr(), "--ladder", "duel", "--name", name],
-                stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "KOZEL_BOT_TOKEN": token})
+                [
+                    sys.executable,
+                    "-m",
+                    "kozel.cli.main",
+                    "bot",
+                    "random",
+                    "--server",
+                    ref.addr(),
+                    "--ladder",
+                    "duel",
+                    "--name",
+                    name,
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "KOZEL_BOT_TOKEN": token},
+            )
         bot.log = str(log)  # type: ignore[attr-defined]
         bots.append(bot)
     return bots
@@ -309,10 +384,15 @@ class SlowBot(RandomBot):
 async def _start_slow_match(address: str) -> asyncio.Task[list[rpb.MatchEnd]]:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
-        table = await stub.CreateTable(rpb.CreateTableRequest(
-            ruleset=pb.Ruleset(preset="classic"), players=2, house_bots=["greedy"]), timeout=10)
+        table = await stub.CreateTable(
+            rpb.CreateTableRequest(
+                ruleset=pb.Ruleset(preset="classic"), players=2, house_bots=["greedy"]
+            ),
+            timeout=10,
+        )
     return asyncio.get_running_loop().create_task(
-        play(SlowBot, address, name="slow", join_table=table.table_id, reconnect=False))
+        play(SlowBot, address, name="slow", join_table=table.table_id, reconnect=False)
+    )
 
 
 async def _drain_scenario(ref: Served) -> tuple[rpb.MatchEnd, list[int], grpc.StatusCode]:
@@ -325,18 +405,18 @@ async def _drain_scenario(ref: Served) -> tuple[rpb.MatchEnd, list[int], grpc.St
     async with grpc.aio.insecure_channel(ref.addr()) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         for _ in range(20):
-            statuses.append((await health.Check(health_pb2.HealthCheckRequest(), timeout=5))
-                            .status)
+            statuses.append((await health.Check(health_pb2.HealthCheckRequest(), timeout=5)).status)
             if statuses[-1] == health_pb2.HealthCheckResponse.NOT_SERVING:
                 break
             await asyncio.sleep(0.05)
-        live = await health.Check(health_pb2.HealthCheckRequest(service="kozel.liveness"),
-                                  timeout=5)
+        live = await health.Check(
+            health_pb2.HealthCheckRequest(service="kozel.liveness"), timeout=5
+        )
         statuses.append(live.status)  # liveness stays SERVING while draining
         try:  # a new table is refused while draining
             await referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(
-                rpb.CreateTableRequest(ruleset=pb.Ruleset(preset="classic"), players=2),
-                timeout=5)
+                rpb.CreateTableRequest(ruleset=pb.Ruleset(preset="classic"), players=2), timeout=5
+            )
         except grpc.aio.AioRpcError as exc:
             refused = exc.code()
     ends = await match
@@ -347,8 +427,10 @@ def test_sigterm_drains_running_matches_then_exits_zero(tmp_path: Path) -> None:
     config = base_config(tmp_path, logging={"level": "INFO", "format": "json"})
     ref = serve(config, tmp_path)
     end, statuses, refused = asyncio.run(_drain_scenario(ref))
-    assert statuses[-2:] == [health_pb2.HealthCheckResponse.NOT_SERVING,
-                             health_pb2.HealthCheckResponse.SERVING]
+    assert statuses[-2:] == [
+        health_pb2.HealthCheckResponse.NOT_SERVING,
+        health_pb2.HealthCheckResponse.SERVING,
+    ]
     assert refused == grpc.StatusCode.UNAVAILABLE
     assert end.result.reason != pb.MATCH_END_REASON_ABORTED  # it finished normally
     assert ref.proc.wait(timeout=60) == 0
@@ -377,11 +459,23 @@ def test_drain_timeout_aborts_what_is_left_and_records_it(tmp_path: Path) -> Non
 
     async def scenario() -> list[list[rpb.MatchEnd]]:
         SlowBot.delay = 0.2
-        tasks = [asyncio.create_task(play(SlowBot, ref.addr(), name=n, join_ladder="duel",
-                                          token=t, reconnect=False, matches=1))
-                 for n, t in tokens.items()]
-        await asyncio.to_thread(_wait, lambda: store.match_counts("duel").get("running"),
-                                "a ladder match runs")
+        tasks = [
+            asyncio.create_task(
+                play(
+                    SlowBot,
+                    ref.addr(),
+                    name=n,
+                    join_ladder="duel",
+                    token=t,
+                    reconnect=False,
+                    matches=1,
+                )
+            )
+            for n, t in tokens.items()
+        ]
+        await asyncio.to_thread(
+            _wait, lambda: store.match_counts("duel").get("running"), "a ladder match runs"
+        )
         ref.proc.send_signal(signal.SIGTERM)
         return await asyncio.gather(*tasks)
 
@@ -401,13 +495,16 @@ def test_the_meeting_cap_holds_on_a_running_ladder(tmp_path: Path) -> None:
     store.migrate()
     tokens = {name: store.register_bot(name) for name in ("one", "two")}
     ladder = {**LADDER, "repeat_cap": 2, "repeat_cap_window_s": 3600}
-    ref = serve(base_config(tmp_path, ladders=[ladder], operator={"listen": "127.0.0.1:0"}),
-                tmp_path, env={"KOZEL_OPERATOR__ADMIN_TOKEN": ADMIN}, want=("bot", "operator"))
+    ref = serve(
+        base_config(tmp_path, ladders=[ladder], operator={"listen": "127.0.0.1:0"}),
+        tmp_path,
+        env={"KOZEL_OPERATOR__ADMIN_TOKEN": ADMIN},
+        want=("bot", "operator"),
+    )
     bots = _ladder_bots(ref, tokens, tmp_path)
     try:
         _wait(lambda: store.match_counts("duel").get("finished", 0) >= 2, "two matches", bots)
-        _wait(lambda: _ladder_state(ref.addr("operator")).waiting == 2, "both wait again",
-              bots)
+        _wait(lambda: _ladder_state(ref.addr("operator")).waiting == 2, "both wait again", bots)
         time.sleep(1.5)  # several scheduling rounds pass
         assert store.match_counts("duel") == {"finished": 2}
         assert _ladder_state(ref.addr("operator")).running_matches == 0

@@ -21,19 +21,35 @@ from .conftest import RefereeProcess
 from .rawbot import RawBot, create_table, reply, table_hello, wait_table
 
 TABLES = [
-    ("classic", 2), ("classic", 3), ("classic", 4),
-    ("classic-no-shokha", 2), ("classic-no-shokha", 3), ("classic-no-shokha", 4),
+    ("classic", 2),
+    ("classic", 3),
+    ("classic", 4),
+    ("classic-no-shokha", 2),
+    ("classic-no-shokha", 3),
+    ("classic-no-shokha", 4),
     ("classic-35", 3),
-    ("classic-no-combos", 2), ("classic-no-combos", 3), ("classic-no-combos", 4),
+    ("classic-no-combos", 2),
+    ("classic-no-combos", 3),
+    ("classic-no-combos", 4),
     ("courtyard", 4),
-    ("balkan", 2), ("balkan", 3), ("balkan", 4),
-    ("money", 2), ("money", 3), ("money", 4), ("money", 5),
+    ("balkan", 2),
+    ("balkan", 3),
+    ("balkan", 4),
+    ("money", 2),
+    ("money", 3),
+    ("money", 4),
+    ("money", 5),
 ]
 
 
-async def play_table(address: str, preset: str, players: int, bots: list[RawBot] | None = None,
-                     house: Sequence[str] = (), clock: pb.TimeControl | None = None
-                     ) -> tuple[rpb.WaitTableResponse, list[RawBot]]:
+async def play_table(
+    address: str,
+    preset: str,
+    players: int,
+    bots: list[RawBot] | None = None,
+    house: Sequence[str] = (),
+    clock: pb.TimeControl | None = None,
+) -> tuple[rpb.WaitTableResponse, list[RawBot]]:
     table = await create_table(address, preset, players, house=list(house), clock=clock)
     bots = bots or [RawBot(address, f"raw-{i}", seed=i) for i in range(players - len(house))]
     for bot in bots:
@@ -54,7 +70,8 @@ def test_full_match_over_grpc(referee: RefereeProcess, preset: str, players: int
         assert len(ends) == 1 and ends[0].result == result.result
         start = bot.of("match_start")[0]
         assert start.players == players and sorted(p.name for p in start.seating) == sorted(
-            b.name for b in bots)
+            b.name for b in bots
+        )
         assert start.seating[start.seat].name == bot.name
         assert not bot.of("rejection"), bot.of("rejection")
         hands = [d.hand for d in bot.of("deal_start")]
@@ -105,16 +122,23 @@ def test_sleeping_bot_times_out_gets_strikes_and_forfeits(referee: RefereeProces
         # held until the deal ends (tests/server/test_hostile_counts.py), which would make
         # the count at the forfeit depend on the deal. Here every strike counts at once.
         result, bots = await play_table(
-            referee.address, "classic-no-combos", 2,
-            bots=[RawBot(referee.address, "sleepy", answer=sleepy),
-                  RawBot(referee.address, "awake", seed=3)], clock=clock)
+            referee.address,
+            "classic-no-combos",
+            2,
+            bots=[
+                RawBot(referee.address, "sleepy", answer=sleepy),
+                RawBot(referee.address, "awake", seed=3),
+            ],
+            clock=clock,
+        )
         return result, bots, await other
 
     result, bots, (other_result, _) = asyncio.run(scenario())
     sleeper, awake = bots[0].seat, bots[1].seat
     assert result.result.reason == pb.MATCH_END_REASON_FORFEIT
     assert [(f.seat, f.reason) for f in result.result.forfeits] == [
-        (sleeper, pb.FORFEIT_REASON_STRIKES)]
+        (sleeper, pb.FORFEIT_REASON_STRIKES)
+    ]
     assert result.result.winner_side == awake and not result.result.draw
     assert list(result.result.timeouts)[sleeper] == 3
     # The sleeper hears of all its timeouts; the other seat not of one inside a sealed
@@ -132,22 +156,34 @@ def test_sleeping_bot_times_out_gets_strikes_and_forfeits(referee: RefereeProces
 def test_illegal_actions_are_refused_then_forfeit(referee: RefereeProcess) -> None:
     async def illegal(bot: RawBot, req: rpb.DecisionRequest) -> list[rpb.ActionReply]:
         bad = rpb.ActionReply(match_id=req.match_id, request_id=req.request_id)
-        bad.action.CopyFrom(pb.Action(kind=pb.ACTION_KIND_LEAD, cards=["XX"])
-                            if bot.rng.random() < 0.5 else
-                            pb.Action(kind=pb.ACTION_KIND_BEAT, cards=["AH", "AH"]))
+        bad.action.CopyFrom(
+            pb.Action(kind=pb.ACTION_KIND_LEAD, cards=["XX"])
+            if bot.rng.random() < 0.5
+            else pb.Action(kind=pb.ACTION_KIND_BEAT, cards=["AH", "AH"])
+        )
         return [bad]
 
-    result, bots = asyncio.run(play_table(
-        referee.address, "classic", 2,
-        bots=[RawBot(referee.address, "liar", answer=illegal), RawBot(referee.address, "fair")]))
+    result, bots = asyncio.run(
+        play_table(
+            referee.address,
+            "classic",
+            2,
+            bots=[RawBot(referee.address, "liar", answer=illegal), RawBot(referee.address, "fair")],
+        )
+    )
     rejections = bots[0].of("rejection")
     assert len(rejections) == 3  # max_retries 2: two retries, then forfeit
     assert [r.retry_allowed for r in rejections] == [True, True, False]
-    assert {r.code for r in rejections} <= {pb.ERROR_CODE_MALFORMED, pb.ERROR_CODE_WRONG_DECISION,
-                                            pb.ERROR_CODE_NOT_YOUR_TURN, pb.ERROR_CODE_DUPLICATE_CARD}
+    assert {r.code for r in rejections} <= {
+        pb.ERROR_CODE_MALFORMED,
+        pb.ERROR_CODE_WRONG_DECISION,
+        pb.ERROR_CODE_NOT_YOUR_TURN,
+        pb.ERROR_CODE_DUPLICATE_CARD,
+    }
     assert all(r.message for r in rejections)
     assert [(f.seat, f.reason) for f in result.result.forfeits] == [
-        (bots[0].seat, pb.FORFEIT_REASON_ILLEGAL_ACTIONS)]
+        (bots[0].seat, pb.FORFEIT_REASON_ILLEGAL_ACTIONS)
+    ]
     assert not bots[1].of("rejection")
 
 
@@ -160,11 +196,18 @@ def test_an_illegal_then_legal_answer_is_accepted(referee: RefereeProcess) -> No
         answered.add(req.request_id)
         return [reply(req, len(req.legal_actions) + 5), reply(req, 0)]
 
-    result, bots = asyncio.run(play_table(
-        referee.address, "classic", 2,
-        bots=[RawBot(referee.address, "clumsy", answer=first_wrong),
-              RawBot(referee.address, "fair")],
-        clock=pb.TimeControl(max_retries=1000)))
+    result, bots = asyncio.run(
+        play_table(
+            referee.address,
+            "classic",
+            2,
+            bots=[
+                RawBot(referee.address, "clumsy", answer=first_wrong),
+                RawBot(referee.address, "fair"),
+            ],
+            clock=pb.TimeControl(max_retries=1000),
+        )
+    )
     rejections = bots[0].of("rejection")
     assert rejections and all(r.code == pb.ERROR_CODE_MALFORMED for r in rejections)
     assert "outside" in rejections[0].message
@@ -183,10 +226,17 @@ def test_stale_and_unknown_request_ids_are_refused_harmlessly(referee: RefereePr
         unknown.match_id = "no-such-match"
         return [stale, unknown, reply(req, bot.rng.randrange(len(req.legal_actions)))]
 
-    result, bots = asyncio.run(play_table(
-        referee.address, "classic", 2,
-        bots=[RawBot(referee.address, "confused", answer=confused),
-              RawBot(referee.address, "fair")]))
+    result, bots = asyncio.run(
+        play_table(
+            referee.address,
+            "classic",
+            2,
+            bots=[
+                RawBot(referee.address, "confused", answer=confused),
+                RawBot(referee.address, "fair"),
+            ],
+        )
+    )
     codes = {r.code for r in bots[0].of("rejection")}
     assert codes == {pb.ERROR_CODE_UNKNOWN_REQUEST}
     assert not result.result.forfeits
@@ -216,15 +266,21 @@ def test_disconnect_and_resume_continue_the_match(referee: RefereeProcess) -> No
 
 def test_disconnect_without_resume_forfeits_after_grace(referee: RefereeProcess) -> None:
     async def scenario():
-        table = await create_table(referee.address, "classic", 2, house=["random"],
-                                   clock=pb.TimeControl(move_ms=5000, grace_ms=300))
+        table = await create_table(
+            referee.address,
+            "classic",
+            2,
+            house=["random"],
+            clock=pb.TimeControl(move_ms=5000, grace_ms=300),
+        )
         bot = RawBot(referee.address, "gone", hello=table_hello("gone", table))
         await bot.run(stop_after=lambda b, m: len(b.of("decision")) == 1)
         return await wait_table(referee.address, table)
 
     result = asyncio.run(scenario())
     assert [(f.seat, f.reason) for f in result.result.forfeits] == [
-        (1, pb.FORFEIT_REASON_DISCONNECTED)]  # the house bot was seated first
+        (1, pb.FORFEIT_REASON_DISCONNECTED)
+    ]  # the house bot was seated first
     assert result.result.winner_side == 0
 
 
@@ -245,20 +301,39 @@ def test_a_stream_without_hello_is_closed(referee: RefereeProcess) -> None:
     assert bot.status == grpc.StatusCode.DEADLINE_EXCEEDED and "Hello" in bot.details
 
 
-@pytest.mark.parametrize(("hello", "code", "words"), [
-    (rpb.Hello(protocol_version=7, bot_name="x", join_table=rpb.JoinTable(table_id="t")),
-     grpc.StatusCode.FAILED_PRECONDITION, "protocol version 7"),
-    (rpb.Hello(protocol_version=1, bot_name="x", join_table=rpb.JoinTable(table_id="nope")),
-     grpc.StatusCode.NOT_FOUND, "no table"),
-    (rpb.Hello(protocol_version=1, bot_name="", join_table=rpb.JoinTable(table_id="t")),
-     grpc.StatusCode.INVALID_ARGUMENT, "bot_name"),
-    (rpb.Hello(protocol_version=1, bot_name="x"), grpc.StatusCode.INVALID_ARGUMENT, "join_"),
-    (rpb.Hello(protocol_version=1, bot_name="x", join_queue=rpb.JoinQueue(
-        ruleset=pb.Ruleset(preset="classic"), players=7)),
-     grpc.StatusCode.INVALID_ARGUMENT, "not 7"),
-])
-def test_bad_hello_gets_a_clear_status(referee: RefereeProcess, hello: rpb.Hello,
-                                       code: grpc.StatusCode, words: str) -> None:
+@pytest.mark.parametrize(
+    ("hello", "code", "words"),
+    [
+        (
+            rpb.Hello(protocol_version=7, bot_name="x", join_table=rpb.JoinTable(table_id="t")),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "protocol version 7",
+        ),
+        (
+            rpb.Hello(protocol_version=1, bot_name="x", join_table=rpb.JoinTable(table_id="nope")),
+            grpc.StatusCode.NOT_FOUND,
+            "no table",
+        ),
+        (
+            rpb.Hello(protocol_version=1, bot_name="", join_table=rpb.JoinTable(table_id="t")),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "bot_name",
+        ),
+        (rpb.Hello(protocol_version=1, bot_name="x"), grpc.StatusCode.INVALID_ARGUMENT, "join_"),
+        (
+            rpb.Hello(
+                protocol_version=1,
+                bot_name="x",
+                join_queue=rpb.JoinQueue(ruleset=pb.Ruleset(preset="classic"), players=7),
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "not 7",
+        ),
+    ],
+)
+def test_bad_hello_gets_a_clear_status(
+    referee: RefereeProcess, hello: rpb.Hello, code: grpc.StatusCode, words: str
+) -> None:
     bot = RawBot(referee.address, "bad", hello=hello)
     asyncio.run(bot.run())
     assert bot.status == code and words in bot.details
@@ -266,8 +341,11 @@ def test_bad_hello_gets_a_clear_status(referee: RefereeProcess, hello: rpb.Hello
 
 def test_queue_starts_a_match_when_enough_bots_wait(referee: RefereeProcess) -> None:
     async def scenario():
-        hello = rpb.Hello(protocol_version=1, bot_name="q", join_queue=rpb.JoinQueue(
-            ruleset=pb.Ruleset(preset="balkan"), players=2))
+        hello = rpb.Hello(
+            protocol_version=1,
+            bot_name="q",
+            join_queue=rpb.JoinQueue(ruleset=pb.Ruleset(preset="balkan"), players=2),
+        )
         bots = [RawBot(referee.address, f"q{i}", hello=hello, seed=i) for i in range(2)]
         await asyncio.wait_for(asyncio.gather(*(b.run() for b in bots)), 30)
         return bots
@@ -298,8 +376,12 @@ def test_replay_can_be_fetched_by_id(referee: RefereeProcess) -> None:
 
 def test_garbage_bytes_do_not_hurt_the_server(referee: RefereeProcess) -> None:
     host, port = referee.address.rsplit(":", 1)
-    for payload in (b"\x00" * 64, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", bytes(range(256)) * 8,
-                    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\xff" * 100):
+    for payload in (
+        b"\x00" * 64,
+        b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        bytes(range(256)) * 8,
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\xff" * 100,
+    ):
         with socket.create_connection((host, int(port)), timeout=5) as s:
             s.sendall(payload)
             s.settimeout(2)
@@ -309,7 +391,8 @@ def test_garbage_bytes_do_not_hurt_the_server(referee: RefereeProcess) -> None:
     async def check():
         async with grpc.aio.insecure_channel(referee.address) as channel:
             health = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service="kozel.v1.RefereeService"))
+                health_pb2.HealthCheckRequest(service="kozel.v1.RefereeService")
+            )
         result, _ = await play_table(referee.address, "classic", 2)
         return health, result
 
@@ -366,8 +449,9 @@ def test_reflection_lists_the_services(referee: RefereeProcess) -> None:
     async def scenario():
         async with grpc.aio.insecure_channel(referee.address) as channel:
             stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-            call = stub.ServerReflectionInfo(iter([
-                reflection_pb2.ServerReflectionRequest(list_services="")]))
+            call = stub.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+            )
             async for resp in call:
                 return [s.name for s in resp.list_services_response.service]
         return None
@@ -382,8 +466,10 @@ def test_a_bot_that_leaves_an_unfilled_table_frees_its_seat(referee: RefereeProc
         ghost = RawBot(referee.address, "ghost", hello=table_hello("ghost", table))
         await ghost.run(stop_after=lambda b, m: m.WhichOneof("message") == "welcome")
         await asyncio.sleep(0.3)
-        bots = [RawBot(referee.address, f"live-{i}", hello=table_hello(f"live-{i}", table),
-                       seed=i) for i in range(2)]
+        bots = [
+            RawBot(referee.address, f"live-{i}", hello=table_hello(f"live-{i}", table), seed=i)
+            for i in range(2)
+        ]
         runs = [asyncio.create_task(b.run()) for b in bots]
         result = await wait_table(referee.address, table)
         await asyncio.wait_for(asyncio.gather(*runs), 30)

@@ -10,18 +10,18 @@ import random
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from kozel.core.requests import StepMeta
 from kozel.engine.cards import CODES, codes
 from kozel.engine.deal import Deal
 from kozel.engine.match import Match
 from kozel.engine.players import random_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import shuffled_deck
-from kozel.core.requests import StepMeta
 from kozel.server.replay.build import build_replay, result_to_pb
 from kozel.server.replay.file import (
     ReplayError,
@@ -37,9 +37,10 @@ from kozel.v1 import game_pb2, replay_pb2
 ROOT = Path(__file__).resolve().parents[2]
 KOZEL = [sys.executable, "-m", "kozel.cli.main"]
 NAMES = ["Ann", "Bob", "Cid", "Dee", "Eve"]
-CLOCK = game_pb2.TimeControl(move_ms=2000, bank_ms=30000, max_strikes=3, max_retries=2,
-                             grace_ms=5000)
-T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
+CLOCK = game_pb2.TimeControl(
+    move_ms=2000, bank_ms=30000, max_strikes=3, max_retries=2, grace_ms=5000
+)
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 
 @dataclass
@@ -54,8 +55,14 @@ class Played:
     aborted: bool = False
 
 
-def play(preset: str, players: int, seed: int, *, forfeit_at: tuple[int, int] | None = None,
-         abort_at: tuple[int, int] | None = None) -> Played:
+def play(
+    preset: str,
+    players: int,
+    seed: int,
+    *,
+    forfeit_at: tuple[int, int] | None = None,
+    abort_at: tuple[int, int] | None = None,
+) -> Played:
     """Play random legal actions; ``forfeit_at``/``abort_at`` = (deal, actions into it)."""
     match = Match(Ruleset.preset(preset), players, seed)
     rng = random.Random(seed)
@@ -71,17 +78,23 @@ def play(preset: str, players: int, seed: int, *, forfeit_at: tuple[int, int] | 
             break
         seat = match.deal.to_act[0]
         if where == forfeit_at:
-            p.forfeits.append(game_pb2.Forfeit(seat=seat, deal_index=i,
-                                               reason=game_pb2.FORFEIT_REASON_STRIKES))
+            p.forfeits.append(
+                game_pb2.Forfeit(seat=seat, deal_index=i, reason=game_pb2.FORFEIT_REASON_STRIKES)
+            )
             match.forfeit(seat)
             continue
         request += 1
-        meta = StepMeta(request_id=request, think_ms=rng.randrange(5, 900),
-                        timeout=rng.random() < 0.05)
+        meta = StepMeta(
+            request_id=request, think_ms=rng.randrange(5, 900), timeout=rng.random() < 0.05
+        )
         if rng.random() < 0.05:
-            meta.rejections.append(replay_pb2.ReplayRejection(
-                code=game_pb2.ERROR_CODE_CARD_NOT_IN_HAND, message="ZZ is not in your hand",
-                attempted=game_pb2.Action(kind=game_pb2.ACTION_KIND_LEAD, cards=["AH"])))
+            meta.rejections.append(
+                replay_pb2.ReplayRejection(
+                    code=game_pb2.ERROR_CODE_CARD_NOT_IN_HAND,
+                    message="ZZ is not in your hand",
+                    attempted=game_pb2.Action(kind=game_pb2.ACTION_KIND_LEAD, cards=["AH"]),
+                )
+            )
         p.timeouts[seat] += meta.timeout
         p.rejections[seat] += len(meta.rejections)
         match.apply(seat, random_action(match.deal, seat, rng))
@@ -90,11 +103,24 @@ def play(preset: str, players: int, seed: int, *, forfeit_at: tuple[int, int] | 
 
 
 def replay_of(p: Played) -> replay_pb2.Replay:
-    result = result_to_pb(p.match, forfeits=p.forfeits, timeouts=p.timeouts,
-                          rejections=p.rejections, aborted=p.aborted)
-    return build_replay(p.match, match_id="m-1", names=NAMES[: p.match.players],
-                        time_control=CLOCK, steps=p.steps, result=result, started_at=T0,
-                        ended_at=T0 + timedelta(minutes=7), table_id="t-9")
+    result = result_to_pb(
+        p.match,
+        forfeits=p.forfeits,
+        timeouts=p.timeouts,
+        rejections=p.rejections,
+        aborted=p.aborted,
+    )
+    return build_replay(
+        p.match,
+        match_id="m-1",
+        names=NAMES[: p.match.players],
+        time_control=CLOCK,
+        steps=p.steps,
+        result=result,
+        started_at=T0,
+        ended_at=T0 + timedelta(minutes=7),
+        table_id="t-9",
+    )
 
 
 def copy(replay: replay_pb2.Replay) -> replay_pb2.Replay:
@@ -107,8 +133,16 @@ def kozel(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*KOZEL, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
-TABLES = [("classic", 2, 11), ("classic", 3, 12), ("classic", 4, 13), ("courtyard", 4, 14),
-          ("money", 3, 15), ("money", 5, 16), ("balkan", 3, 17), ("classic-35", 3, 18)]
+TABLES = [
+    ("classic", 2, 11),
+    ("classic", 3, 12),
+    ("classic", 4, 13),
+    ("courtyard", 4, 14),
+    ("money", 3, 15),
+    ("money", 5, 16),
+    ("balkan", 3, 17),
+    ("classic-35", 3, 18),
+]
 
 
 @pytest.fixture(scope="module")
@@ -151,12 +185,15 @@ def test_header_and_steps_carry_the_referee_notes(classic3: Played) -> None:
     replay = replay_of(classic3)
     assert (replay.format_version, replay.protocol_version) == (1, 1)
     assert replay.match_id == "m-1" and replay.table_id == "t-9"
-    assert [(s.seat, s.name, s.side) for s in replay.seats] == [(0, "Ann", 0), (1, "Bob", 1),
-                                                                 (2, "Cid", 2)]
+    assert [(s.seat, s.name, s.side) for s in replay.seats] == [
+        (0, "Ann", 0),
+        (1, "Bob", 1),
+        (2, "Cid", 2),
+    ]
     assert replay.seed == classic3.match.seed
     assert replay.seed_commitment == hashlib.sha256(classic3.match.seed).hexdigest()
     assert replay.ruleset.preset == "classic"
-    assert replay.started_at.ToDatetime(tzinfo=timezone.utc) == T0
+    assert replay.started_at.ToDatetime(tzinfo=UTC) == T0
     flat = [m for deal in classic3.steps for m in deal]
     got = [s for d in replay.deals for s in d.steps]
     assert [s.request_id for s in got] == [m.request_id for m in flat]
@@ -177,7 +214,7 @@ def test_the_documented_check_value_deck() -> None:
     """RULES.md section 9.16: seed of 32 zero bytes, deck 0 begins JH TH 9S AC TC JC 8D QH."""
     p = play("classic", 4, 0)
     replay = replay_of(p)
-    assert list(replay.deals[0].deck[:8]) == "JH TH 9S AC TC JC 8D QH".split()
+    assert list(replay.deals[0].deck[:8]) == ["JH", "TH", "9S", "AC", "TC", "JC", "8D", "QH"]
     assert replay.deals[0].dealer == 1
     assert verify_replay(replay) == []
 
@@ -192,8 +229,12 @@ def test_declarations_and_midtrick_returns_verify() -> None:
     """Courtyard seed 101 has mid-trick declarations that send played cards back."""
     replay = replay_of(play("courtyard", 4, 101))
     assert verify_replay(replay) == []
-    declares = [(i, k) for i, d in enumerate(replay.deals) for k, s in enumerate(d.steps)
-                if s.action.kind == game_pb2.ACTION_KIND_DECLARE]
+    declares = [
+        (i, k)
+        for i, d in enumerate(replay.deals)
+        for k, s in enumerate(d.steps)
+        if s.action.kind == game_pb2.ACTION_KIND_DECLARE
+    ]
     assert declares
     assert "the cards played to the trick go back to their owners" in replay_to_text(replay)
     i, k = declares[0]
@@ -202,8 +243,9 @@ def test_declarations_and_midtrick_returns_verify() -> None:
     wrong_combo = copy(replay)
     wrong_combo.deals[i].steps[k].action.combo = game_pb2.COMBO_MOSCOW
     problems = verify_replay(wrong_combo)
-    assert problems[0].startswith(f"deal {i} step {k + 1}: the engine refuses seat {step.seat}'s "
-                                  "declare moscow")
+    assert problems[0].startswith(
+        f"deal {i} step {k + 1}: the engine refuses seat {step.seat}'s declare moscow"
+    )
     assert "NOT_A_COMBINATION" in problems[0]
     wrong_cards = copy(replay)
     wrong_cards.deals[i].steps[k].action.cards[0] = "6S" if step.action.cards[0] != "6S" else "7S"
@@ -265,8 +307,16 @@ def test_steps_must_align_with_actions(classic3: Played) -> None:
     steps[0].pop()
     result = result_to_pb(classic3.match, forfeits=[], timeouts=[], rejections=[])
     with pytest.raises(ValueError, match="deal 0 has"):
-        build_replay(classic3.match, match_id="m", names=NAMES[:3], time_control=CLOCK,
-                     steps=steps, result=result, started_at=T0, ended_at=T0)
+        build_replay(
+            classic3.match,
+            match_id="m",
+            names=NAMES[:3],
+            time_control=CLOCK,
+            steps=steps,
+            result=result,
+            started_at=T0,
+            ended_at=T0,
+        )
 
 
 # -- tampering ---------------------------------------------------------------------------------
@@ -289,8 +339,9 @@ def test_changed_action_is_detected(classic3: Played) -> None:
     step.action.cards[:] = [other]
     problems = verify_replay(replay)
     assert len(problems) == 1
-    assert problems[0].startswith(f"deal 0 step 1: the engine refuses seat {step.seat}'s lead "
-                                  f"{other} (CARD_NOT_IN_HAND")
+    assert problems[0].startswith(
+        f"deal 0 step 1: the engine refuses seat {step.seat}'s lead {other} (CARD_NOT_IN_HAND"
+    )
 
 
 def test_changed_seat_is_detected(classic3: Played) -> None:
@@ -363,15 +414,21 @@ def test_timeout_counts_must_cover_the_steps(classic3: Played) -> None:
     seat = next(s for s, t in enumerate(replay.result.timeouts) if t)
     replay.result.timeouts[seat] = 0
     problems = verify_replay(replay)
-    assert len(problems) == 1 and problems[0].startswith(f"the result counts 0 timeouts for seat "
-                                                         f"{seat}, but its steps show ")
+    assert len(problems) == 1 and problems[0].startswith(
+        f"the result counts 0 timeouts for seat {seat}, but its steps show "
+    )
 
 
 def _first_hand(replay: replay_pb2.Replay, deal: int, seat: int) -> list[str]:
     """The hand ``seat`` was dealt in a deal, dealt again by the engine."""
     d = replay.deals[deal]
-    start = Deal.start(Ruleset.preset(replay.ruleset.preset), replay.players,
-                       [CODES.index(c) for c in d.deck], d.dealer, active=list(d.active_seats))
+    start = Deal.start(
+        Ruleset.preset(replay.ruleset.preset),
+        replay.players,
+        [CODES.index(c) for c in d.deck],
+        d.dealer,
+        active=list(d.active_seats),
+    )
     return codes(start.hands[seat])
 
 
@@ -389,8 +446,9 @@ def test_write_and_read_round_trip(tmp_path: Path, classic3: Played) -> None:
     assert sorted(os.listdir(path.parent)) == ["m-1.kzr"]
 
 
-def test_write_replaces_atomically(tmp_path: Path, classic3: Played,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_replaces_atomically(
+    tmp_path: Path, classic3: Played, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "m.kzr"
     first = replay_of(classic3)
     write_replay(path, first)
@@ -410,13 +468,19 @@ def test_write_replaces_atomically(tmp_path: Path, classic3: Played,
     assert read_replay(path).match_id == "m-2"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"hello, I am text", "not gzip-compressed"),
-    (gzip.compress(b"\xff\xff\xff\xff garbage", mtime=0), "not a Replay message"),
-    (gzip.compress(b"", mtime=0), "no format_version"),
-    (gzip.compress(replay_pb2.Replay(format_version=2).SerializeToString(), mtime=0),
-     "unknown replay format_version 2"),
-], ids=["text", "garbage", "empty", "future-version"])  # stable ids: xdist workers must agree
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"hello, I am text", "not gzip-compressed"),
+        (gzip.compress(b"\xff\xff\xff\xff garbage", mtime=0), "not a Replay message"),
+        (gzip.compress(b"", mtime=0), "no format_version"),
+        (
+            gzip.compress(replay_pb2.Replay(format_version=2).SerializeToString(), mtime=0),
+            "unknown replay format_version 2",
+        ),
+    ],
+    ids=["text", "garbage", "empty", "future-version"],
+)  # stable ids: xdist workers must agree
 def test_non_replays_are_refused(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.kzr"
     path.write_bytes(content)
@@ -441,8 +505,9 @@ def test_text_rendering(classic3: Played) -> None:
     assert "timeout: default action" in text
     assert "refused: CARD_NOT_IN_HAND 'ZZ is not in your hand' (tried lead AH)" in text
     n_tricks = text.count("-> trick to ")
-    assert n_tricks == sum(replay.deals[i].tricks[s] for i in range(len(replay.deals))
-                           for s in range(3))
+    assert n_tricks == sum(
+        replay.deals[i].tricks[s] for i in range(len(replay.deals)) for s in range(3)
+    )
     pen = " / ".join(map(str, replay.deals[0].penalties))
     assert f"penalties {pen}" in text
     assert text.count("\nDeal ") == len(replay.deals)

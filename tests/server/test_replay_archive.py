@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kozel.core.requests import StepMeta
 from kozel.engine import Match, Ruleset
 from kozel.engine.players import random_action
 from kozel.server.replay.archive import (
@@ -19,7 +20,6 @@ from kozel.server.replay.archive import (
     ReplaySealed,
     check_id,
 )
-from kozel.core.requests import StepMeta
 from kozel.server.replay.build import build_replay, result_to_pb
 from kozel.server.replay.file import ReplayError, encode_replay
 from kozel.server.replay.verify import verify_replay
@@ -40,9 +40,16 @@ def _replay(match_id: str, seed: int = 1) -> replay_pb2.Replay:
             steps.append([])
     now = datetime.now(UTC)
     result = result_to_pb(match, forfeits=[], timeouts=[0, 0], rejections=[0, 0])
-    return build_replay(match, match_id=match_id, names=["a", "b"],
-                        time_control=game_pb2.TimeControl(move_ms=1000), steps=steps,
-                        result=result, started_at=now, ended_at=now)
+    return build_replay(
+        match,
+        match_id=match_id,
+        names=["a", "b"],
+        time_control=game_pb2.TimeControl(move_ms=1000),
+        steps=steps,
+        result=result,
+        started_at=now,
+        ended_at=now,
+    )
 
 
 def test_a_written_replay_reads_back_by_id_and_by_location(tmp_path: Path) -> None:

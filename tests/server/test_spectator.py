@@ -16,6 +16,8 @@ from pathlib import Path
 import grpc
 import pytest
 
+from kozel.core.clock import Clock
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.engine import Match
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal, Play
@@ -23,9 +25,7 @@ from kozel.ladder.config import LadderSpec
 from kozel.ladder.store import MatchDetail, SeatDetail, Store
 from kozel.sdk import HOUSE_BOTS, GreedyBot, RandomBot, play
 from kozel.server.app import start_referee
-from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
-from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.server.match_details import combine, from_store
 from kozel.server.replay.archive import FolderArchive
 from kozel.server.replay.file import read_replay
@@ -43,8 +43,9 @@ SLOW_CLOCK = pb.TimeControl(move_ms=60_000)  # the watched bot may wait for the 
 
 
 def _config(tmp_path: Path, **kw) -> ServerConfig:
-    return ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path / "replays",
-                        data_dir=tmp_path, **kw)
+    return ServerConfig(
+        listen="127.0.0.1:0", replay_dir=tmp_path / "replays", data_dir=tmp_path, **kw
+    )
 
 
 class GatedMatch:
@@ -65,10 +66,10 @@ class GatedMatch:
 
     async def start(self) -> str:
         """Start the match; returns its id once the bot waits at the gate."""
-        table = await create_table(self.address, "classic", 2, house=["greedy"],
-                                   clock=SLOW_CLOCK)
-        self.bot = RawBot(self.address, "watched", hello=table_hello("watched", table),
-                          answer=self._answer)
+        table = await create_table(self.address, "classic", 2, house=["greedy"], clock=SLOW_CLOCK)
+        self.bot = RawBot(
+            self.address, "watched", hello=table_hello("watched", table), answer=self._answer
+        )
         self.task = asyncio.create_task(self.bot.run())
         while len(self.bot.of("decision")) <= self.after:
             assert not self.task.done(), self.bot.status
@@ -81,9 +82,9 @@ class GatedMatch:
         await self.task
 
 
-async def _watch(address: str, match_id: str, full: bool = False, *,
-                 subscribed: asyncio.Event | None = None
-                 ) -> list[tuple[float, mpb.SpectatorEvent]]:
+async def _watch(
+    address: str, match_id: str, full: bool = False, *, subscribed: asyncio.Event | None = None
+) -> list[tuple[float, mpb.SpectatorEvent]]:
     """Every event of the stream with the wall-clock time it arrived."""
     out = []
     async with grpc.aio.insecure_channel(address) as channel:
@@ -98,7 +99,8 @@ async def _watch(address: str, match_id: str, full: bool = False, *,
 async def _get_match(address: str, match_id: str) -> mpb.GetMatchResponse:
     async with grpc.aio.insecure_channel(address) as channel:
         return await match_pb2_grpc.MatchServiceStub(channel).GetMatch(
-            mpb.GetMatchRequest(match_id=match_id))
+            mpb.GetMatchRequest(match_id=match_id)
+        )
 
 
 async def _status(coro) -> grpc.StatusCode:
@@ -141,8 +143,16 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
             subscribed = asyncio.Event()
             watcher = asyncio.create_task(_watch(ref.address, match_id, subscribed=subscribed))
             cli = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "kozel.cli.main", "watch", match_id, "--server",
-                ref.address, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "watch",
+                match_id,
+                "--server",
+                ref.address,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
             assert cli.stdout is not None
             first = await cli.stdout.readline()  # the CLI has its snapshot: the match waits
             await subscribed.wait()
@@ -185,10 +195,12 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
         # a spectator joining mid-deal sees the rest of it
         assert 0 < len(shown) <= len(plays) and (index > first_deal) == (len(shown) == len(plays))
         public = set(seen) if index == first_deal else {codes(1 << deal.indicator)[0]}
-        for got, want in zip(shown, plays[len(plays) - len(shown):]):
+        for got, want in zip(shown, plays[len(plays) - len(shown) :]):
             assert (got.seat, got.kind, got.count) == (
-                want.seat, pb.ActionKind.Value(f"ACTION_KIND_{want.kind.upper()}"),
-                want.cards.bit_count())
+                want.seat,
+                pb.ActionKind.Value(f"ACTION_KIND_{want.kind.upper()}"),
+                want.cards.bit_count(),
+            )
             if want.face_up:
                 assert list(got.cards) == codes(want.cards)
             else:
@@ -206,7 +218,8 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
                     assert set(p.cards) <= public
                     assert bool(p.cards) == (p.kind != pb.ACTION_KIND_DISCARD)
     assert sum(1 for e in events if e.WhichOneof("kind") == "deal_end") == (
-        len(replay.deals) - first_deal)
+        len(replay.deals) - first_deal
+    )
 
     assert cli_rc == 0, cli_out
     lines = cli_out.splitlines()
@@ -235,8 +248,17 @@ def test_the_full_view_shows_every_hand_and_is_held_back_by_the_delay(tmp_path: 
             while not ref.lobby.runners[match_id].spectators.subs:
                 await asyncio.sleep(0.01)
             cli = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "kozel.cli.main", "watch", match_id, "--full", "--server",
-                ref.address, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "watch",
+                match_id,
+                "--full",
+                "--server",
+                ref.address,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
             assert cli.stdout is not None
             first = await cli.stdout.readline()  # both spectators are in: let the match go on
             game.gate.set()
@@ -294,16 +316,21 @@ def test_refusals_name_the_reason(tmp_path: Path) -> None:
                 first = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id))
                 assert (await first.read()).event.WhichOneof("kind") == "snapshot"
                 codes_ = {
-                    "full": await _status(stub.WatchMatch(mpb.WatchMatchRequest(
-                        match_id=match_id, full=True)).read()),
-                    "second": await _status(stub.WatchMatch(mpb.WatchMatchRequest(
-                        match_id=match_id)).read()),
-                    "unknown": await _status(stub.WatchMatch(mpb.WatchMatchRequest(
-                        match_id="0123456789abcdef")).read()),
-                    "details": await _status(stub.GetMatch(mpb.GetMatchRequest(
-                        match_id="0123456789abcdef"))),
-                    "bad id": await _status(stub.GetMatch(mpb.GetMatchRequest(
-                        match_id="../etc/passwd"))),
+                    "full": await _status(
+                        stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id, full=True)).read()
+                    ),
+                    "second": await _status(
+                        stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id)).read()
+                    ),
+                    "unknown": await _status(
+                        stub.WatchMatch(mpb.WatchMatchRequest(match_id="0123456789abcdef")).read()
+                    ),
+                    "details": await _status(
+                        stub.GetMatch(mpb.GetMatchRequest(match_id="0123456789abcdef"))
+                    ),
+                    "bad id": await _status(
+                        stub.GetMatch(mpb.GetMatchRequest(match_id="../etc/passwd"))
+                    ),
                 }
                 first.cancel()
             game.gate.set()
@@ -314,21 +341,28 @@ def test_refusals_name_the_reason(tmp_path: Path) -> None:
         return codes_
 
     got = asyncio.run(scenario())
-    assert got == {"full": grpc.StatusCode.FAILED_PRECONDITION,
-                   "second": grpc.StatusCode.RESOURCE_EXHAUSTED,
-                   "unknown": grpc.StatusCode.NOT_FOUND, "details": grpc.StatusCode.NOT_FOUND,
-                   "bad id": grpc.StatusCode.INVALID_ARGUMENT,
-                   "ended": grpc.StatusCode.NOT_FOUND}
+    assert got == {
+        "full": grpc.StatusCode.FAILED_PRECONDITION,
+        "second": grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "unknown": grpc.StatusCode.NOT_FOUND,
+        "details": grpc.StatusCode.NOT_FOUND,
+        "bad id": grpc.StatusCode.INVALID_ARGUMENT,
+        "ended": grpc.StatusCode.NOT_FOUND,
+    }
 
 
 def test_a_slow_spectator_is_dropped_and_the_match_goes_on(tmp_path: Path) -> None:
     async def scenario():
         links = [LocalLink(f"r{s}", RandomBot(s)) for s in range(2)]
-        runner = MatchRunner(rules=ruleset_from_pb(pb.Ruleset(preset="classic")), players=2,
-                             seed=b"\7" * 32, clock=Clock(), links=links,
-                             replays=FolderArchive(tmp_path))
-        runner.spectators = hub = SpectatorHub(runner, max_spectators=4, delay_s=0,
-                                               queue_limit=8)
+        runner = MatchRunner(
+            rules=ruleset_from_pb(pb.Ruleset(preset="classic")),
+            players=2,
+            seed=b"\7" * 32,
+            clock=Clock(),
+            links=links,
+            replays=FolderArchive(tmp_path),
+        )
+        runner.spectators = hub = SpectatorHub(runner, max_spectators=4, delay_s=0, queue_limit=8)
         slow = hub.subscribe(full=False)  # never read
         fast = hub.subscribe(full=False)
         got: list[mpb.SpectatorEvent] = []
@@ -358,21 +392,39 @@ def test_get_match_describes_a_rated_ladder_match(tmp_path: Path) -> None:
     spec = LadderSpec(name="spec-2p", players=2)
 
     async def scenario():
-        ref = await start_referee(_config(tmp_path, ladders=(spec,), database_url=url),
-                                  HOUSE_BOTS)
+        ref = await start_referee(_config(tmp_path, ladders=(spec,), database_url=url), HOUSE_BOTS)
         try:
-            ends = await asyncio.gather(*(
-                play(GreedyBot if name.startswith("greedy") else RandomBot, ref.address,
-                     name=name, token=token, join_ladder="spec-2p", matches=1)
-                for name, token in tokens.items()))
+            ends = await asyncio.gather(
+                *(
+                    play(
+                        GreedyBot if name.startswith("greedy") else RandomBot,
+                        ref.address,
+                        name=name,
+                        token=token,
+                        join_ladder="spec-2p",
+                        matches=1,
+                    )
+                    for name, token in tokens.items()
+                )
+            )
             match_id = ends[0][0].match_id
             while store.match_counts("spec-2p").get("finished", 0) < 1:
                 await asyncio.sleep(0.05)
             details = await _get_match(ref.address, match_id)
             cli = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "kozel.cli.main", "ladder", "--db", url, "match",
-                match_id, "--referee", ref.address, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT)
+                sys.executable,
+                "-m",
+                "kozel.cli.main",
+                "ladder",
+                "--db",
+                url,
+                "match",
+                match_id,
+                "--referee",
+                ref.address,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
             remote_out = (await cli.communicate())[0].decode()
         finally:
             await ref.stop()
@@ -388,7 +440,8 @@ def test_get_match_describes_a_rated_ladder_match(tmp_path: Path) -> None:
     replay = read_replay(row.replay_path)
     assert details.result == replay.result
     assert [(s.seat, s.bot, s.side) for s in details.seats] == [
-        (x.seat, x.bot, x.side) for x in row.seats]
+        (x.seat, x.bot, x.side) for x in row.seats
+    ]
     assert {s.bot for s in details.seats} == {"greedy-l", "random-l"}
     for seat, x in zip(details.seats, row.seats):
         assert seat.rank == x.rank and seat.penalty == x.penalty
@@ -398,8 +451,9 @@ def test_get_match_describes_a_rated_ladder_match(tmp_path: Path) -> None:
     assert winner.rating.mu_after > winner.rating.mu_before
     assert not replay.result.draw and winner.side == replay.result.winner_side
 
-    local = _run_cli("ladder", "--db", url, "match", match_id, "--replay-dir",
-                     str(tmp_path / "replays"))
+    local = _run_cli(
+        "ladder", "--db", url, "match", match_id, "--replay-dir", str(tmp_path / "replays")
+    )
     for out in (remote_out, local):
         assert f"match {match_id} (ladder spec-2p): finished" in out
         assert "greedy-l" in out and "random-l" in out and "->" in out
@@ -407,28 +461,53 @@ def test_get_match_describes_a_rated_ladder_match(tmp_path: Path) -> None:
 
 
 def _run_cli(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "kozel.cli.main", *args], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "COLUMNS": "160"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "160"},
+    )
     return proc.stdout + proc.stderr
 
 
 def test_store_details_are_completed_by_the_running_match() -> None:
-    seats = (SeatDetail(0, 0, "a", None, None, None, None, None),
-             SeatDetail(1, 1, "b", None, None, None, None, None))
-    running = MatchDetail("ab12cd34", "l", "running", 2, datetime.now(UTC), None, None, None,
-                          None, seats)
+    seats = (
+        SeatDetail(0, 0, "a", None, None, None, None, None),
+        SeatDetail(1, 1, "b", None, None, None, None, None),
+    )
+    running = MatchDetail(
+        "ab12cd34", "l", "running", 2, datetime.now(UTC), None, None, None, None, seats
+    )
     live = mpb.GetMatchResponse(
-        match_id="ab12cd34", status="running", table_id="", players=2,
-        ruleset=pb.Ruleset(preset="classic"), time_control=pb.TimeControl(move_ms=500),
+        match_id="ab12cd34",
+        status="running",
+        table_id="",
+        players=2,
+        ruleset=pb.Ruleset(preset="classic"),
+        time_control=pb.TimeControl(move_ms=500),
         result=pb.MatchResult(penalty_totals=[2, 4], timeouts=[0, 3]),
-        seats=[mpb.MatchSeat(seat=0, timeouts=0), mpb.MatchSeat(seat=1, timeouts=3)])
+        seats=[mpb.MatchSeat(seat=0, timeouts=0), mpb.MatchSeat(seat=1, timeouts=3)],
+    )
     got = combine(from_store(running, None), live)
     assert got.source == mpb.DETAILS_SOURCE_STORE and got.status == "running"
     assert got.ladder == "l" and got.ruleset.preset == "classic"
     assert got.time_control.move_ms == 500 and list(got.result.penalty_totals) == [2, 4]
     assert [(s.bot, s.timeouts, s.rank, s.HasField("rating")) for s in got.seats] == [
-        ("a", 0, 0, False), ("b", 3, 0, False)]
+        ("a", 0, 0, False),
+        ("b", 3, 0, False),
+    ]
 
-    aborted = MatchDetail("ab12cd34", "l", "aborted", 2, datetime.now(UTC), datetime.now(UTC),
-                          "referee restarted", None, None, seats)
+    aborted = MatchDetail(
+        "ab12cd34",
+        "l",
+        "aborted",
+        2,
+        datetime.now(UTC),
+        datetime.now(UTC),
+        "referee restarted",
+        None,
+        None,
+        seats,
+    )
     assert from_store(aborted, None).result.reason == pb.MATCH_END_REASON_ABORTED

@@ -27,9 +27,16 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 LADDER = "classic-2p"
 BOTS = [("greedy", "greedy-a"), ("greedy", "greedy-b"), ("random", HOSTILE)]
 # The flags that keep Chromium off the closed network of these machines.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -50,10 +57,16 @@ class Arena:
         return self.web.rstrip("/") + path
 
 
-def _start(cmd: list[str], patterns: dict[str, str]) -> tuple[subprocess.Popen[str], dict[str, str],
-                                                              list[str]]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+def _start(
+    cmd: list[str], patterns: dict[str, str]
+) -> tuple[subprocess.Popen[str], dict[str, str], list[str]]:
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     found: dict[str, str] = {}
     lines: list[str] = []
     deadline = time.monotonic() + 60
@@ -92,26 +105,54 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     store.migrate()
     tokens = {name: store.register_bot(name) for _, name in BOTS}
     config = {
-        "listen": "127.0.0.1:0", "web": {"listen": "127.0.0.1:0"},
-        "storage": {"data_dir": str(tmp / "data"), "replay_dir": str(tmp / "replays"),
-                    "database_url": url},
-        "logging": {"level": "WARNING"}, "drain_timeout_s": 5,
-        "ladders": [{"name": LADDER, "players": 2, "ruleset": {"preset": "classic"},
-                     "time_control": {"move_ms": 5000, "bank_ms": 10000},
-                     "max_concurrent_matches": 2}],
+        "listen": "127.0.0.1:0",
+        "web": {"listen": "127.0.0.1:0"},
+        "storage": {
+            "data_dir": str(tmp / "data"),
+            "replay_dir": str(tmp / "replays"),
+            "database_url": url,
+        },
+        "logging": {"level": "WARNING"},
+        "drain_timeout_s": 5,
+        "ladders": [
+            {
+                "name": LADDER,
+                "players": 2,
+                "ruleset": {"preset": "classic"},
+                "time_control": {"move_ms": 5000, "bank_ms": 10000},
+                "max_concurrent_matches": 2,
+            }
+        ],
     }
     path = tmp / "referee.yaml"
     path.write_text(yaml.safe_dump(config))
     proc, found, lines = _start(
         [sys.executable, "-m", "kozel.cli.main", "serve", "--config", str(path)],
-        {"grpc": r"kozel referee listening on \S+:(\d+)", "web": r"web pages on (http://\S+)"})
+        {"grpc": r"kozel referee listening on \S+:(\d+)", "web": r"web pages on (http://\S+)"},
+    )
     a = Arena(proc, f"127.0.0.1:{found['grpc']}", found["web"], store, tmp / "replays", lines)
     for kind, name in BOTS:
-        a.bots.append(subprocess.Popen(
-            [sys.executable, "-m", "kozel.cli.main", "bot", kind, "--server", a.grpc,
-             "--ladder", LADDER, "--name", kind, "--quiet"],
-            env={**os.environ, "KOZEL_BOT_TOKEN": tokens[name]},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        a.bots.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "kozel.cli.main",
+                    "bot",
+                    kind,
+                    "--server",
+                    a.grpc,
+                    "--ladder",
+                    LADDER,
+                    "--name",
+                    kind,
+                    "--quiet",
+                ],
+                env={**os.environ, "KOZEL_BOT_TOKEN": tokens[name]},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     try:
         deadline = time.monotonic() + 180
         while store.match_counts(LADDER).get("finished", 0) < 6:

@@ -5,22 +5,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
 from kozel.engine.observation import Observation, full_view, observe
-from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.v1 import replay_pb2
 
 
 def start_deal(replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal) -> Deal:
-    return Deal.start(ruleset_from_pb(replay.ruleset), replay.players,
-                      [CODES.index(c) for c in d.deck], d.dealer, active=list(d.active_seats),
-                      trump_index=d.trump_index if d.HasField("trump_index") else None,
-                      first_leader=d.first_leader)
+    return Deal.start(
+        ruleset_from_pb(replay.ruleset),
+        replay.players,
+        [CODES.index(c) for c in d.deck],
+        d.dealer,
+        active=list(d.active_seats),
+        trump_index=d.trump_index if d.HasField("trump_index") else None,
+        first_leader=d.first_leader,
+    )
 
 
-def views(replay: replay_pb2.Replay, deal_index: int) -> Iterator[tuple[Observation,
-                                                                         list[Observation]]]:
+def views(
+    replay: replay_pb2.Replay, deal_index: int
+) -> Iterator[tuple[Observation, list[Observation]]]:
     """(full view, view of each seat) as dealt, then after every step of the deal."""
     d = replay.deals[deal_index]
     deal = start_deal(replay, d)
@@ -44,5 +50,9 @@ def expected_table(obs: Observation, as_seat: int | None) -> dict:
             return []
         return [list(p.cards) if p.cards else ["back"] * p.count for p in t.plays]
 
-    return {"hands": hands, "trick": trick(obs.trick),
-            "last": trick(obs.tricks[-1]) if obs.tricks else [], "talon": obs.talon}
+    return {
+        "hands": hands,
+        "trick": trick(obs.trick),
+        "last": trick(obs.tricks[-1]) if obs.tricks else [],
+        "talon": obs.talon,
+    }

@@ -18,10 +18,18 @@ def _json(arena: Arena, path: str):
 def test_openapi_schema_lists_every_route(arena: Arena) -> None:
     schema = _json(arena, "/api/openapi.json")
     assert schema["openapi"].startswith("3.")
-    for path in ("/api/ladders", "/api/ladders/{ladder}/standings", "/api/bots/{name}",
-                 "/api/bots/{name}/ratings", "/api/matches", "/api/matches/{match_id}",
-                 "/api/matches/{match_id}/replay.kzr", "/api/matches/{match_id}/replay.json",
-                 "/api/live", "/api/live/{match_id}/events"):
+    for path in (
+        "/api/ladders",
+        "/api/ladders/{ladder}/standings",
+        "/api/bots/{name}",
+        "/api/bots/{name}/ratings",
+        "/api/matches",
+        "/api/matches/{match_id}",
+        "/api/matches/{match_id}/replay.kzr",
+        "/api/matches/{match_id}/replay.json",
+        "/api/live",
+        "/api/live/{match_id}/events",
+    ):
         assert path in schema["paths"], path
     assert "Standing" in schema["components"]["schemas"]
 
@@ -43,8 +51,9 @@ def test_standings_match_the_store(arena: Arena) -> None:
     again = arena.store.standings(LADDER)
     for row in got:
         match = [s for s in want + again if s.name == row["bot"]]
-        assert any(abs(s.mu - row["mu"]) < 1e-9 and s.matches == row["matches"] for s in match) \
-            or row["matches"] <= max(s.matches for s in again)
+        assert any(
+            abs(s.mu - row["mu"]) < 1e-9 and s.matches == row["matches"] for s in match
+        ) or row["matches"] <= max(s.matches for s in again)
     assert HOSTILE in {r["bot"] for r in got}
     ladders = _json(arena, "/api/ladders")
     assert [x["name"] for x in ladders] == [LADDER]
@@ -63,8 +72,9 @@ def test_match_list_filters_and_cursor_paging(arena: Arena) -> None:
         if cursor is None:
             break
     assert len(seen) == len(set(seen)) >= 6  # no match twice across pages
-    finished = [m.id for m in arena.store.matches(ladder=LADDER, limit=10_000)
-                if m.status == "finished"]
+    finished = [
+        m.id for m in arena.store.matches(ladder=LADDER, limit=10_000) if m.status == "finished"
+    ]
     assert set(seen) <= set(finished)
     starts = [_json(arena, f"/api/matches/{m}")["started_at"] for m in seen[:6]]
     assert starts == sorted(starts, reverse=True)  # newest first
@@ -88,8 +98,7 @@ def test_one_match_and_its_replay_with_etag(arena: Arena) -> None:
     status, headers, body = get(arena.url(f"/api/matches/{row.id}/replay.kzr"))
     assert status == 200 and body == (arena.replay_dir / f"{row.id}.kzr").read_bytes()
     etag = headers["etag"]
-    status, _, body = get(arena.url(f"/api/matches/{row.id}/replay.kzr"),
-                          {"If-None-Match": etag})
+    status, _, body = get(arena.url(f"/api/matches/{row.id}/replay.kzr"), {"If-None-Match": etag})
     assert status == 304 and body == b""
     status, headers, body = get(arena.url(f"/api/matches/{row.id}/replay.json"))
     assert status == 200
@@ -97,8 +106,10 @@ def test_one_match_and_its_replay_with_etag(arena: Arena) -> None:
     replay = read_replay(arena.replay_dir / f"{row.id}.kzr")
     assert data["match_id"] == row.id and len(data["deals"]) == len(replay.deals)
     assert [len(x["steps"]) for x in data["deals"]] == [len(x.steps) for x in replay.deals]
-    assert get(arena.url(f"/api/matches/{row.id}/replay.json"),
-               {"If-None-Match": headers["etag"]})[0] == 304
+    assert (
+        get(arena.url(f"/api/matches/{row.id}/replay.json"), {"If-None-Match": headers["etag"]})[0]
+        == 304
+    )
 
 
 def test_bot_page_data(arena: Arena) -> None:
@@ -124,8 +135,13 @@ def test_unknown_ids_are_404_and_bad_ones_refused(arena: Arena) -> None:
     assert get(arena.url("/api/ladders/nope/standings"))[0] == 404
     assert get(arena.url("/api/matches/..%2f..%2fetc"))[0] in (404, 422)
     assert get(arena.url("/api/live/ffffffffffff/events"))[0] == 404
-    for path in ("/matches/ffffffffffff", "/bots/nobody", "/ladders/nope", "/live/ffffffff",
-                 "/no/such/page"):
+    for path in (
+        "/matches/ffffffffffff",
+        "/bots/nobody",
+        "/ladders/nope",
+        "/live/ffffffff",
+        "/no/such/page",
+    ):
         status, headers, body = get(arena.url(path))
         assert status == 404 and headers["content-type"].startswith("text/html"), path
         assert b"There is no such" in body

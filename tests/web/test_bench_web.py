@@ -10,9 +10,28 @@ import sys
 
 def test_load_bench_with_a_web_load_reports_web_requests() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "kozel.cli.main", "bench", "load", "--json", "--streams", "20",
-         "--duration", "4", "--warmup", "2", "--bot-processes", "1", "--web-load", "2"],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "bench",
+            "load",
+            "--json",
+            "--streams",
+            "20",
+            "--duration",
+            "4",
+            "--warmup",
+            "2",
+            "--bot-processes",
+            "1",
+            "--web-load",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout)
     assert out["decisions_per_s"] > 0 and out["errors"] == 0, out

@@ -12,8 +12,12 @@ from tests.web.conftest import LADDER, Arena, _start, get, stop
 
 
 def kozel(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kozel.cli.main", *args], capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_replay_fetch_by_id_over_grpc_and_http(arena: Arena, tmp_path: Path) -> None:
@@ -24,8 +28,9 @@ def test_replay_fetch_by_id_over_grpc_and_http(arena: Arena, tmp_path: Path) -> 
         res = kozel("replay", "fetch", row.id, "--server", server, "-o", str(out))
         assert res.returncode == 0, res.stdout + res.stderr
         assert out.read_bytes() == want
-    res = kozel("replay", "fetch", "ffffffffffff", "--server", arena.grpc, "-o",
-                str(tmp_path / "x.kzr"))
+    res = kozel(
+        "replay", "fetch", "ffffffffffff", "--server", arena.grpc, "-o", str(tmp_path / "x.kzr")
+    )
     assert res.returncode == 1 and "NOT_FOUND" in res.stderr
     res = kozel("replay", "fetch", "ffffffffffff", "--server", arena.web)
     assert res.returncode == 1 and "404" in res.stderr
@@ -52,9 +57,19 @@ def test_demo_ends_with_how_to_view_the_replays_in_a_browser(tmp_path: Path) -> 
     assert "In a browser" in res.stdout and f"file://{html[0].resolve()}" in out
     assert f"kozel web --replays {replays}" in out
     # ... and that command serves them: the match list comes from the replay folder.
-    web, found, _ = _start([sys.executable, "-m", "kozel.cli.main", "web", "--replays",
-                            str(replays), "--listen", "127.0.0.1:0"],
-                           {"web": r"web pages on (http://\S+)"})
+    web, found, _ = _start(
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "web",
+            "--replays",
+            str(replays),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        {"web": r"web pages on (http://\S+)"},
+    )
     try:
         base = found["web"].rstrip("/")
         page = json.loads(get(f"{base}/api/matches?limit=5")[2])
@@ -77,7 +92,17 @@ def test_a_web_address_in_use_stops_kozel_serve_with_a_clear_error(tmp_path: Pat
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        res = kozel("serve", "--listen", "127.0.0.1:0", "--web-listen", f"127.0.0.1:{port}",
-                    "--data-dir", str(tmp_path / "data"), "--log-level", "WARNING", timeout=120)
+        res = kozel(
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--web-listen",
+            f"127.0.0.1:{port}",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--log-level",
+            "WARNING",
+            timeout=120,
+        )
     assert res.returncode == 1
     assert f"error: the web server cannot listen on 127.0.0.1:{port}" in res.stderr

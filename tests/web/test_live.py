@@ -16,9 +16,8 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 
 from kozel.v1 import game_pb2 as pb
-from kozel.v1 import match_pb2, match_pb2_grpc
+from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2_grpc
 from kozel.v1 import referee_pb2 as rpb
-from kozel.v1 import referee_pb2_grpc
 from tests.web.conftest import Arena, get, shot
 
 SLOW_BOT = """
@@ -36,11 +35,23 @@ run_bot(Slow, sys.argv[1], name="slowpoke", join_table=sys.argv[2])
 
 def _table(arena: Arena, think_s: float) -> Iterator[tuple[str, subprocess.Popen]]:
     with grpc.insecure_channel(arena.grpc) as channel:
-        table = referee_pb2_grpc.RefereeServiceStub(channel).CreateTable(rpb.CreateTableRequest(
-            ruleset=pb.Ruleset(preset="classic"), players=2, house_bots=["greedy"],
-            time_control=pb.TimeControl(move_ms=5000, bank_ms=10000))).table_id
-    bot = subprocess.Popen([sys.executable, "-c", SLOW_BOT, arena.grpc, table, str(think_s)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        table = (
+            referee_pb2_grpc.RefereeServiceStub(channel)
+            .CreateTable(
+                rpb.CreateTableRequest(
+                    ruleset=pb.Ruleset(preset="classic"),
+                    players=2,
+                    house_bots=["greedy"],
+                    time_control=pb.TimeControl(move_ms=5000, bank_ms=10000),
+                )
+            )
+            .table_id
+        )
+    bot = subprocess.Popen(
+        [sys.executable, "-c", SLOW_BOT, arena.grpc, table, str(think_s)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -79,14 +90,16 @@ def test_sse_carries_exactly_what_watchmatch_shows(arena: Arena, live_match) -> 
     match_id, _ = live_match
     channel = grpc.insecure_channel(arena.grpc)
     stream = match_pb2_grpc.MatchServiceStub(channel).WatchMatch(
-        match_pb2.WatchMatchRequest(match_id=match_id), timeout=120)
+        match_pb2.WatchMatchRequest(match_id=match_id), timeout=120
+    )
     grpc_events: list[dict] = []
     first = next(stream)  # the gRPC spectator is subscribed before the SSE one
     grpc_events.append(MessageToDict(first.event, preserving_proto_field_name=True))
     sse: list[tuple[str, dict]] = []
     done = threading.Event()
-    threading.Thread(target=_sse, args=(arena.url(f"/api/live/{match_id}/events"), sse, done),
-                     daemon=True).start()
+    threading.Thread(
+        target=_sse, args=(arena.url(f"/api/live/{match_id}/events"), sse, done), daemon=True
+    ).start()
     grpc_events.extend(MessageToDict(m.event, preserving_proto_field_name=True) for m in stream)
     channel.close()
     assert done.wait(60)
@@ -95,7 +108,7 @@ def test_sse_carries_exactly_what_watchmatch_shows(arena: Arena, live_match) -> 
     assert "hands" not in json.dumps([e for _, e in sse])  # the public view holds no hand
     after = [e for _, e in sse[1:]]
     assert len(after) >= 10
-    assert grpc_events[-len(after):] == after  # the same messages, field for field
+    assert grpc_events[-len(after) :] == after  # the same messages, field for field
     assert sse[0][1]["snapshot"]["match"]["match_id"] == match_id
     status, _, _body = get(arena.url(f"/api/live/{match_id}/events"))
     assert status == 404  # ended: no live stream
@@ -113,13 +126,15 @@ def test_live_page_moves_as_the_bots_play(arena: Arena, page) -> None:
     for match_id, _ in _table(arena, 0.25):
         page.goto(arena.url(f"/live/{match_id}"))
         page.wait_for_selector("[data-status=live]", timeout=30_000)
-        page.wait_for_function("() => +document.querySelector('[data-board]').dataset.events >= 3",
-                               timeout=30_000)
+        page.wait_for_function(
+            "() => +document.querySelector('[data-board]').dataset.events >= 3", timeout=30_000
+        )
         first = int(page.get_attribute("[data-board]", "data-events"))
         talon_before = page.get_attribute("[data-talon]", "data-talon")
         page.wait_for_function(
             f"() => +document.querySelector('[data-board]').dataset.events >= {first + 12}",
-            timeout=60_000)
+            timeout=60_000,
+        )
         shot(page, "live")
         # Public view: the slow bot's hand is all backs except cards everyone knows.
         backs = page.locator("[data-hand] [data-card=back]").count()

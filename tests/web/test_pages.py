@@ -46,8 +46,12 @@ def _compare(page, replay, deal_index: int, as_seat: int | None) -> int:
         board = page.evaluate(READ_BOARD)
         assert (board["deal"], board["step"]) == (deal_index, n)
         want = expected_table(full if as_seat is None else seats[as_seat], as_seat)
-        got = {"hands": {int(k): v for k, v in board["hands"].items()}, "trick": board["trick"],
-               "last": board["last"], "talon": board["talon"]}
+        got = {
+            "hands": {int(k): v for k, v in board["hands"].items()},
+            "trick": board["trick"],
+            "last": board["last"],
+            "talon": board["talon"],
+        }
         assert got == want, f"deal {deal_index} step {n} as {as_seat}: {got} != {want}"
         page.keyboard.press("ArrowRight")
         n += 1
@@ -58,7 +62,8 @@ def test_standings_page_matches_the_store_and_sorts(arena: Arena, page) -> None:
     page.goto(arena.url(f"/ladders/{LADDER}"))
     page.wait_for_selector("table.standings tbody tr")
     rows = page.eval_on_selector_all(
-        "table.standings tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+        "table.standings tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))"
+    )
     standings = arena.store.standings(LADDER)
     assert [r[1] for r in rows] and {r[1] for r in rows} == {s.name for s in standings}
     by_name = {s.name: s for s in standings}
@@ -66,12 +71,14 @@ def test_standings_page_matches_the_store_and_sorts(arena: Arena, page) -> None:
         assert int(r[5]) <= by_name[r[1]].matches
     shot(page, "standings")
     page.click("th[data-key=matches]")
-    counts = page.eval_on_selector_all("table.standings tbody tr",
-                                       "rs => rs.map(r => +r.cells[5].textContent)")
+    counts = page.eval_on_selector_all(
+        "table.standings tbody tr", "rs => rs.map(r => +r.cells[5].textContent)"
+    )
     assert counts == sorted(counts, reverse=True)
     page.click("th[data-key=bot]")
-    names = page.eval_on_selector_all("table.standings tbody tr",
-                                      "rs => rs.map(r => r.cells[1].textContent)")
+    names = page.eval_on_selector_all(
+        "table.standings tbody tr", "rs => rs.map(r => r.cells[1].textContent)"
+    )
     assert names == sorted(names, key=str.lower) or names == sorted(names)
     _no_errors(page)
 
@@ -83,8 +90,9 @@ def test_home_and_match_list_pages(arena: Arena, page) -> None:
     shot(page, "home")
     page.goto(arena.url("/matches?bot=greedy-a&status=finished"))
     page.wait_for_selector("table.matches tbody tr")
-    seats = page.eval_on_selector_all("table.matches tbody tr",
-                                      "rs => rs.map(r => r.cells[2].textContent)")
+    seats = page.eval_on_selector_all(
+        "table.matches tbody tr", "rs => rs.map(r => r.cells[2].textContent)"
+    )
     assert seats and all("greedy-a" in s for s in seats)
     assert page.input_value("input[name=bot]") == "greedy-a"
     shot(page, "matches")
@@ -186,25 +194,29 @@ def test_viewer_link_trick_and_deal_steps(arena: Arena, page) -> None:
     assert page.evaluate(READ_BOARD)["step"] == 1
     page.select_option("select[data-action=speed]", "8")
     page.keyboard.press(" ")  # play
-    page.wait_for_function("() => +document.querySelector('[data-where]').dataset.step >= 4",
-                           timeout=20_000)
+    page.wait_for_function(
+        "() => +document.querySelector('[data-where]').dataset.step >= 4", timeout=20_000
+    )
     page.keyboard.press(" ")  # pause
     at = page.evaluate(READ_BOARD)["step"]
     page.wait_for_timeout(600)
     assert page.evaluate(READ_BOARD)["step"] == at
     think = page.get_attribute("[data-think]", "data-think")
     assert think is not None and f"of {replay.time_control.move_ms} ms" in page.inner_text(
-        "[data-stepinfo]")
+        "[data-stepinfo]"
+    )
     _no_errors(page)
 
 
-def test_self_contained_html_works_from_file_offline(arena: Arena, browser, tmp_path: Path
-                                                     ) -> None:
+def test_self_contained_html_works_from_file_offline(arena: Arena, browser, tmp_path: Path) -> None:
     match_id = _finished(arena)[0]
     src = arena.replay_dir / f"{match_id}.kzr"
     out = tmp_path / "match.html"
-    subprocess.run([sys.executable, "-m", "kozel.cli.main", "replay", "html", str(src), "-o",
-                    str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "replay", "html", str(src), "-o", str(out)],
+        check=True,
+        capture_output=True,
+    )
     replay = read_replay(src)
     context = browser.new_context(offline=True)
     requests: list[str] = []
@@ -229,12 +241,19 @@ def test_self_contained_html_works_from_file_offline(arena: Arena, browser, tmp_
 def test_pages_fit_a_phone_screen(arena: Arena, browser) -> None:
     """On a 390 px wide phone screen nothing overflows sideways except scrollable tables."""
     match_id = _finished(arena)[0]
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                  has_touch=True, device_scale_factor=2)
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+    )
     page = context.new_page()
     try:
-        for path, name in ((f"/matches/{match_id}#d=0&s=5&v=0", "phone-viewer"),
-                           ("/", "phone-home"), (f"/ladders/{LADDER}", "phone-standings")):
+        for path, name in (
+            (f"/matches/{match_id}#d=0&s=5&v=0", "phone-viewer"),
+            ("/", "phone-home"),
+            (f"/ladders/{LADDER}", "phone-standings"),
+        ):
             page.goto(arena.url(path))
             page.wait_for_selector("main[data-ready], main table")
             width = page.evaluate("() => document.documentElement.scrollWidth")

@@ -21,8 +21,13 @@ from kozel.sdk.house import RandomBot
 from kozel.v1 import referee_pb2 as rpb
 from tests.web.conftest import _start, get, stop
 
-LADDER = {"name": "dup", "players": 2, "ruleset": {"preset": "classic"}, "duplicate": True,
-          "time_control": {"move_ms": 2000, "bank_ms": 4000}}
+LADDER = {
+    "name": "dup",
+    "players": 2,
+    "ruleset": {"preset": "classic"},
+    "duplicate": True,
+    "time_control": {"move_ms": 2000, "bank_ms": 4000},
+}
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -54,36 +59,72 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
     (tmp_path / "ladders.yaml").write_text(yaml.safe_dump({"ladders": [LADDER]}))
     # The referee's own web server runs in its event loop here (LobbySources: the lobby's set
     # of sealed halves); the standalone one asks the referee (DownloadReplay).
-    config = {"listen": "127.0.0.1:0", "web": {"listen": "127.0.0.1:0", "in_process": True},
-              "storage": {"data_dir": str(tmp_path / "data"),
-                          "replay_dir": str(tmp_path / "replays"), "database_url": url},
-              "logging": {"level": "WARNING"}, "ladders_file": str(tmp_path / "ladders.yaml")}
+    config = {
+        "listen": "127.0.0.1:0",
+        "web": {"listen": "127.0.0.1:0", "in_process": True},
+        "storage": {
+            "data_dir": str(tmp_path / "data"),
+            "replay_dir": str(tmp_path / "replays"),
+            "database_url": url,
+        },
+        "logging": {"level": "WARNING"},
+        "ladders_file": str(tmp_path / "ladders.yaml"),
+    }
     (tmp_path / "referee.yaml").write_text(yaml.safe_dump(config))
-    ref, found, _ = _start([sys.executable, "-m", "kozel.cli.main", "serve", "--config",
-                            str(tmp_path / "referee.yaml")],
-                           {"grpc": r"kozel referee listening on \S+:(\d+)",
-                            "web": r"web pages on (http://\S+)"})
+    ref, found, _ = _start(
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "serve",
+            "--config",
+            str(tmp_path / "referee.yaml"),
+        ],
+        {"grpc": r"kozel referee listening on \S+:(\d+)", "web": r"web pages on (http://\S+)"},
+    )
     web = found["web"].rstrip("/")
     grpc_addr = f"127.0.0.1:{found['grpc']}"
     alone, alone_found, _ = _start(
-        [sys.executable, "-m", "kozel.cli.main", "web", "--db", url, "--replays",
-         str(tmp_path / "replays"), "--ladders", str(tmp_path / "ladders.yaml"), "--listen",
-         "127.0.0.1:0", "--referee", grpc_addr], {"web": r"web pages on (http://\S+)"})
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "web",
+            "--db",
+            url,
+            "--replays",
+            str(tmp_path / "replays"),
+            "--ladders",
+            str(tmp_path / "ladders.yaml"),
+            "--listen",
+            "127.0.0.1:0",
+            "--referee",
+            grpc_addr,
+        ],
+        {"web": r"web pages on (http://\S+)"},
+    )
     standalone = alone_found["web"].rstrip("/")
     Slow.ends = []
     seen: dict[str, Any] = {}
 
     async def scenario() -> None:
-        tasks = [asyncio.create_task(play(Slow, grpc_addr, name=n, join_ladder="dup",
-                                          token=t, matches=2, reconnect=False))
-                 for n, t in tokens.items()]
+        tasks = [
+            asyncio.create_task(
+                play(
+                    Slow, grpc_addr, name=n, join_ladder="dup", token=t, matches=2, reconnect=False
+                )
+            )
+            for n, t in tokens.items()
+        ]
         while not Slow.ends:
             await asyncio.sleep(0.005)
         first = Slow.ends[0].match_id
         seen["first"] = first
         for base in (web, standalone):  # the twin is being played now
-            seen[base] = [await asyncio.to_thread(get, f"{base}/api/matches/{first}/{what}")
-                          for what in ("replay.kzr", "replay.json")]
+            seen[base] = [
+                await asyncio.to_thread(get, f"{base}/api/matches/{first}/{what}")
+                for what in ("replay.kzr", "replay.json")
+            ]
             seen[base + "/detail"] = await asyncio.to_thread(get, f"{base}/api/matches/{first}")
         await asyncio.gather(*tasks)
 
@@ -117,13 +158,28 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
         store.close()
 
 
-def test_standalone_web_serves_the_store_and_the_referees_replays_and_live_matches(arena, tmp_path: Path) -> None:
+def test_standalone_web_serves_the_store_and_the_referees_replays_and_live_matches(
+    arena, tmp_path: Path
+) -> None:
     url = str(arena.store.engine.url)
     empty = tmp_path / "no-replays-here"  # replays come from the referee (DownloadReplay)
     alone, found, _ = _start(
-        [sys.executable, "-m", "kozel.cli.main", "web", "--db", url, "--replays",
-         str(empty), "--listen", "127.0.0.1:0", "--referee", arena.grpc],
-        {"web": r"web pages on (http://\S+)"})
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "web",
+            "--db",
+            url,
+            "--replays",
+            str(empty),
+            "--listen",
+            "127.0.0.1:0",
+            "--referee",
+            arena.grpc,
+        ],
+        {"web": r"web pages on (http://\S+)"},
+    )
     base = found["web"].rstrip("/")
     try:
         ours = json.loads(get(f"{base}/api/ladders/classic-2p/standings")[2])["standings"]
@@ -141,8 +197,9 @@ def test_standalone_web_serves_the_store_and_the_referees_replays_and_live_match
                 import urllib.request
 
                 try:
-                    with urllib.request.urlopen(f"{base}/api/live/{m['match_id']}/events",
-                                                timeout=30) as r:
+                    with urllib.request.urlopen(
+                        f"{base}/api/live/{m['match_id']}/events", timeout=30
+                    ) as r:
                         head = b"".join(r.readline() for _ in range(3))
                 except Exception:  # noqa: BLE001 - it ended meanwhile: try the next one
                     continue

@@ -17,8 +17,11 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux only")
 def test_the_web_child_runs_at_idle_priority(arena: Arena) -> None:
-    web = [pid for pid in _children(arena.proc.pid)
-           if b"--listen-fd" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    web = [
+        pid
+        for pid in _children(arena.proc.pid)
+        if b"--listen-fd" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
     assert len(web) == 1, "the referee runs one web child"
     (child,) = web
     assert os.sched_getscheduler(child) == os.SCHED_IDLE

@@ -144,10 +144,14 @@ class Scoreboard:
 
     def outcome(self, forfeited: Collection[int] = ()) -> MatchOutcome:
         """The penalty standing so far (``forfeited``: the sides that forfeited)."""
-        return MatchOutcome(money=False, penalty_totals=tuple(self.totals),
-                            eliminated=tuple(sorted(self.eliminated)),
-                            forfeited=tuple(sorted(forfeited)), reason=self.reason,
-                            winner=self.winner)
+        return MatchOutcome(
+            money=False,
+            penalty_totals=tuple(self.totals),
+            eliminated=tuple(sorted(self.eliminated)),
+            forfeited=tuple(sorted(forfeited)),
+            reason=self.reason,
+            winner=self.winner,
+        )
 
     def forfeit(self, side: int) -> None:
         """Eliminate a side that forfeited; the match ends when one side is left."""
@@ -226,10 +230,14 @@ class Match:
         """Where the match stands (its result once :attr:`over`)."""
         if not self.rules.is_money:
             return self.board.outcome(self.forfeited)
-        return MatchOutcome(money=True, chips=tuple(self.chips),
-                            eliminated=tuple(sorted(self.board.eliminated)),
-                            forfeited=tuple(sorted(self.forfeited)), reason=self.board.reason,
-                            winner=self.winner)
+        return MatchOutcome(
+            money=True,
+            chips=tuple(self.chips),
+            eliminated=tuple(sorted(self.board.eliminated)),
+            forfeited=tuple(sorted(self.forfeited)),
+            reason=self.board.reason,
+            winner=self.winner,
+        )
 
     @property
     def active_seats(self) -> list[int]:

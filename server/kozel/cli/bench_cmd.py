@@ -107,12 +107,23 @@ def cmd_engine(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title="kozel bench engine (random legal play, one core)")
-    for col in ("configuration", "deals/s (best)", "deals/s (median)", "decisions/s",
-                "decisions/deal", "clones/s"):
+    for col in (
+        "configuration",
+        "deals/s (best)",
+        "deals/s (median)",
+        "decisions/s",
+        "decisions/deal",
+        "clones/s",
+    ):
         table.add_column(col, justify="right")
     for key, r in results.items():
-        table.add_row(key, f"{r['deals_per_s']:,.0f}", f"{r['median_deals_per_s']:,.0f}",
-                      f"{r['decisions_per_s']:,.0f}", f"{r['decisions_per_deal']:.1f}",
-                      f"{r['clones_per_s']:,.0f}")
+        table.add_row(
+            key,
+            f"{r['deals_per_s']:,.0f}",
+            f"{r['median_deals_per_s']:,.0f}",
+            f"{r['decisions_per_s']:,.0f}",
+            f"{r['decisions_per_deal']:.1f}",
+            f"{r['clones_per_s']:,.0f}",
+        )
     Console().print(table)
     return 0

@@ -25,12 +25,19 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     r.add_argument("--duration", type=float, default=20.0, help=HIDDEN)
     r.add_argument("--warmup", type=float, default=5.0, help=HIDDEN)
     r.add_argument("--echo-duration", type=float, default=10.0, help=HIDDEN)
-    r.add_argument("--baseline", type=Path, metavar="SRC",
-                   help="also measure the referee of another checkout of this repository "
-                        "(e.g. a git worktree of an older commit), back to back with the same "
-                        "bots and echo, and report both")
-    r.add_argument("--events", action="store_true",
-                   help="bots take Event messages too (default: Hello.skip_events)")
+    r.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="also measure the referee of another checkout of this repository "
+        "(e.g. a git worktree of an older commit), back to back with the same "
+        "bots and echo, and report both",
+    )
+    r.add_argument(
+        "--events",
+        action="store_true",
+        help="bots take Event messages too (default: Hello.skip_events)",
+    )
     r.set_defaults(func=cmd_referee)
 
     ld = bsub.add_parser("load", help="1,000 bot streams against a 200 ms clock")
@@ -40,12 +47,20 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     ld.add_argument("--duration", type=float, default=60.0, help=HIDDEN)
     ld.add_argument("--warmup", type=float, default=10.0, help=HIDDEN)
     ld.add_argument("--bot-processes", type=int, default=2, help=HIDDEN)
-    ld.add_argument("--skip-events", dest="events", action="store_false",
-                    help="bots set Hello.skip_events (timeouts are then counted by the "
-                         "referee only)")
-    ld.add_argument("--web-load", type=int, default=0, metavar="N",
-                    help="meanwhile N connections fetch the referee's web pages, API and "
-                         "replays as fast as it answers (loopback)")
+    ld.add_argument(
+        "--skip-events",
+        dest="events",
+        action="store_false",
+        help="bots set Hello.skip_events (timeouts are then counted by the referee only)",
+    )
+    ld.add_argument(
+        "--web-load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="meanwhile N connections fetch the referee's web pages, API and "
+        "replays as fast as it answers (loopback)",
+    )
     ld.set_defaults(func=cmd_load)
 
     s = bsub.add_parser("soak", help="10,000 matches back to back, watching memory")
@@ -82,10 +97,17 @@ def cmd_referee(args: argparse.Namespace) -> int:
             print(f"kozel bench referee: --baseline: {exc}", file=sys.stderr)
             return 2
 
-    result = run(RefereeBench(matches=args.matches, warmup_s=args.warmup,
-                              duration_s=args.duration, echo_duration_s=args.echo_duration,
-                              profile=args.profile, events=args.events,
-                              baseline=args.baseline))
+    result = run(
+        RefereeBench(
+            matches=args.matches,
+            warmup_s=args.warmup,
+            duration_s=args.duration,
+            echo_duration_s=args.echo_duration,
+            profile=args.profile,
+            events=args.events,
+            baseline=args.baseline,
+        )
+    )
     _print("kozel bench referee", result, args.json)
     return 0
 
@@ -93,10 +115,17 @@ def cmd_referee(args: argparse.Namespace) -> int:
 def cmd_load(args: argparse.Namespace) -> int:
     from kozel.tools.bench_load import LoadBench, run
 
-    result = run(LoadBench(streams=args.streams, duration_s=args.duration,
-                           warmup_s=args.warmup, bot_processes=args.bot_processes,
-                           profile=args.profile, events=args.events,
-                           web_load=args.web_load))
+    result = run(
+        LoadBench(
+            streams=args.streams,
+            duration_s=args.duration,
+            warmup_s=args.warmup,
+            bot_processes=args.bot_processes,
+            profile=args.profile,
+            events=args.events,
+            web_load=args.web_load,
+        )
+    )
     _print("kozel bench load", result, args.json)
     return 0
 
@@ -105,7 +134,10 @@ def cmd_soak(args: argparse.Namespace) -> int:
     from kozel.tools.bench_soak import SoakBench, run
 
     first = min(args.first_sample, args.matches)
-    result = run(SoakBench(matches=args.matches, first_sample=first,
-                           sample_every=max(first, 1), tables=args.tables))
+    result = run(
+        SoakBench(
+            matches=args.matches, first_sample=first, sample_every=max(first, 1), tables=args.tables
+        )
+    )
     _print("kozel bench soak", result, args.json)
     return 0

@@ -20,8 +20,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--ladder", help="play rated matches on this ladder (needs --token)")
     p.add_argument("--players", type=int, default=2, help="player count when queueing")
     p.add_argument("--name", help="display name (default: the kind)")
-    p.add_argument("--token", default=os.environ.get("KOZEL_BOT_TOKEN", ""),
-                   help="ladder credential (default: $KOZEL_BOT_TOKEN, which keeps it out of ps)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("KOZEL_BOT_TOKEN", ""),
+        help="ladder credential (default: $KOZEL_BOT_TOKEN, which keeps it out of ps)",
+    )
     p.add_argument("--matches", type=int, default=None, help="leave after this many matches")
     p.add_argument("--max-matches", type=int, default=1, help="matches played at once")
     add_tls_args(p)
@@ -45,10 +48,18 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
     try:
         ends = run_bot(
-            HOUSE_BOTS[args.kind], args.server, name=args.name or args.kind, token=args.token,
-            join_table=args.table, join_queue=(args.queue, args.players) if args.queue else None,
-            join_ladder=args.ladder, matches=args.matches, max_matches=args.max_matches,
-            credentials=creds, channel_options=options)
+            HOUSE_BOTS[args.kind],
+            args.server,
+            name=args.name or args.kind,
+            token=args.token,
+            join_table=args.table,
+            join_queue=(args.queue, args.players) if args.queue else None,
+            join_ladder=args.ladder,
+            matches=args.matches,
+            max_matches=args.max_matches,
+            credentials=creds,
+            channel_options=options,
+        )
     except grpc.aio.AioRpcError as exc:
         details = exc.details() or ""
         if exc.code() == grpc.StatusCode.UNAVAILABLE:

@@ -13,10 +13,16 @@ TABLE = "conformance"  # the table a hand-started bot must join (kozel.tools.con
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("conformance", help="check that a bot handles every situation")
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--bot-cmd", help="command that starts the bot; {server} and {table} "
-                       "are filled in, else --server ADDR --table conformance are appended")
-    where.add_argument("--listen", help="serve on this address and wait for a bot started by "
-                       f"hand (it must join table {TABLE!r})")
+    where.add_argument(
+        "--bot-cmd",
+        help="command that starts the bot; {server} and {table} "
+        "are filled in, else --server ADDR --table conformance are appended",
+    )
+    where.add_argument(
+        "--listen",
+        help="serve on this address and wait for a bot started by "
+        f"hand (it must join table {TABLE!r})",
+    )
     p.add_argument("--move-ms", type=int, default=2000, help="the deadline of every request")
     p.add_argument("--show-output", action="store_true", help="print the bot's output")
     p.set_defaults(func=cmd_conformance)

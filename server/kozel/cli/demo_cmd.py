@@ -24,8 +24,7 @@ from kozel.tools.local import (
 )
 from kozel.v1 import referee_pb2 as rpb
 
-ENTRANTS = {"greedy-1": "greedy", "greedy-2": "greedy", "random-1": "random",
-            "random-2": "random"}
+ENTRANTS = {"greedy-1": "greedy", "greedy-2": "greedy", "random-1": "random", "random-2": "random"}
 
 
 @dataclass(frozen=True)
@@ -65,14 +64,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console = Console()
     todo = fixtures()
     done: list[tuple[Fixture, rpb.WaitTableResponse]] = []
-    console.print(f"[bold]Kozel Arena demo[/]: a referee and {len(ENTRANTS)} house bots "
-                  f"(each a separate process) play {len(todo)} matches over gRPC")
+    console.print(
+        f"[bold]Kozel Arena demo[/]: a referee and {len(ENTRANTS)} house bots "
+        f"(each a separate process) play {len(todo)} matches over gRPC"
+    )
     with referee_process(args.replay_dir) as address:
         console.print(f"referee listening on {address}, replays in {args.replay_dir}/")
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
-        with Progress(*columns, console=console) as progress, \
-                ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with (
+            Progress(*columns, console=console) as progress,
+            ThreadPoolExecutor(max_workers=args.parallel) as pool,
+        ):
             task = progress.add_task("playing", total=len(todo))
             futures = {pool.submit(play_fixture, address, fx): fx for fx in todo}
             for fut, fx in futures.items():
@@ -80,7 +87,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 done.append((fx, res))
                 progress.console.print(
                     f"  {fx.preset} {sides_text(list(res.seating))}: "
-                    f"{describe_result(res.result, list(res.seating))}")
+                    f"{describe_result(res.result, list(res.seating))}"
+                )
                 progress.advance(task)
     console.print(standings(done))
     console.print("[bold]Replays[/] (kozel replay show FILE, kozel replay verify FILE):")
@@ -100,14 +108,21 @@ def _browser_hint(console: Console, replay_dir: Path, paths: list[Path]) -> None
         html = path.with_suffix(".html")
         html.write_text(replay_html(read_replay(path)), encoding="utf-8")
         pages.append(html)
-    console.print("[bold]In a browser[/]: open one of these files (each holds the viewer and "
-                  "its match, and works offline):", highlight=False)
+    console.print(
+        "[bold]In a browser[/]: open one of these files (each holds the viewer and "
+        "its match, and works offline):",
+        highlight=False,
+    )
     for html in pages:
         console.print(f"  file://{html.resolve()}", markup=False, highlight=False, soft_wrap=True)
-    console.print("or serve the web pages over the replay folder:\n"
-                  f"  kozel web --replays {replay_dir}\n"
-                  f"  then open http://127.0.0.1:8080/matches/{paths[0].stem if paths else 'ID'}",
-                  markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        "or serve the web pages over the replay folder:\n"
+        f"  kozel web --replays {replay_dir}\n"
+        f"  then open http://127.0.0.1:8080/matches/{paths[0].stem if paths else 'ID'}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def standings(done: list[tuple[Fixture, rpb.WaitTableResponse]]) -> Table:
@@ -126,7 +141,8 @@ def standings(done: list[tuple[Fixture, rpb.WaitTableResponse]]) -> Table:
     table = Table(title="Standings")
     for col in ("bot", "played", "won", "drawn", "lost"):
         table.add_column(col, justify="right" if col != "bot" else "left")
-    for name, (played, won, drawn, lost) in sorted(rows.items(), key=lambda kv: (-kv[1][1],
-                                                                                 kv[1][3])):
+    for name, (played, won, drawn, lost) in sorted(
+        rows.items(), key=lambda kv: (-kv[1][1], kv[1][3])
+    ):
         table.add_row(name, str(played), str(won), str(drawn), str(lost))
     return table

@@ -14,8 +14,9 @@ from kozel.cli.tls import add_tls_args, open_channel
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("health", help="check a referee's gRPC health (exit 0 if SERVING)")
     p.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
-    p.add_argument("--service", default="",
-                   help='service to ask about; "" (default) is the referee as a whole')
+    p.add_argument(
+        "--service", default="", help='service to ask about; "" (default) is the referee as a whole'
+    )
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the answer")
     add_tls_args(p)
     p.set_defaults(func=cmd_health)
@@ -30,8 +31,9 @@ def cmd_health(args: argparse.Namespace) -> int:
     with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
-            resp = stub.Check(health_pb2.HealthCheckRequest(service=args.service),
-                              timeout=args.timeout)
+            resp = stub.Check(
+                health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
+            )
         except grpc.RpcError as exc:
             # The health service answers NOT_FOUND for a service it does not know.
             print(f"{exc.code().name}: {exc.details()}")

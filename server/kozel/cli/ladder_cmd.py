@@ -21,13 +21,20 @@ DEFAULT_DB = os.environ.get("KOZEL_DATABASE_URL", "")
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ladder", help="ladder accounts and standings")
-    p.add_argument("--db", default=DEFAULT_DB,
-                   help="database URL (default: $KOZEL_DATABASE_URL or SQLite in --data-dir)")
+    p.add_argument(
+        "--db",
+        default=DEFAULT_DB,
+        help="database URL (default: $KOZEL_DATABASE_URL or SQLite in --data-dir)",
+    )
     p.add_argument("--data-dir", type=Path, default=Path("data"))
-    p.add_argument("--server", help="a referee's AdminService (its operator port) instead of "
-                                    "the database")
-    p.add_argument("--admin-token", default=os.environ.get("KOZEL_ADMIN_TOKEN", ""),
-                   help="admin token for --server (default: $KOZEL_ADMIN_TOKEN)")
+    p.add_argument(
+        "--server", help="a referee's AdminService (its operator port) instead of the database"
+    )
+    p.add_argument(
+        "--admin-token",
+        default=os.environ.get("KOZEL_ADMIN_TOKEN", ""),
+        help="admin token for --server (default: $KOZEL_ADMIN_TOKEN)",
+    )
     add_tls_args(p)
     lsub = p.add_subparsers(dest="ladder_cmd", required=True)
     r = lsub.add_parser("register", help="create a bot and print its token once")
@@ -68,8 +75,8 @@ def _admin(args: argparse.Namespace, method: str, request):
         stub = admin_pb2_grpc.AdminServiceStub(channel)
         try:
             return getattr(stub, method)(
-                request, timeout=10,
-                metadata=[("authorization", f"Bearer {args.admin_token}")])
+                request, timeout=10, metadata=[("authorization", f"Bearer {args.admin_token}")]
+            )
         except grpc.RpcError as exc:
             raise AdminError(f"{exc.code().name}: {exc.details()}") from None
 
@@ -115,10 +122,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     from kozel.v1 import admin_pb2 as apb
 
     status = f"BOT_STATUS_{args.status.upper()}"  # the enum value by name
-    return _act(args, lambda store: store.set_status(args.name, args.status),
-                f"bot {args.name!r} is {args.status}",
-                lambda: _admin(args, "SetBotStatus",
-                               apb.SetBotStatusRequest(name=args.name, status=status)))
+    return _act(
+        args,
+        lambda store: store.set_status(args.name, args.status),
+        f"bot {args.name!r} is {args.status}",
+        lambda: _admin(
+            args, "SetBotStatus", apb.SetBotStatusRequest(name=args.name, status=status)
+        ),
+    )
 
 
 def cmd_ladder_control(args: argparse.Namespace) -> int:
@@ -127,16 +138,20 @@ def cmd_ladder_control(args: argparse.Namespace) -> int:
     if not args.server:
         print("error: starting and stopping a ladder needs --server (the referee runs it)")
         return 2
-    method, req = (("StartLadder", apb.StartLadderRequest(ladder=args.ladder))
-                   if args.verb == "start" else
-                   ("StopLadder", apb.StopLadderRequest(ladder=args.ladder)))
+    method, req = (
+        ("StartLadder", apb.StartLadderRequest(ladder=args.ladder))
+        if args.verb == "start"
+        else ("StopLadder", apb.StopLadderRequest(ladder=args.ladder))
+    )
     try:
         state = _admin(args, method, req).ladder
     except AdminError as exc:
         print(f"error: {exc}")
         return 1
-    print(f"ladder {state.name!r} {'schedules matches' if state.running else 'is stopped'}; "
-          f"{state.running_matches} running")
+    print(
+        f"ladder {state.name!r} {'schedules matches' if state.running else 'is stopped'}; "
+        f"{state.running_matches} running"
+    )
     return 0
 
 
@@ -155,8 +170,14 @@ def cmd_ladders(args: argparse.Namespace) -> int:
     for col in ("ladder", "ruleset", "players", "scheduling", "waiting", "running"):
         table.add_column(col)
     for lad in ladders:
-        table.add_row(rich_text(lad.name), lad.ruleset, str(lad.players), "yes" if lad.running else "no",
-                      str(lad.waiting), str(lad.running_matches))
+        table.add_row(
+            rich_text(lad.name),
+            lad.ruleset,
+            str(lad.players),
+            "yes" if lad.running else "no",
+            str(lad.waiting),
+            str(lad.running_matches),
+        )
     Console().print(table)
     return 0
 
@@ -164,13 +185,32 @@ def cmd_ladders(args: argparse.Namespace) -> int:
 def cmd_standings(args: argparse.Namespace) -> int:
     rows = open_store(args).standings(args.ladder)
     table = Table(title=f"Standings: {args.ladder}")
-    for col in ("#", "bot", "ordinal", "mu", "sigma", "matches", "wins", "avg penalty",
-                "timeouts", "forfeits"):
+    for col in (
+        "#",
+        "bot",
+        "ordinal",
+        "mu",
+        "sigma",
+        "matches",
+        "wins",
+        "avg penalty",
+        "timeouts",
+        "forfeits",
+    ):
         table.add_column(col, justify="left" if col == "bot" else "right")
     for i, r in enumerate(rows, 1):
-        table.add_row(str(i), rich_text(r.name), f"{r.ordinal:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
-                      str(r.matches), str(r.wins), f"{r.avg_penalty:.1f}", str(r.timeouts),
-                      str(r.forfeits))
+        table.add_row(
+            str(i),
+            rich_text(r.name),
+            f"{r.ordinal:.2f}",
+            f"{r.mu:.2f}",
+            f"{r.sigma:.2f}",
+            str(r.matches),
+            str(r.wins),
+            f"{r.avg_penalty:.1f}",
+            str(r.timeouts),
+            str(r.forfeits),
+        )
     Console().print(table)
     return 0
 
@@ -178,10 +218,14 @@ def cmd_standings(args: argparse.Namespace) -> int:
 def cmd_reset(args: argparse.Namespace) -> int:
     from kozel.v1 import admin_pb2 as apb
 
-    return _act(args, lambda store: store.reset_rating(args.ladder, args.name),
-                f"bot {args.name!r} starts again from the default rating on {args.ladder!r}",
-                lambda: _admin(args, "ResetRating",
-                               apb.ResetRatingRequest(ladder=args.ladder, bot=args.name)))
+    return _act(
+        args,
+        lambda store: store.reset_rating(args.ladder, args.name),
+        f"bot {args.name!r} starts again from the default rating on {args.ladder!r}",
+        lambda: _admin(
+            args, "ResetRating", apb.ResetRatingRequest(ladder=args.ladder, bot=args.name)
+        ),
+    )
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
@@ -190,7 +234,13 @@ def cmd_matches(args: argparse.Namespace) -> int:
     for col in ("match", "ladder", "status", "started", "reason", "replay"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.id, r.ladder, r.status, r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      r.reason or "", r.replay_path or "")
+        table.add_row(
+            r.id,
+            r.ladder,
+            r.status,
+            r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            r.reason or "",
+            r.replay_path or "",
+        )
     Console().print(table)
     return 0

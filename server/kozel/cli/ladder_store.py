@@ -19,8 +19,10 @@ def open_store(args: argparse.Namespace, create: bool = False) -> Store:
     if not args.db:
         db = Path(args.data_dir) / "kozel.db"
         if not create and not db.exists():
-            raise SystemExit(f"error: no ladder store at {db} (give the referee's --data-dir, "
-                             "or --db for PostgreSQL)")
+            raise SystemExit(
+                f"error: no ladder store at {db} (give the referee's --data-dir, "
+                "or --db for PostgreSQL)"
+            )
     store = Store(args.db or default_url(args.data_dir))
     store.migrate()
     return store

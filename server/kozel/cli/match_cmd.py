@@ -22,8 +22,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ruleset", default="classic", help="preset name")
     p.add_argument("--options", default="{}", help="knob overrides as JSON")
     p.add_argument("--server", help="use this referee instead of starting one")
-    p.add_argument("--replay-dir", type=Path, default=Path("data/replays"),
-                   help="where a referee started here writes replays")
+    p.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=Path("data/replays"),
+        help="where a referee started here writes replays",
+    )
     p.add_argument("--seed", help="match seed, 64 hex digits")
     p.set_defaults(func=cmd_match)
 
@@ -35,8 +39,9 @@ def cmd_match(args: argparse.Namespace) -> int:
     ctx = nullcontext(args.server) if args.server else referee_process(args.replay_dir)
     with ctx as address:
         table_id = create_table(address, args.ruleset, len(bots), json.loads(args.options), seed)
-        procs = [spawn_bot(kind, address, table_id, f"{kind}-{seat}")
-                 for seat, kind in enumerate(bots)]
+        procs = [
+            spawn_bot(kind, address, table_id, f"{kind}-{seat}") for seat, kind in enumerate(bots)
+        ]
         with console.status(f"playing {args.ruleset} at table {table_id} ..."):
             done = wait_table(address, table_id)
         for proc in procs:
@@ -46,11 +51,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     for col in ("seat", "bot", "side", "penalties" if result.penalty_totals else "chips"):
         table.add_column(col)
     for p in done.seating:
-        score = (result.penalty_totals[p.side] if result.penalty_totals
-                 else result.chips[p.seat])
+        score = result.penalty_totals[p.side] if result.penalty_totals else result.chips[p.seat]
         table.add_row(str(p.seat), p.name, str(p.side), str(score))
     console.print(table)
     console.print(f"replay: {done.replay_path}")
     return 0 if result.reason != pb.MATCH_END_REASON_ABORTED else 1
-
-

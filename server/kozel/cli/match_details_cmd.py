@@ -20,11 +20,18 @@ def add_parser(lsub: argparse._SubParsersAction) -> None:
     """Add ``match`` to the ``kozel ladder`` sub-commands."""
     m = lsub.add_parser("match", help="one match's details (seats, result, rating changes)")
     m.add_argument("match_id")
-    m.add_argument("--referee", metavar="ADDR",
-                   help="ask this referee's MatchService (its bot port, host:port) instead of "
-                        "reading the store")
-    m.add_argument("--replay-dir", type=Path, default=Path("data/replays"),
-                   help="where replays are when the store names none")
+    m.add_argument(
+        "--referee",
+        metavar="ADDR",
+        help="ask this referee's MatchService (its bot port, host:port) instead of "
+        "reading the store",
+    )
+    m.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=Path("data/replays"),
+        help="where replays are when the store names none",
+    )
     m.set_defaults(func=cmd_match)
 
 
@@ -42,20 +49,22 @@ def cmd_match(args: argparse.Namespace) -> int:
         with channel:
             try:
                 details = match_pb2_grpc.MatchServiceStub(channel).GetMatch(
-                    mpb.GetMatchRequest(match_id=args.match_id))
+                    mpb.GetMatchRequest(match_id=args.match_id)
+                )
             except grpc.RpcError as exc:
                 print(escape(f"error: {exc.code().name}: {exc.details()}"))
                 return 1
     else:
+        from kozel.server.lobby import REPLAY_ID
         from kozel.server.match_details import match_details
         from kozel.server.replay.archive import FolderArchive
-        from kozel.server.lobby import REPLAY_ID
 
         if not REPLAY_ID.fullmatch(args.match_id):
             print("error: a match id is 8 to 64 lowercase hex digits")
             return 1
-        details = match_details(args.match_id, store=open_store(args),
-                                replays=FolderArchive(args.replay_dir))
+        details = match_details(
+            args.match_id, store=open_store(args), replays=FolderArchive(args.replay_dir)
+        )
         if details is None:
             print(f"error: no match {args.match_id}")
             return 1
@@ -66,29 +75,54 @@ def cmd_match(args: argparse.Namespace) -> int:
 def render(d: mpb.GetMatchResponse, console: Console) -> None:
     """Print a match's details: a header, then one row per seat."""
     r = d.result
-    where = (f"ladder {rich_text(d.ladder)}" if d.ladder
-             else f"table {rich_text(d.table_id)}" if d.table_id else "queue")
-    console.print(f"match {d.match_id} ({where}): {d.status}, {d.players} players, "
-                  f"{d.ruleset.preset or 'ruleset unknown'}")
+    where = (
+        f"ladder {rich_text(d.ladder)}"
+        if d.ladder
+        else f"table {rich_text(d.table_id)}"
+        if d.table_id
+        else "queue"
+    )
+    console.print(
+        f"match {d.match_id} ({where}): {d.status}, {d.players} players, "
+        f"{d.ruleset.preset or 'ruleset unknown'}"
+    )
     if d.HasField("started_at"):
-        ended = (f", ended {d.ended_at.ToDatetime():%Y-%m-%d %H:%M:%S}"
-                 if d.HasField("ended_at") else "")
+        ended = (
+            f", ended {d.ended_at.ToDatetime():%Y-%m-%d %H:%M:%S}" if d.HasField("ended_at") else ""
+        )
         console.print(f"started {d.started_at.ToDatetime():%Y-%m-%d %H:%M:%S}{ended} (UTC)")
     if d.status != "running":
         reason = pb.MatchEndReason.Name(r.reason).removeprefix("MATCH_END_REASON_").lower()
         winner = "draw" if r.draw else f"side {r.winner_side} wins"
-        console.print(f"result: {winner} ({reason}), {r.deals} deals; "
-                      f"replay {d.replay_id or 'not available'}")
+        console.print(
+            f"result: {winner} ({reason}), {r.deals} deals; replay {d.replay_id or 'not available'}"
+        )
     money = bool(r.chips)
     table = Table(title="Seats")
-    cols = ("seat", "bot", "side", "rank", "chips" if money else "penalty", "timeouts",
-            "forfeited", "rating (mu)")
+    cols = (
+        "seat",
+        "bot",
+        "side",
+        "rank",
+        "chips" if money else "penalty",
+        "timeouts",
+        "forfeited",
+        "rating (mu)",
+    )
     for col in cols:
         table.add_column(col, justify="left" if col == "bot" else "right")
     for s in d.seats:
-        rating = (f"{s.rating.mu_before:.2f} -> {s.rating.mu_after:.2f}"
-                  if s.HasField("rating") else "")
-        table.add_row(str(s.seat), rich_text(s.bot), str(s.side), str(s.rank or "-"),
-                      str(s.chips if money else s.penalty), str(s.timeouts),
-                      "yes" if s.forfeited else "", rating)
+        rating = (
+            f"{s.rating.mu_before:.2f} -> {s.rating.mu_after:.2f}" if s.HasField("rating") else ""
+        )
+        table.add_row(
+            str(s.seat),
+            rich_text(s.bot),
+            str(s.side),
+            str(s.rank or "-"),
+            str(s.chips if money else s.penalty),
+            str(s.timeouts),
+            "yes" if s.forfeited else "",
+            rating,
+        )
     console.print(table)

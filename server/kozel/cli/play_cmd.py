@@ -21,36 +21,62 @@ from rich.table import Table
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "play", help="play a bot against others N times and measure its strength",
+        "play",
+        help="play a bot against others N times and measure its strength",
         description="Play --bot against --vs for --matches matches (seats rotated; two-sided "
-                    "matches in pairs on one seed with the sides swapped) and print wins, "
-                    "draws, losses, the score and Elo difference with 95 %% intervals. A bot "
-                    "is a house bot name (random, greedy, ismcts) or a command, started once "
-                    "per match: {server} and {table} are filled in (else --server ADDR "
-                    "--table ID are appended), {name} optionally.")
-    p.add_argument("--bot", required=True, help="house bot name or command, e.g. "
-                   "'python mybot.py {server} {table}'")
+        "matches in pairs on one seed with the sides swapped) and print wins, "
+        "draws, losses, the score and Elo difference with 95 %% intervals. A bot "
+        "is a house bot name (random, greedy, ismcts) or a command, started once "
+        "per match: {server} and {table} are filled in (else --server ADDR "
+        "--table ID are appended), {name} optionally.",
+    )
+    p.add_argument(
+        "--bot",
+        required=True,
+        help="house bot name or command, e.g. 'python mybot.py {server} {table}'",
+    )
     p.add_argument("--vs", default="greedy", help="the opponent(s): house bot or command")
     p.add_argument("--matches", type=int, default=100, help="matches to play (at most)")
     p.add_argument("--ruleset", default="classic", help="preset name (RULES.md)")
     p.add_argument("--options", default="{}", help="knob overrides as JSON")
-    p.add_argument("--players", type=int, default=2,
-                   help="seats; at four the bot plays one team (both its seats)")
+    p.add_argument(
+        "--players",
+        type=int,
+        default=2,
+        help="seats; at four the bot plays one team (both its seats)",
+    )
     p.add_argument("--concurrency", type=int, default=2, help="matches played at once")
     p.add_argument("--server", help="use this referee instead of starting one")
-    p.add_argument("--referees", type=int, help="referee processes to start (default: one per "
-                   "concurrent match when every seat is a house bot, else one)")
+    p.add_argument(
+        "--referees",
+        type=int,
+        help="referee processes to start (default: one per "
+        "concurrent match when every seat is a house bot, else one)",
+    )
     p.add_argument("--move-ms", type=int, help="per-move allowance (default: the referee's)")
     p.add_argument("--bank-ms", type=int, help="time bank per match (default: the referee's)")
-    p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
-                   help="stop once a sequential test accepts Elo = ELO0 or Elo = ELO1")
+    p.add_argument(
+        "--sprt",
+        nargs=2,
+        type=float,
+        metavar=("ELO0", "ELO1"),
+        help="stop once a sequential test accepts Elo = ELO0 or Elo = ELO1",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate")
     p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate")
     p.add_argument("--seed", help="64 hex digits: repeatable match seeds")
-    p.add_argument("--replay-dir", type=Path, default=Path("data/play-replays"),
-                   help="where referees started here write replays (and bot logs)")
-    p.add_argument("--max-time", type=float, metavar="SECONDS",
-                   help="start no match after this long (running ones finish and count)")
+    p.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=Path("data/play-replays"),
+        help="where referees started here write replays (and bot logs)",
+    )
+    p.add_argument(
+        "--max-time",
+        type=float,
+        metavar="SECONDS",
+        help="start no match after this long (running ones finish and count)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_play)
 
@@ -61,12 +87,12 @@ def _fail(message: str) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from kozel.tools.local import referee_process
-    from kozel.engine import Ruleset, RulesError
+    from kozel.core.convert import dict_to_struct
+    from kozel.engine import RulesError, Ruleset
     from kozel.engine.shuffle import seed_from
     from kozel.sdk import HOUSE_BOTS
-    from kozel.core.convert import dict_to_struct
     from kozel.tools.elo import Sprt
+    from kozel.tools.local import referee_process
     from kozel.tools.playoff import PlaySpec, Tally, entrant, fixtures, run
     from kozel.v1 import game_pb2 as pb
 
@@ -111,10 +137,17 @@ def cmd_play(args: argparse.Namespace) -> int:
             addresses = []
             for k in range(max(1, n_referees)):
                 (data / str(k)).mkdir()
-                addresses.append(stack.enter_context(
-                    referee_process(args.replay_dir, "--data-dir", str(data / str(k)))))
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
+                addresses.append(
+                    stack.enter_context(
+                        referee_process(args.replay_dir, "--data-dir", str(data / str(k)))
+                    )
+                )
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
         with Progress(*columns, console=console, transient=args.json) as progress:
             task = progress.add_task(f"{bot.label} vs {vs.label}", total=args.matches)
 
@@ -122,8 +155,11 @@ def cmd_play(args: argparse.Namespace) -> int:
                 w, d, lo = tally.wdl
                 llr = tally.llr()
                 extra = f" LLR {llr:+.2f}" if llr is not None else ""
-                progress.update(task, advance=1, description=(
-                    f"{bot.label} vs {vs.label}: +{w} ={d} -{lo}{extra}"))
+                progress.update(
+                    task,
+                    advance=1,
+                    description=(f"{bot.label} vs {vs.label}: +{w} ={d} -{lo}{extra}"),
+                )
 
             stop = threading.Event()
 
@@ -133,15 +169,24 @@ def cmd_play(args: argparse.Namespace) -> int:
 
             previous = signal.signal(signal.SIGTERM, finish)
             try:
-                run(spec, addresses, todo, args.concurrency, tally, on_done,
-                    max_time_s=args.max_time, stop=stop)
+                run(
+                    spec,
+                    addresses,
+                    todo,
+                    args.concurrency,
+                    tally,
+                    on_done,
+                    max_time_s=args.max_time,
+                    stop=stop,
+                )
             except KeyboardInterrupt:
                 console.print("interrupted: the figures cover the finished matches")
             finally:
                 signal.signal(signal.SIGTERM, previous)
     summary = tally.summary()
-    summary.update(bot=bot.label, vs=vs.label, ruleset=args.ruleset, players=args.players,
-                   teams=teams)
+    summary.update(
+        bot=bot.label, vs=vs.label, ruleset=args.ruleset, players=args.players, teams=teams
+    )
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -160,38 +205,54 @@ def _num(x: object, fmt: str = "{:.1f}") -> str:
 
 def render(s: dict) -> Table:
     """The final table."""
-    table = Table(title=f"{s['bot']} vs {s['vs']}: {s['ruleset']}, {s['players']} players"
-                        f"{' (teams)' if s['teams'] else ''}", show_header=False)
+    table = Table(
+        title=f"{s['bot']} vs {s['vs']}: {s['ruleset']}, {s['players']} players"
+        f"{' (teams)' if s['teams'] else ''}",
+        show_header=False,
+    )
     table.add_column("what")
     table.add_column("value")
-    table.add_row("matches", f"{s['matches']} ({s['aborted']} aborted)" if s["aborted"]
-                  else str(s["matches"]))
+    table.add_row(
+        "matches", f"{s['matches']} ({s['aborted']} aborted)" if s["aborted"] else str(s["matches"])
+    )
     table.add_row("wins / draws / losses", f"{s['wins']} / {s['draws']} / {s['losses']}")
     if "average_penalty" in s:
         table.add_row("average penalty (bot's side)", _num(s["average_penalty"], "{:.2f}"))
     if "average_chips" in s:
         table.add_row("average chips (bot)", _num(s["average_chips"], "{:.2f}"))
     table.add_row("timeouts / forfeits (bot)", f"{s['timeouts']} / {s['forfeits']}")
-    table.add_row("timeouts / forfeits (opponents)",
-                  f"{s['opponent_timeouts']} / {s['opponent_forfeits']}")
+    table.add_row(
+        "timeouts / forfeits (opponents)", f"{s['opponent_timeouts']} / {s['opponent_forfeits']}"
+    )
     sc = s["score"]
-    table.add_row("score (95 % interval)", f"{_num(sc['value'], '{:.3f}')} "
-                  f"[{_num(sc['low'], '{:.3f}')}, {_num(sc['high'], '{:.3f}')}]")
+    table.add_row(
+        "score (95 % interval)",
+        f"{_num(sc['value'], '{:.3f}')} "
+        f"[{_num(sc['low'], '{:.3f}')}, {_num(sc['high'], '{:.3f}')}]",
+    )
     if "elo" in s:
         e = s["elo"]
-        table.add_row("Elo difference (95 %)",
-                      f"{_num(e['value'])} [{_num(e['low'])}, {_num(e['high'])}]")
+        table.add_row(
+            "Elo difference (95 %)", f"{_num(e['value'])} [{_num(e['low'])}, {_num(e['high'])}]"
+        )
         table.add_row("pairs LL LD WL+DD WD WW", " ".join(map(str, s["pentanomial"])))
     else:
-        table.add_row("win rate (equal share)",
-                      f"{_num(s['win_rate'], '{:.3f}')} ({s['fair_share']:.3f})")
+        table.add_row(
+            "win rate (equal share)", f"{_num(s['win_rate'], '{:.3f}')} ({s['fair_share']:.3f})"
+        )
     if "sprt" in s:
         t = s["sprt"]
         low, high = t["bounds"]
-        table.add_row(f"SPRT [{t['elo0']:g}, {t['elo1']:g}] a={t['alpha']:g} b={t['beta']:g}",
-                      f"LLR {t['llr']:.2f} ({low:.2f}, {high:.2f}): " + (
-                          f"{t['result']} accepted after {t['decided_after']} matches "
-                          f"(LLR {t['decided_llr']:.2f})" if t["result"] else "undecided"))
+        table.add_row(
+            f"SPRT [{t['elo0']:g}, {t['elo1']:g}] a={t['alpha']:g} b={t['beta']:g}",
+            f"LLR {t['llr']:.2f} ({low:.2f}, {high:.2f}): "
+            + (
+                f"{t['result']} accepted after {t['decided_after']} matches "
+                f"(LLR {t['decided_llr']:.2f})"
+                if t["result"]
+                else "undecided"
+            ),
+        )
     for path in s["losses_replays"][:10]:
         table.add_row("lost", path)
     if len(s["losses_replays"]) > 10:

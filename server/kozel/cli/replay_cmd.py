@@ -22,8 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("file", type=Path)
     s.add_argument("--json", action="store_true", help="print the replay message as JSON")
     s.set_defaults(func=cmd_show)
-    v = rsub.add_parser("verify", help="re-play replays from their seeds; non-zero exit on "
-                                       "problems")
+    v = rsub.add_parser(
+        "verify", help="re-play replays from their seeds; non-zero exit on problems"
+    )
     v.add_argument("file", type=Path, nargs="+")
     v.set_defaults(func=cmd_verify)
     replay_web_cmd.add_subparsers(rsub)  # html, fetch

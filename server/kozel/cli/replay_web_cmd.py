@@ -14,15 +14,21 @@ REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
 
 
 def add_subparsers(rsub: argparse._SubParsersAction) -> None:
-    h = rsub.add_parser("html", help="write one self-contained HTML file (viewer + match) "
-                                     "that works from disk with no network")
+    h = rsub.add_parser(
+        "html",
+        help="write one self-contained HTML file (viewer + match) "
+        "that works from disk with no network",
+    )
     h.add_argument("file", type=Path)
     h.add_argument("-o", "--output", type=Path, help="the HTML file (default: FILE with .html)")
     h.set_defaults(func=cmd_html)
     f = rsub.add_parser("fetch", help="download a replay by id")
     f.add_argument("replay_id")
-    f.add_argument("--server", required=True,
-                   help="a referee's gRPC address host:port, or a web server's http(s):// URL")
+    f.add_argument(
+        "--server",
+        required=True,
+        help="a referee's gRPC address host:port, or a web server's http(s):// URL",
+    )
     f.add_argument("-o", "--output", type=Path, help="where to write it (default: ID.kzr)")
     f.set_defaults(func=cmd_fetch)
 
@@ -59,8 +65,12 @@ def _fetch_grpc(address: str, replay_id: str) -> bytes:
     with grpc.insecure_channel(address) as channel:
         stub = ladder_pb2_grpc.LadderServiceStub(channel)
         try:
-            return b"".join(m.chunk for m in stub.DownloadReplay(
-                ladder_pb2.DownloadReplayRequest(replay_id=replay_id), timeout=60))
+            return b"".join(
+                m.chunk
+                for m in stub.DownloadReplay(
+                    ladder_pb2.DownloadReplayRequest(replay_id=replay_id), timeout=60
+                )
+            )
         except grpc.RpcError as exc:
             raise LookupError(f"{exc.code().name}: {exc.details()}") from None
 

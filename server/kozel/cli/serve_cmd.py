@@ -40,28 +40,42 @@ FLAGS: dict[str, tuple[str, ...]] = {
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run a referee",
-                       description="Run a referee. Settings come from --config (YAML), then "
-                                   "KOZEL_* environment variables (KOZEL_SECTION__KEY for "
-                                   "nested keys), then these flags.")
+    p = sub.add_parser(
+        "serve",
+        help="run a referee",
+        description="Run a referee. Settings come from --config (YAML), then "
+        "KOZEL_* environment variables (KOZEL_SECTION__KEY for "
+        "nested keys), then these flags.",
+    )
     p.add_argument("--config", type=Path, help="YAML configuration file")
-    p.add_argument("--check-config", action="store_true",
-                   help="validate the configuration and exit (0 ok, 2 errors)")
+    p.add_argument(
+        "--check-config",
+        action="store_true",
+        help="validate the configuration and exit (0 ok, 2 errors)",
+    )
     p.add_argument("--listen", help="bot port host:port (port 0 picks a free one)")
     p.add_argument("--operator-listen", help="operator port host:port (AdminService, health)")
     p.add_argument("--metrics-listen", help="Prometheus /metrics host:port")
-    p.add_argument("--web-listen", help="web pages and HTTP API host:port (default "
-                   "127.0.0.1:8080; '' turns them off)")
+    p.add_argument(
+        "--web-listen",
+        help="web pages and HTTP API host:port (default 127.0.0.1:8080; '' turns them off)",
+    )
     p.add_argument("--replay-dir", type=Path)
     p.add_argument("--data-dir", type=Path, help="where the SQLite store is")
     p.add_argument("--db", help="database URL (PostgreSQL), instead of SQLite")
     p.add_argument("--ladders", type=Path, help="YAML file of ladders to serve")
-    p.add_argument("--referee-id", help="this referee's id in the store (default: kept in "
-                                        "<data-dir>/referee-id)")
+    p.add_argument(
+        "--referee-id",
+        help="this referee's id in the store (default: kept in <data-dir>/referee-id)",
+    )
     p.add_argument("--lease", type=float, help="seconds of the referee's lease in the store")
-    p.add_argument("--standby", action="store_true", default=None,
-                   help="wait for ladders another live referee serves, and take them over "
-                        "when it stops or dies (default: refuse to start)")
+    p.add_argument(
+        "--standby",
+        action="store_true",
+        default=None,
+        help="wait for ladders another live referee serves, and take them over "
+        "when it stops or dies (default: refuse to start)",
+    )
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     p.add_argument("--log-format", choices=("json", "console"))
     p.add_argument("--drain-timeout", type=float, help="seconds matches get to finish on SIGTERM")
@@ -103,8 +117,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if args.check_config:
         ladders = ", ".join(spec.name for spec in config.ladders) or "none"
-        print(f"configuration ok: bot port {config.listen}"
-              f"{' (TLS)' if config.tls else ''}, ladders: {ladders}")
+        print(
+            f"configuration ok: bot port {config.listen}"
+            f"{' (TLS)' if config.tls else ''}, ladders: {ladders}"
+        )
         return 0
     configure_logging(settings.logging.level, settings.logging.format)
     logging.getLogger("alembic").setLevel(logging.WARNING)  # no schema set-up chatter
@@ -144,8 +160,10 @@ def port_taken(address: str) -> str | None:
             probe.bind((host, int(port)))
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                return (f"cannot listen on {address}: the port is in use by another program; "
-                        f"choose another (--listen, --operator-listen, --metrics-listen)")
+                return (
+                    f"cannot listen on {address}: the port is in use by another program; "
+                    f"choose another (--listen, --operator-listen, --metrics-listen)"
+                )
             return f"cannot listen on {address}: {exc.strerror or exc}"
     return None
 
@@ -160,8 +178,10 @@ def start_failure(exc: BaseException) -> str | None:
     if isinstance(exc, IdentityError | StoreError):  # folder in use, ladder served elsewhere
         return text
     if m := re.search(r"Failed to bind to address (\S+?);", text):
-        return (f"cannot listen on {m.group(1)}: the port is in use by another program "
-                f"(or the address is not this machine's); choose another with --listen")
+        return (
+            f"cannot listen on {m.group(1)}: the port is in use by another program "
+            f"(or the address is not this machine's); choose another with --listen"
+        )
     try:
         from sqlalchemy.exc import DBAPIError, OperationalError
     except ImportError:  # pragma: no cover - sqlalchemy is a dependency

@@ -13,16 +13,24 @@ from kozel.cli.tls import add_tls_args, open_channel
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("table", help="open a table on a referee")
     tsub = p.add_subparsers(dest="table_command", required=True)
-    c = tsub.add_parser("create", help="open a table and print its id",
-                        description="Open a table and print its id (one line), for a bot's "
-                                    "--table / Hello.join_table.")
+    c = tsub.add_parser(
+        "create",
+        help="open a table and print its id",
+        description="Open a table and print its id (one line), for a bot's "
+        "--table / Hello.join_table.",
+    )
     c.add_argument("--server", default="127.0.0.1:50051", help="referee address host:port")
     c.add_argument("--ruleset", default="classic", help="preset name (RULES.md)")
     c.add_argument("--options", default="{}", help="knob overrides as JSON")
     c.add_argument("--players", type=int, default=2, help="seats at the table")
-    c.add_argument("--house", action="append", default=[], metavar="BOT",
-                   help="a house bot the referee seats in-process (random, greedy, ismcts); "
-                        "repeat or comma-separate for several; remote bots fill the rest")
+    c.add_argument(
+        "--house",
+        action="append",
+        default=[],
+        metavar="BOT",
+        help="a house bot the referee seats in-process (random, greedy, ismcts); "
+        "repeat or comma-separate for several; remote bots fill the rest",
+    )
     c.add_argument("--id", default="", help="table id (default: the referee picks one)")
     c.add_argument("--move-ms", type=int, help="per-move allowance (default: the referee's)")
     c.add_argument("--bank-ms", type=int, help="time bank per match (default: the referee's)")
@@ -54,8 +62,9 @@ def cmd_table_create(args: argparse.Namespace) -> int:
     ruleset = pb.Ruleset(preset=args.ruleset)
     if options:
         ruleset.options.CopyFrom(dict_to_struct(options))
-    request = rpb.CreateTableRequest(table_id=args.id, ruleset=ruleset, players=args.players,
-                                     house_bots=house_list(args.house))
+    request = rpb.CreateTableRequest(
+        table_id=args.id, ruleset=ruleset, players=args.players, house_bots=house_list(args.house)
+    )
     if args.move_ms is not None or args.bank_ms is not None:
         request.time_control.SetInParent()
         if args.move_ms is not None:

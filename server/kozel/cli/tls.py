@@ -16,12 +16,14 @@ def add_tls_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-ca", type=Path, help="CA certificate (PEM) of a TLS referee port")
     p.add_argument("--tls-cert", type=Path, help="client certificate (PEM), for mutual TLS")
     p.add_argument("--tls-key", type=Path, help="client private key (PEM), for mutual TLS")
-    p.add_argument("--tls-server-name",
-                   help="name to check the server certificate against (default: the host)")
+    p.add_argument(
+        "--tls-server-name", help="name to check the server certificate against (default: the host)"
+    )
 
 
-def channel_security(args: argparse.Namespace
-                     ) -> tuple[grpc.ChannelCredentials | None, list[tuple[str, str]]]:
+def channel_security(
+    args: argparse.Namespace,
+) -> tuple[grpc.ChannelCredentials | None, list[tuple[str, str]]]:
     """Credentials (None for plaintext) and channel options from the TLS flags; a
     ``ValueError`` names an incomplete combination."""
     if args.tls_ca is None:
@@ -35,9 +37,11 @@ def channel_security(args: argparse.Namespace
     creds = grpc.ssl_channel_credentials(
         root_certificates=args.tls_ca.read_bytes(),
         private_key=args.tls_key.read_bytes() if args.tls_key else None,
-        certificate_chain=args.tls_cert.read_bytes() if args.tls_cert else None)
-    options = ([("grpc.ssl_target_name_override", args.tls_server_name)]
-               if args.tls_server_name else [])
+        certificate_chain=args.tls_cert.read_bytes() if args.tls_cert else None,
+    )
+    options = (
+        [("grpc.ssl_target_name_override", args.tls_server_name)] if args.tls_server_name else []
+    )
     return creds, options
 
 

@@ -16,8 +16,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="follow a running match as a spectator")
     p.add_argument("match_id")
     p.add_argument("--server", default="127.0.0.1:50051", help="the referee, host:port")
-    p.add_argument("--full", action="store_true",
-                   help="every card and hand, held back by the referee's spectator delay")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="every card and hand, held back by the referee's spectator delay",
+    )
     add_tls_args(p)
     p.set_defaults(func=cmd_watch)
 
@@ -36,8 +39,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     with channel:
         stub = match_pb2_grpc.MatchServiceStub(channel)
         try:
-            for resp in stub.WatchMatch(mpb.WatchMatchRequest(match_id=args.match_id,
-                                                              full=args.full)):
+            for resp in stub.WatchMatch(
+                mpb.WatchMatchRequest(match_id=args.match_id, full=args.full)
+            ):
                 for line in lines.of(resp.event):
                     print(escape(line), flush=True)  # names and cards come from clients
         except grpc.RpcError as exc:
@@ -46,10 +50,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-_KINDS = {pb.ACTION_KIND_LEAD: "leads", pb.ACTION_KIND_BEAT: "beats with",
-          pb.ACTION_KIND_DISCARD: "discards"}
-_NOTICES = {rpb.NOTICE_KIND_TIMEOUT: "timed out", rpb.NOTICE_KIND_DISCONNECTED: "disconnected",
-            rpb.NOTICE_KIND_RESUMED: "resumed", rpb.NOTICE_KIND_FORFEIT: "forfeits"}
+_KINDS = {
+    pb.ACTION_KIND_LEAD: "leads",
+    pb.ACTION_KIND_BEAT: "beats with",
+    pb.ACTION_KIND_DISCARD: "discards",
+}
+_NOTICES = {
+    rpb.NOTICE_KIND_TIMEOUT: "timed out",
+    rpb.NOTICE_KIND_DISCONNECTED: "disconnected",
+    rpb.NOTICE_KIND_RESUMED: "resumed",
+    rpb.NOTICE_KIND_FORFEIT: "forfeits",
+}
 
 
 def _enum(enum, value: int, prefix: str) -> str:
@@ -72,8 +83,10 @@ class EventLines:
         elif which == "deal_start":
             d = ev.deal_start
             totals = " / ".join(map(str, d.penalty_totals or d.chips))
-            yield (f"deal {d.deal_index}: dealer {self.who(d.dealer)}, trump {d.trump} "
-                   f"({d.trump_card}); {'penalties' if d.penalty_totals else 'chips'} {totals}")
+            yield (
+                f"deal {d.deal_index}: dealer {self.who(d.dealer)}, trump {d.trump} "
+                f"({d.trump_card}); {'penalties' if d.penalty_totals else 'chips'} {totals}"
+            )
         elif which == "event":
             yield from self._event(ev.event)
         elif which == "deal_end":
@@ -87,17 +100,20 @@ class EventLines:
     def _snapshot(self, s: mpb.SpectatorSnapshot) -> Iterator[str]:
         m = s.match
         self.names = {p.seat: p.name for p in m.seating}
-        view = (f"full view, {s.delay_ms} ms behind" if s.full else "public view")
-        where = (f", ladder {s.ladder}" if s.ladder
-                 else f", table {m.table_id}" if m.table_id else "")
+        view = f"full view, {s.delay_ms} ms behind" if s.full else "public view"
+        where = (
+            f", ladder {s.ladder}" if s.ladder else f", table {m.table_id}" if m.table_id else ""
+        )
         yield f"match {m.match_id}: {m.ruleset.preset}, {m.players} players{where} ({view})"
         for p in m.seating:
             yield f"  seat {p.seat}: {p.name} (side {p.side})"
         if s.HasField("deal"):
             o = s.deal
-            yield (f"deal {s.deal_start.deal_index} in play: trump {o.trump} ({o.trump_card}), "
-                   f"{len(o.tricks)} tricks taken, talon {o.talon}, hand sizes "
-                   + " / ".join(str(x.hand_size) for x in o.seats))
+            yield (
+                f"deal {s.deal_start.deal_index} in play: trump {o.trump} ({o.trump_card}), "
+                f"{len(o.tricks)} tricks taken, talon {o.talon}, hand sizes "
+                + " / ".join(str(x.hand_size) for x in o.seats)
+            )
 
     def _event(self, e: rpb.Event) -> Iterator[str]:
         kind = e.WhichOneof("kind")
@@ -105,7 +121,8 @@ class EventLines:
             p = e.played
             cards = " ".join(p.cards) if p.cards else f"{p.count} card(s) face down"
             yield f"  {self.who(p.seat)} {_KINDS.get(p.kind, '?')} {cards}" + (
-                " (forced)" if p.forced else "")
+                " (forced)" if p.forced else ""
+            )
         elif kind == "trick_taken":
             t = e.trick_taken.trick
             yield f"  trick to {self.who(t.winner)} ({t.known_points} points seen)"
@@ -114,13 +131,19 @@ class EventLines:
             yield f"  draw: {' / '.join(map(str, drawn.counts))} cards, talon {drawn.talon}"
         elif kind == "declared":
             dec = e.declared
-            yield (f"  {self.who(dec.seat)} declares {_enum(pb.Combo, dec.combo, 'COMBO_')}: "
-                   f"{' '.join(dec.cards)}")
+            yield (
+                f"  {self.who(dec.seat)} declares {_enum(pb.Combo, dec.combo, 'COMBO_')}: "
+                f"{' '.join(dec.cards)}"
+            )
         elif kind == "notice":
             n = e.notice
-            why = (f" ({_enum(pb.ForfeitReason, n.forfeit_reason, 'FORFEIT_REASON_')})"
-                   if n.kind == rpb.NOTICE_KIND_FORFEIT else f" (strikes {n.strikes})"
-                   if n.kind == rpb.NOTICE_KIND_TIMEOUT else "")
+            why = (
+                f" ({_enum(pb.ForfeitReason, n.forfeit_reason, 'FORFEIT_REASON_')})"
+                if n.kind == rpb.NOTICE_KIND_FORFEIT
+                else f" (strikes {n.strikes})"
+                if n.kind == rpb.NOTICE_KIND_TIMEOUT
+                else ""
+            )
             yield f"  {self.who(n.seat)} {_NOTICES.get(n.kind, 'notice')}{why}"
 
     def _deal_end(self, d: rpb.DealEnd) -> str:
@@ -128,14 +151,21 @@ class EventLines:
             return f"deal {d.deal_index} voided"
         if d.chips:
             return f"deal {d.deal_index} over: chips {' / '.join(map(str, d.chips))}"
-        sides = "; ".join(f"side {s.side} {s.card_points} points {s.tricks} tricks +{s.penalty} "
-                          f"(total {s.penalty_total})" for s in d.scores if s.active)
+        sides = "; ".join(
+            f"side {s.side} {s.card_points} points {s.tricks} tricks +{s.penalty} "
+            f"(total {s.penalty_total})"
+            for s in d.scores
+            if s.active
+        )
         return f"deal {d.deal_index} over: {sides}"
 
     def _match_end(self, m: rpb.MatchEnd) -> str:
         r = m.result
         reason = _enum(pb.MatchEndReason, r.reason, "MATCH_END_REASON_")
         winner = "draw" if r.draw else f"side {r.winner_side} wins"
-        totals = (f"chips {' / '.join(map(str, r.chips))}" if r.chips
-                  else f"penalties {' / '.join(map(str, r.penalty_totals))}")
+        totals = (
+            f"chips {' / '.join(map(str, r.chips))}"
+            if r.chips
+            else f"penalties {' / '.join(map(str, r.penalty_totals))}"
+        )
         return f"match over: {winner} ({reason}); {totals}; replay {m.replay_id or '-'}"

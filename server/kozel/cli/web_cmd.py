@@ -10,23 +10,44 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("web", help="serve the web pages and HTTP API on their own",
-                       description="Serve the read-only web pages and HTTP API from a ladder "
-                                   "store and a replay folder, without a referee. Live "
-                                   "matches are followed through --referee (gRPC WatchMatch).")
-    p.add_argument("--db", default="", help="the ladder store's database URL "
-                   "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only")
-    p.add_argument("--replays", type=Path, default=Path("replays"),
-                   help="the referees' replay folder (default ./replays); a replay not in it "
-                        "is downloaded from --referee")
+    p = sub.add_parser(
+        "web",
+        help="serve the web pages and HTTP API on their own",
+        description="Serve the read-only web pages and HTTP API from a ladder "
+        "store and a replay folder, without a referee. Live "
+        "matches are followed through --referee (gRPC WatchMatch).",
+    )
+    p.add_argument(
+        "--db",
+        default="",
+        help="the ladder store's database URL "
+        "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only",
+    )
+    p.add_argument(
+        "--replays",
+        type=Path,
+        default=Path("replays"),
+        help="the referees' replay folder (default ./replays); a replay not in it "
+        "is downloaded from --referee",
+    )
     p.add_argument("--listen", default="127.0.0.1:8080", help="host:port (default %(default)s)")
-    p.add_argument("--referee", default="", help="a referee's gRPC address, to follow its "
-                   "live matches")
-    p.add_argument("--ladders", type=Path, help="the referees' ladder file: a duplicate "
-                   "ladder's first halves stay sealed until their twin is on record")
+    p.add_argument(
+        "--referee", default="", help="a referee's gRPC address, to follow its live matches"
+    )
+    p.add_argument(
+        "--ladders",
+        type=Path,
+        help="the referees' ladder file: a duplicate "
+        "ladder's first halves stay sealed until their twin is on record",
+    )
     p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
-    p.add_argument("--limit", action="append", default=[], metavar="KEY=N",
-                   help="override a limit (docs/web.md), e.g. --limit max_page=100")
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="override a limit (docs/web.md), e.g. --limit max_page=100",
+    )
     p.set_defaults(func=cmd_web)
 
 
@@ -45,8 +66,10 @@ def cmd_web(args: argparse.Namespace) -> int:
     try:
         limits = WebLimits(**{k: int(v) for k, _, v in (x.partition("=") for x in args.limit)})
     except (TypeError, ValueError) as exc:
-        print(f"error: --limit KEY=N with KEY one of {', '.join(WebLimits.__dataclass_fields__)}"
-              f" ({exc})")
+        print(
+            f"error: --limit KEY=N with KEY one of {', '.join(WebLimits.__dataclass_fields__)}"
+            f" ({exc})"
+        )
         return 2
     try:
         return asyncio.run(_run(args, duplicate, limits))
@@ -62,8 +85,9 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> i
     from kozel.web.sources import StandaloneSources
 
     store = ReadOnlyStore(args.db) if args.db else None
-    sources = StandaloneSources(store, FolderArchive(args.replays), referee=args.referee,
-                                duplicate_ladders=duplicate)
+    sources = StandaloneSources(
+        store, FolderArchive(args.replays), referee=args.referee, duplicate_ladders=duplicate
+    )
     server = WebServer(create_app(sources, limits), args.listen)
     sock = None
     if args.listen_fd is not None:

@@ -8,7 +8,7 @@ pydantic enforces them where a clock is read from a file (the referee's ``clock`
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from annotated_types import Interval
 
@@ -27,7 +27,7 @@ class Clock:
 
     # Read by pydantic (a plain dict, so nothing here imports it): a key that is not a field
     # is an error, wherever the clock is validated.
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
 
     def to_pb(self) -> pb.TimeControl:
         return pb.TimeControl(

@@ -40,8 +40,11 @@ KIND_TO_PB = {
     ActionKind.PASS: pb.ACTION_KIND_PASS,
 }
 PB_TO_KIND = {v: k for k, v in KIND_TO_PB.items()}
-COMBO_TO_PB = {None: pb.COMBO_UNSPECIFIED, Combo.MOSCOW: pb.COMBO_MOSCOW,
-               Combo.MOLODKA: pb.COMBO_MOLODKA}
+COMBO_TO_PB = {
+    None: pb.COMBO_UNSPECIFIED,
+    Combo.MOSCOW: pb.COMBO_MOSCOW,
+    Combo.MOLODKA: pb.COMBO_MOLODKA,
+}
 PB_TO_COMBO = {v: k for k, v in COMBO_TO_PB.items()}
 # The stubs type ``Value`` as a plain int; the names are the enum's own.
 ERROR_TO_PB: dict[ErrorCode, pb.ErrorCode] = {
@@ -55,22 +58,25 @@ END_REASON_TO_PB = {
 PB_TO_END_REASON = {v: k for k, v in END_REASON_TO_PB.items()}
 
 
-def outcome_from_pb(result: pb.MatchResult, side_of: Sequence[int],
-                    money: bool) -> MatchOutcome:
+def outcome_from_pb(result: pb.MatchResult, side_of: Sequence[int], money: bool) -> MatchOutcome:
     """The engine's outcome of a recorded result (a replay's, the store's), for its ranks.
     An aborted or unfinished result has no end reason."""
     return MatchOutcome(
-        money=money, penalty_totals=tuple(result.penalty_totals), chips=tuple(result.chips),
+        money=money,
+        penalty_totals=tuple(result.penalty_totals),
+        chips=tuple(result.chips),
         eliminated=tuple(sorted(result.eliminated_sides)),
         forfeited=tuple(sorted({side_of[f.seat] for f in result.forfeits})),
         reason=PB_TO_END_REASON.get(result.reason),
-        winner=None if result.draw else result.winner_side)
+        winner=None if result.draw else result.winner_side,
+    )
 
 
 def action_to_pb(action: Action) -> pb.Action:
     """An engine action as a protocol ``Action``."""
-    return pb.Action(kind=KIND_TO_PB[action.kind], cards=codes(action.cards),
-                     combo=COMBO_TO_PB[action.combo])
+    return pb.Action(
+        kind=KIND_TO_PB[action.kind], cards=codes(action.cards), combo=COMBO_TO_PB[action.combo]
+    )
 
 
 # Memoised encodings. A repeated field's encoding is the concatenation of its elements', so a
@@ -136,14 +142,23 @@ def _ints(value: Any) -> Any:
 
 
 def play_to_pb(p: PlayView) -> pb.Play:
-    return pb.Play(seat=p.seat, kind=KIND_TO_PB[ActionKind(p.kind)], count=p.count,
-                   cards=p.cards, forced=p.forced)
+    return pb.Play(
+        seat=p.seat,
+        kind=KIND_TO_PB[ActionKind(p.kind)],
+        count=p.count,
+        cards=p.cards,
+        forced=p.forced,
+    )
 
 
 def trick_to_pb(t: TrickView) -> pb.Trick:
-    return pb.Trick(leader=t.leader, winner=t.winner, plays=[play_to_pb(p) for p in t.plays],
-                    combo=COMBO_TO_PB[Combo(t.combo) if t.combo else None],
-                    known_points=t.known_points)
+    return pb.Trick(
+        leader=t.leader,
+        winner=t.winner,
+        plays=[play_to_pb(p) for p in t.plays],
+        combo=COMBO_TO_PB[Combo(t.combo) if t.combo else None],
+        known_points=t.known_points,
+    )
 
 
 def _trick_field(t: TrickView) -> bytes:
@@ -161,14 +176,27 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
 def fill_observation(msg: pb.Observation, obs: Observation, tricks: bytes) -> None:
     """Write ``obs`` into the empty ``msg``, its completed tricks given already encoded."""
     msg.seat, msg.players, msg.dealer = max(obs.seat, 0), obs.players, obs.dealer
-    msg.trump, msg.trump_card, msg.trump_card_drawn = obs.trump, obs.trump_card, \
-        obs.trump_card_drawn
+    msg.trump, msg.trump_card, msg.trump_card_drawn = (
+        obs.trump,
+        obs.trump_card,
+        obs.trump_card_drawn,
+    )
     msg.hand.extend(obs.hand)
     msg.talon = obs.talon
-    msg.seats.extend([pb.SeatView(seat=s.seat, side=s.side, active=s.active,
-                                  hand_size=s.hand_size, known_cards=s.known_cards,
-                                  tricks_won=s.tricks_won, known_points=s.known_points)
-                      for s in obs.seats])
+    msg.seats.extend(
+        [
+            pb.SeatView(
+                seat=s.seat,
+                side=s.side,
+                active=s.active,
+                hand_size=s.hand_size,
+                known_cards=s.known_cards,
+                tricks_won=s.tricks_won,
+                known_points=s.known_points,
+            )
+            for s in obs.seats
+        ]
+    )
     msg.to_act.extend(obs.to_act)
     msg.lead_cap, msg.deal_over = obs.lead_cap or 0, obs.deal_over
     if tricks:
@@ -207,8 +235,9 @@ def event_to_pb(match_id: str, deal_index: int, view: EventView) -> rpb.Event:
     elif isinstance(view, DrawnView):
         event.drawn.CopyFrom(rpb.Drawn(cards=view.cards, counts=view.counts, talon=view.talon))
     elif isinstance(view, DeclaredView):
-        event.declared.CopyFrom(rpb.Declared(
-            seat=view.seat, combo=COMBO_TO_PB[Combo(view.combo)], cards=view.cards))
+        event.declared.CopyFrom(
+            rpb.Declared(seat=view.seat, combo=COMBO_TO_PB[Combo(view.combo)], cards=view.cards)
+        )
     else:
         event.trick_taken.CopyFrom(rpb.TrickTaken(trick=trick_to_pb(view)))
     return event

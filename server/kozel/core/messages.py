@@ -17,41 +17,99 @@ from kozel.v1 import referee_pb2 as rpb
 PROTOCOL_VERSION = 1  # the version of the Play protocol this referee speaks (Hello, Welcome)
 
 
-def welcome(session_id: str, resume_token: str, server_version: str, *, resumed: bool = False,
-            max_matches: int = 1, running_match_ids: Iterable[str] = ()) -> rpb.PlayResponse:
+def welcome(
+    session_id: str,
+    resume_token: str,
+    server_version: str,
+    *,
+    resumed: bool = False,
+    max_matches: int = 1,
+    running_match_ids: Iterable[str] = (),
+) -> rpb.PlayResponse:
     """The answer to a Hello (a new session, or a resumed one)."""
-    return rpb.PlayResponse(welcome=rpb.Welcome(
-        session_id=session_id, resume_token=resume_token, protocol_version=PROTOCOL_VERSION,
-        server_version=server_version, resumed=resumed, max_matches=max_matches,
-        running_match_ids=list(running_match_ids)))
+    return rpb.PlayResponse(
+        welcome=rpb.Welcome(
+            session_id=session_id,
+            resume_token=resume_token,
+            protocol_version=PROTOCOL_VERSION,
+            server_version=server_version,
+            resumed=resumed,
+            max_matches=max_matches,
+            running_match_ids=list(running_match_ids),
+        )
+    )
 
 
-def match_start(match_id: str, *, players: int, ruleset: pb.Ruleset,
-                time_control: pb.TimeControl, seating: Sequence[rpb.Player],
-                seed_commitment: str, table_id: str = "", seat: int = 0) -> rpb.MatchStart:
+def match_start(
+    match_id: str,
+    *,
+    players: int,
+    ruleset: pb.Ruleset,
+    time_control: pb.TimeControl,
+    seating: Sequence[rpb.Player],
+    seed_commitment: str,
+    table_id: str = "",
+    seat: int = 0,
+) -> rpb.MatchStart:
     """A match as it is announced: to ``seat``, or (seat 0, unused) to a spectator."""
-    return rpb.MatchStart(match_id=match_id, seat=seat, players=players, ruleset=ruleset,
-                          time_control=time_control, seating=seating,
-                          seed_commitment=seed_commitment, table_id=table_id)
+    return rpb.MatchStart(
+        match_id=match_id,
+        seat=seat,
+        players=players,
+        ruleset=ruleset,
+        time_control=time_control,
+        seating=seating,
+        seed_commitment=seed_commitment,
+        table_id=table_id,
+    )
 
 
-def deal_start(match_id: str, index: int, deal: Deal, view: Observation, *,
-               totals: Sequence[int] = (), chips: Sequence[int] = ()) -> rpb.DealStart:
+def deal_start(
+    match_id: str,
+    index: int,
+    deal: Deal,
+    view: Observation,
+    *,
+    totals: Sequence[int] = (),
+    chips: Sequence[int] = (),
+) -> rpb.DealStart:
     """A deal as ``view`` (a seat's observation, or the public one) shows it at its start."""
-    return rpb.DealStart(match_id=match_id, deal_index=index, dealer=deal.dealer,
-                         trump=view.trump, trump_card=view.trump_card, hand=view.hand,
-                         active_seats=list(deal.active), penalty_totals=totals, chips=chips)
+    return rpb.DealStart(
+        match_id=match_id,
+        deal_index=index,
+        dealer=deal.dealer,
+        trump=view.trump,
+        trump_card=view.trump_card,
+        hand=view.hand,
+        active_seats=list(deal.active),
+        penalty_totals=totals,
+        chips=chips,
+    )
 
 
 def deal_start_of(match_id: str, match: Match, view: Observation) -> rpb.DealStart:
     """The deal in play of ``match`` as ``view`` shows it, with the match's standing."""
     standing = match.outcome()
-    return deal_start(match_id, len(match.records), match.deal, view,
-                      totals=standing.penalty_totals, chips=standing.chips)
+    return deal_start(
+        match_id,
+        len(match.records),
+        match.deal,
+        view,
+        totals=standing.penalty_totals,
+        chips=standing.chips,
+    )
 
 
-def decision(match_id: str, request_id: int, kind: Decision, legal: Sequence[Action], *,
-             move_ms: int, bank_ms: int, retries_left: int) -> rpb.PlayResponse:
+def decision(
+    match_id: str,
+    request_id: int,
+    kind: Decision,
+    legal: Sequence[Action],
+    *,
+    move_ms: int,
+    bank_ms: int,
+    retries_left: int,
+) -> rpb.PlayResponse:
     """A decision request without its observation, which the caller fills in place
     (``convert.ObservationEncoder`` on the hot path, ``observation_to_pb`` elsewhere)."""
     msg = rpb.PlayResponse()
@@ -72,47 +130,86 @@ def resent(request: rpb.PlayResponse) -> rpb.PlayResponse:
     return again
 
 
-def rejection(match_id: str, request_id: int, code: pb.ErrorCode, message: str, *,
-              retries_left: int | None = None) -> rpb.PlayResponse:
+def rejection(
+    match_id: str,
+    request_id: int,
+    code: pb.ErrorCode,
+    message: str,
+    *,
+    retries_left: int | None = None,
+) -> rpb.PlayResponse:
     """A refused answer; ``retries_left`` None means no retry is allowed."""
-    return rpb.PlayResponse(rejection=rpb.Rejection(
-        match_id=match_id, request_id=request_id, code=code, message=message,
-        retry_allowed=retries_left is not None,
-        retries_left=retries_left if retries_left is not None else 0))
+    return rpb.PlayResponse(
+        rejection=rpb.Rejection(
+            match_id=match_id,
+            request_id=request_id,
+            code=code,
+            message=message,
+            retry_allowed=retries_left is not None,
+            retries_left=retries_left if retries_left is not None else 0,
+        )
+    )
 
 
-def notice(match_id: str, deal_index: int, seat: int, kind: rpb.NoticeKind, *,
-           strikes: int, reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED) -> rpb.PlayResponse:
+def notice(
+    match_id: str,
+    deal_index: int,
+    seat: int,
+    kind: rpb.NoticeKind,
+    *,
+    strikes: int,
+    reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED,
+) -> rpb.PlayResponse:
     """A notice about a seat (timeout, disconnect, resume, forfeit)."""
-    return rpb.PlayResponse(event=rpb.Event(
-        match_id=match_id, deal_index=deal_index,
-        notice=rpb.SeatNotice(seat=seat, kind=kind, strikes=strikes, forfeit_reason=reason)))
+    return rpb.PlayResponse(
+        event=rpb.Event(
+            match_id=match_id,
+            deal_index=deal_index,
+            notice=rpb.SeatNotice(seat=seat, kind=kind, strikes=strikes, forfeit_reason=reason),
+        )
+    )
 
 
-def deal_end(match_id: str, match: Match, deal: Deal, *, voided: bool,
-             reveal_deck: bool) -> rpb.PlayResponse:
+def deal_end(
+    match_id: str, match: Match, deal: Deal, *, voided: bool, reveal_deck: bool
+) -> rpb.PlayResponse:
     """The end of the last recorded deal of ``match``: every trick and score, and the deck
     order unless it would give away a sealed twin's decks."""
     record = match.records[-1]
     board = match.board
     view = full_view(deal)
-    scores = [rpb.SideScore(
-        side=side, card_points=record.card_points[side] or 0, tricks=record.tricks[side] or 0,
-        penalty=(record.penalties[side] if record.penalties else None) or 0,
-        penalty_total=board.totals[side],
-        active=any(match.side_of[s] == side for s in deal.active))
-        for side in range(board.n_sides)]
+    scores = [
+        rpb.SideScore(
+            side=side,
+            card_points=record.card_points[side] or 0,
+            tricks=record.tricks[side] or 0,
+            penalty=(record.penalties[side] if record.penalties else None) or 0,
+            penalty_total=board.totals[side],
+            active=any(match.side_of[s] == side for s in deal.active),
+        )
+        for side in range(board.n_sides)
+    ]
     tricks = [convert.trick_to_pb(t) for t in view.tricks]
     if view.trick is not None:  # a money Bura: the led cards stay on the table
         tricks.append(convert.trick_to_pb(view.trick))
-    return rpb.PlayResponse(deal_end=rpb.DealEnd(
-        match_id=match_id, deal_index=record.index, tricks=tricks, scores=scores,
-        pot_winners=record.pot_winners, chips=match.outcome().chips,
-        voided=voided, deck=[codes(1 << c)[0] for c in record.deck] if reveal_deck else []))
+    return rpb.PlayResponse(
+        deal_end=rpb.DealEnd(
+            match_id=match_id,
+            deal_index=record.index,
+            tricks=tricks,
+            scores=scores,
+            pot_winners=record.pot_winners,
+            chips=match.outcome().chips,
+            voided=voided,
+            deck=[codes(1 << c)[0] for c in record.deck] if reveal_deck else [],
+        )
+    )
 
 
-def match_end(match_id: str, result: pb.MatchResult, replay_id: str,
-              seed: bytes) -> rpb.PlayResponse:
+def match_end(
+    match_id: str, result: pb.MatchResult, replay_id: str, seed: bytes
+) -> rpb.PlayResponse:
     """The end of a match: its result, where its replay is, and the seed (or b"" if sealed)."""
-    return rpb.PlayResponse(match_end=rpb.MatchEnd(
-        match_id=match_id, result=result, replay_id=replay_id, seed=seed))
+    return rpb.PlayResponse(
+        match_end=rpb.MatchEnd(match_id=match_id, result=result, replay_id=replay_id, seed=seed)
+    )

@@ -13,8 +13,15 @@ from kozel.v1 import game_pb2 as pb
 class Penalties:
     """Per seat: timeouts (strikes) and refused answers, the held part, forfeits due."""
 
-    __slots__ = ("max_strikes", "timeouts", "rejections", "_held_timeouts", "_held_rejections",
-                 "_held_forfeits", "_due")
+    __slots__ = (
+        "max_strikes",
+        "timeouts",
+        "rejections",
+        "_held_timeouts",
+        "_held_rejections",
+        "_held_forfeits",
+        "_due",
+    )
 
     def __init__(self, players: int, max_strikes: int) -> None:
         self.max_strikes = max_strikes
@@ -22,8 +29,12 @@ class Penalties:
         self.rejections = [0] * players  # every refused answer, per seat
         self._held_timeouts = [0] * players  # the part from the window of the deal in play
         self._held_rejections = [0] * players
-        self._held_forfeits: dict[int, pb.ForfeitReason] = {}  # seat: reason, applied when the deal ends
-        self._due: list[tuple[int, pb.ForfeitReason]] = []  # (seat, reason) to apply before the next step
+        self._held_forfeits: dict[
+            int, pb.ForfeitReason
+        ] = {}  # seat: reason, applied when the deal ends
+        self._due: list[
+            tuple[int, pb.ForfeitReason]
+        ] = []  # (seat, reason) to apply before the next step
 
     @property
     def public_timeouts(self) -> list[int]:

@@ -77,11 +77,21 @@ class MatchProtocol:
     """One match's seat protocol: seat i is asked, told and timed here; times are seconds on
     whatever clock the caller passes in."""
 
-    def __init__(self, *, match_id: str, rules: Ruleset, players: int, seed: bytes,
-                 clock: Clock, names: Sequence[str], table_id: str = "",
-                 reveal_seed: bool = True, max_deals: int = 0,
-                 wants_events: Sequence[bool] | None = None,
-                 hooks: MatchHooks | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        match_id: str,
+        rules: Ruleset,
+        players: int,
+        seed: bytes,
+        clock: Clock,
+        names: Sequence[str],
+        table_id: str = "",
+        reveal_seed: bool = True,
+        max_deals: int = 0,
+        wants_events: Sequence[bool] | None = None,
+        hooks: MatchHooks | None = None,
+    ) -> None:
         self.match_id = match_id
         self.rules = rules
         self.players = players
@@ -97,8 +107,10 @@ class MatchProtocol:
         self.penalties = Penalties(players, clock.max_strikes)
         self.forfeits: list[pb.Forfeit] = []
         self.steps: list[list[StepMeta]] = [[]]  # per deal, per applied action
-        self.seating = [rpb.Player(seat=s, name=name, side=self.match.side_of[s])
-                        for s, name in enumerate(names)]
+        self.seating = [
+            rpb.Player(seat=s, name=name, side=self.match.side_of[s])
+            for s, name in enumerate(names)
+        ]
         self.wants_events = list(wants_events) if wants_events is not None else [True] * players
         self.cut = False  # ended by the deal cap
         self.ended = False  # over, cut or aborted: nothing more is asked
@@ -111,9 +123,12 @@ class MatchProtocol:
         self._step_deal: Deal | None = None
         self._step_index = 0  # the deal index of the step in play
         self._away: dict[int, float] = {}  # seat: when its disconnect grace runs out
-        self._requested: dict[int, pb.ForfeitReason] = {}  # seat: forfeit reason requested from outside
-        self._observers: list[tuple[SeatObserver, convert.ObservationEncoder] | None] = \
-            [None] * players
+        self._requested: dict[
+            int, pb.ForfeitReason
+        ] = {}  # seat: forfeit reason requested from outside
+        self._observers: list[tuple[SeatObserver, convert.ObservationEncoder] | None] = [
+            None
+        ] * players
         self._log_pos = 0
         self._deal_announced = -1
         self._out: list[Send] = []
@@ -172,8 +187,10 @@ class MatchProtocol:
         names no pending request (it then changes nothing)."""
         req = self._pending[seat]
         if req is None or reply.request_id != req.request_id:
-            raise NotPending(f"request {reply.request_id} is not pending"
-                             + (f"; the pending request is {req.request_id}" if req else ""))
+            raise NotPending(
+                f"request {reply.request_id} is not pending"
+                + (f"; the pending request is {req.request_id}" if req else "")
+            )
         try:
             self._apply(seat, reply, req.legal)
         except IllegalAction as exc:
@@ -211,8 +228,16 @@ class MatchProtocol:
         if self.ended:
             return []
         self._out.append((seat, rpb.PlayResponse(match_start=self._match_start(seat))))
-        self._out.append((seat, rpb.PlayResponse(deal_start=messages.deal_start_of(
-            self.match_id, self.match, observe(self.match.deal, seat)))))
+        self._out.append(
+            (
+                seat,
+                rpb.PlayResponse(
+                    deal_start=messages.deal_start_of(
+                        self.match_id, self.match, observe(self.match.deal, seat)
+                    )
+                ),
+            )
+        )
         req = self._pending[seat]
         if req is not None:
             self._out.append((seat, messages.resent(req.message)))
@@ -228,8 +253,9 @@ class MatchProtocol:
 
     def end(self, result: pb.MatchResult, replay_id: str) -> list[Send]:
         """The match's end for every seat, once its replay is safe."""
-        msg = messages.match_end(self.match_id, result, replay_id,
-                                 self.match.seed if self.reveal_seed else b"")
+        msg = messages.match_end(
+            self.match_id, result, replay_id, self.match.seed if self.reveal_seed else b""
+        )
         return [(seat, msg) for seat in range(self.players)]
 
     # -- steps -----------------------------------------------------------------------------
@@ -257,16 +283,30 @@ class MatchProtocol:
         legal = deal.legal_actions(seat)
         self._next_id[seat] += 1
         rid = self._next_id[seat]
-        msg = messages.decision(self.match_id, rid, deal.decision, legal,
-                                move_ms=self.clock.move_ms, bank_ms=self.banks.left_ms[seat],
-                                retries_left=self.clock.max_retries)
+        msg = messages.decision(
+            self.match_id,
+            rid,
+            deal.decision,
+            legal,
+            move_ms=self.clock.move_ms,
+            bank_ms=self.banks.left_ms[seat],
+            retries_left=self.clock.max_retries,
+        )
         held = self._observers[seat]
         if held is None or held[0].deal is not deal:
             held = self._observers[seat] = SeatObserver(deal, seat), convert.ObservationEncoder()
         observer, encoder = held
         encoder.fill(msg.decision.observation, observer.observe())
-        req = Request(seat, rid, msg, legal, sealed, self.banks.allowance_s(seat), now,
-                      retries_left=self.clock.max_retries)
+        req = Request(
+            seat,
+            rid,
+            msg,
+            legal,
+            sealed,
+            self.banks.allowance_s(seat),
+            now,
+            retries_left=self.clock.max_retries,
+        )
         self._pending[seat] = req
         self._out.append((seat, msg))
         return req
@@ -289,35 +329,50 @@ class MatchProtocol:
         which = reply.WhichOneof("choice")
         if which == "legal_index":
             if reply.legal_index >= len(legal):
-                raise IllegalAction(ErrorCode.MALFORMED,
-                                    f"legal_index {reply.legal_index} is outside the "
-                                    f"{len(legal)} legal actions")
+                raise IllegalAction(
+                    ErrorCode.MALFORMED,
+                    f"legal_index {reply.legal_index} is outside the {len(legal)} legal actions",
+                )
             self.match.apply(seat, legal[reply.legal_index])
         elif which == "action":
             kind, cards, combo = convert.action_from_pb(reply.action)
             self.match.play(seat, kind, cards, combo)
         else:
-            raise IllegalAction(ErrorCode.MALFORMED, "the answer has neither legal_index nor action")
+            raise IllegalAction(
+                ErrorCode.MALFORMED, "the answer has neither legal_index nor action"
+            )
 
-    def _refuse(self, req: Request, reply: rpb.ActionReply, exc: IllegalAction,
-                now: float) -> None:
+    def _refuse(self, req: Request, reply: rpb.ActionReply, exc: IllegalAction, now: float) -> None:
         seat, code = req.seat, convert.ERROR_TO_PB[exc.code]
         self.penalties.refused(seat, req.sealed)
         self.hooks.refused(seat, exc.code)
-        req.rejections.append(replay_pb2.ReplayRejection(
-            code=code, message=exc.message, attempted=_attempted(reply, req.legal)))
+        req.rejections.append(
+            replay_pb2.ReplayRejection(
+                code=code, message=exc.message, attempted=_attempted(reply, req.legal)
+            )
+        )
         left = req.retries_left
-        self._out.append((seat, messages.rejection(
-            self.match_id, req.request_id, code, exc.message,
-            retries_left=left - 1 if left > 0 else None)))
+        self._out.append(
+            (
+                seat,
+                messages.rejection(
+                    self.match_id,
+                    req.request_id,
+                    code,
+                    exc.message,
+                    retries_left=left - 1 if left > 0 else None,
+                ),
+            )
+        )
         if left > 0:
             req.retries_left -= 1
             req.fire(Event.REFUSED)
         elif req.sealed:  # passes now; forfeits when the deal ends
             self.penalties.hold_forfeit(seat, pb.FORFEIT_REASON_ILLEGAL_ACTIONS)
             self.match.apply(seat, default_action(self.match.deal, seat))
-            self._steps().append(StepMeta(req.request_id, int(req.think_ms(now)), False,
-                                          req.rejections))
+            self._steps().append(
+                StepMeta(req.request_id, int(req.think_ms(now)), False, req.rejections)
+            )
             self._resolve(req, Event.REFUSED_LAST_SEALED, now)
         else:
             req.forfeit_reason = pb.FORFEIT_REASON_ILLEGAL_ACTIONS
@@ -341,8 +396,9 @@ class MatchProtocol:
             return
         self.banks.empty(seat)
         self.match.apply(seat, default_action(self.match.deal, seat))
-        self._steps().append(StepMeta(req.request_id, int((now - req.started_at) * 1000), True,
-                                      req.rejections))
+        self._steps().append(
+            StepMeta(req.request_id, int((now - req.started_at) * 1000), True, req.rejections)
+        )
         self._resolve(req, Event.TIMEOUT, now)
 
     def _steps(self) -> list[StepMeta]:
@@ -365,8 +421,11 @@ class MatchProtocol:
     def _forfeit(self, requests: list[tuple[int, pb.ForfeitReason]]) -> None:
         """Forfeit seats together: the deal in play is voided once for all of them."""
         match = self.match
-        todo = [(seat, reason) for seat, reason in requests
-                if not match.over and match.side_of[seat] not in match.board.eliminated]
+        todo = [
+            (seat, reason)
+            for seat, reason in requests
+            if not match.over and match.side_of[seat] not in match.board.eliminated
+        ]
         if not todo:
             return
         deal = match.deal
@@ -382,14 +441,28 @@ class MatchProtocol:
 
     # -- messages --------------------------------------------------------------------------
 
-    def _notice(self, seat: int, kind: rpb.NoticeKind,
-                reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED, *, only: int | None = None,
-                deal_index: int | None = None) -> None:
-        strikes = (self.penalties.timeouts[seat] if only is not None
-                   else self.penalties.public_timeouts[seat])
+    def _notice(
+        self,
+        seat: int,
+        kind: rpb.NoticeKind,
+        reason: pb.ForfeitReason = pb.FORFEIT_REASON_UNSPECIFIED,
+        *,
+        only: int | None = None,
+        deal_index: int | None = None,
+    ) -> None:
+        strikes = (
+            self.penalties.timeouts[seat]
+            if only is not None
+            else self.penalties.public_timeouts[seat]
+        )
         msg = messages.notice(
-            self.match_id, len(self.match.records) if deal_index is None else deal_index,
-            seat, kind, strikes=strikes, reason=reason)
+            self.match_id,
+            len(self.match.records) if deal_index is None else deal_index,
+            seat,
+            kind,
+            strikes=strikes,
+            reason=reason,
+        )
         for s in range(self.players):
             if (only is None or s == only) and self.wants_events[s]:
                 self._out.append((s, msg))
@@ -406,8 +479,16 @@ class MatchProtocol:
             self.steps.append([])
         deal = self.match.deal
         for seat in range(self.players):
-            self._out.append((seat, rpb.PlayResponse(deal_start=messages.deal_start_of(
-                self.match_id, self.match, observe(deal, seat)))))
+            self._out.append(
+                (
+                    seat,
+                    rpb.PlayResponse(
+                        deal_start=messages.deal_start_of(
+                            self.match_id, self.match, observe(deal, seat)
+                        )
+                    ),
+                )
+            )
         self.hooks.deal_started(index, deal)
 
     def _emit_events(self, deal: Deal) -> None:
@@ -423,7 +504,8 @@ class MatchProtocol:
                 msg = made.get(view)
                 if msg is None:
                     msg = made[view] = rpb.PlayResponse(
-                        event=convert.event_to_pb(self.match_id, index, view))
+                        event=convert.event_to_pb(self.match_id, index, view)
+                    )
                 self._out.append((seat, msg))
         self.hooks.events(deal)
         self._log_pos = len(deal.log)
@@ -432,17 +514,24 @@ class MatchProtocol:
         released = self.penalties.deal_ended()
         if released:
             self.hooks.strikes_released(released)
-        msg = messages.deal_end(self.match_id, self.match, deal, voided=voided,
-                                reveal_deck=self.reveal_seed)
+        msg = messages.deal_end(
+            self.match_id, self.match, deal, voided=voided, reveal_deck=self.reveal_seed
+        )
         for seat in range(self.players):
             self._out.append((seat, msg))
         self.hooks.deal_ended(msg.deal_end)
 
     def _match_start(self, seat: int) -> rpb.MatchStart:
         return messages.match_start(
-            self.match_id, seat=seat, players=self.players, ruleset=self._ruleset_pb,
-            time_control=self._clock_pb, seating=self.seating,
-            seed_commitment=self._commitment, table_id=self.table_id)
+            self.match_id,
+            seat=seat,
+            players=self.players,
+            ruleset=self._ruleset_pb,
+            time_control=self._clock_pb,
+            seating=self.seating,
+            seed_commitment=self._commitment,
+            table_id=self.table_id,
+        )
 
     def _flush(self) -> list[Send]:
         out, self._out = self._out, []

@@ -44,9 +44,14 @@ class Event(enum.Enum):
 
 
 S, E = State, Event
-_ENDINGS = {E.ANSWER: S.ANSWERED, E.REFUSED_LAST: S.FORFEITED,
-            E.REFUSED_LAST_SEALED: S.DEFAULTED, E.TIMEOUT: S.DEFAULTED,
-            E.STRUCK_OUT: S.FORFEITED, E.FORFEIT: S.FORFEITED}
+_ENDINGS = {
+    E.ANSWER: S.ANSWERED,
+    E.REFUSED_LAST: S.FORFEITED,
+    E.REFUSED_LAST_SEALED: S.DEFAULTED,
+    E.TIMEOUT: S.DEFAULTED,
+    E.STRUCK_OUT: S.FORFEITED,
+    E.FORFEIT: S.FORFEITED,
+}
 
 #: (state, event) -> next state. A pair missing here is a bug in the caller.
 TRANSITIONS: dict[tuple[State, Event], State] = {
@@ -58,8 +63,11 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
     (S.WAITING, E.STALL): S.GRACED,
     (S.GRACED, E.WRITTEN): S.GRACED,  # written after the stall: its clock starts now, no grace
     (S.GRACED, E.REFUSED): S.GRACED,
-    **{(state, event): end for state in (S.SENT, S.WAITING, S.GRACED)
-       for event, end in _ENDINGS.items()},
+    **{
+        (state, event): end
+        for state in (S.SENT, S.WAITING, S.GRACED)
+        for event, end in _ENDINGS.items()
+    },
 }
 OPEN = frozenset({S.SENT, S.WAITING, S.GRACED})
 
@@ -111,8 +119,10 @@ class Request:
         try:
             self.state = TRANSITIONS[self.state, event]
         except KeyError:
-            raise TransitionError(f"request {self.request_id} of seat {self.seat}: "
-                                  f"{event.value} while {self.state.value}") from None
+            raise TransitionError(
+                f"request {self.request_id} of seat {self.seat}: "
+                f"{event.value} while {self.state.value}"
+            ) from None
         return self.state
 
     def written(self, now: float) -> None:

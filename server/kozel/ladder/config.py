@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from kozel.core.clock import Clock
-from kozel.engine.rules import Ruleset, RulesError
+from kozel.engine.rules import RulesError, Ruleset
 
 
 class ConfigError(ValueError):
@@ -34,17 +34,29 @@ class LadderSpec(_Strict):
     players: int = Field(2, ge=2, le=5)
     time_control: Clock = Field(default_factory=Clock)  # its bounds are Clock's
     max_concurrent_matches: int = Field(16, ge=1, le=10_000)
-    repeat_window: int = Field(4, ge=0, le=1000,
-                               description="a group that met in the last N matches of a bot "
-                                           "is avoided while other opponents wait")
-    repeat_cap: int = Field(0, ge=0, le=1_000_000,
-                            description="hard cap: a group meets at most this often within "
-                                        "repeat_cap_window_s (0 = no cap)")
+    repeat_window: int = Field(
+        4,
+        ge=0,
+        le=1000,
+        description="a group that met in the last N matches of a bot "
+        "is avoided while other opponents wait",
+    )
+    repeat_cap: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="hard cap: a group meets at most this often within "
+        "repeat_cap_window_s (0 = no cap)",
+    )
     repeat_cap_window_s: float = Field(3600.0, gt=0, le=30 * 86_400)
-    duplicate: bool = Field(False, description="two-sided games only: every match is followed "
-                                              "by its twin, the same seed with seats rotated")
-    rating_scale: float = Field(5.0, gt=0, description="how quickly opponents far in rating "
-                                                       "become unlikely")
+    duplicate: bool = Field(
+        False,
+        description="two-sided games only: every match is followed "
+        "by its twin, the same seed with seats rotated",
+    )
+    rating_scale: float = Field(
+        5.0, gt=0, description="how quickly opponents far in rating become unlikely"
+    )
 
     @field_validator("ruleset")
     @classmethod
@@ -75,8 +87,10 @@ class LadderFile(_Strict):
             except RulesError as exc:
                 raise ValueError(f"ladder {lad.name!r}: {exc}") from None
             if lad.duplicate and len(set(lad.rules().side_of(lad.players))) != 2:
-                raise ValueError(f"ladder {lad.name!r}: duplicate needs a two-sided game "
-                                 "(2 players, or 4 in teams)")
+                raise ValueError(
+                    f"ladder {lad.name!r}: duplicate needs a two-sided game "
+                    "(2 players, or 4 in teams)"
+                )
         return ladders
 
 

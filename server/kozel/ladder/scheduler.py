@@ -52,13 +52,20 @@ class MeetingCap:
 
     def blocked(self, group: Sequence[int], now: float) -> bool:
         times = self.meetings.get(frozenset(group))
-        return bool(self.limit and times and len(times) >= self.limit
-                    and now - times[0] < self.window_s)
+        return bool(
+            self.limit and times and len(times) >= self.limit and now - times[0] < self.window_s
+        )
 
 
-def pick(waiting: Sequence[Entrant], players: int, history: History, scale: float,
-         rng: random.Random, allow_repeat: bool = True,
-         blocked: Callable[[list[int]], bool] | None = None) -> list[Entrant] | None:
+def pick(
+    waiting: Sequence[Entrant],
+    players: int,
+    history: History,
+    scale: float,
+    rng: random.Random,
+    allow_repeat: bool = True,
+    blocked: Callable[[list[int]], bool] | None = None,
+) -> list[Entrant] | None:
     """A group for the next match (in seat order), or None while too few distinct bots wait.
 
     The bot waiting longest is always in; the others are sampled with weight
@@ -77,17 +84,25 @@ def pick(waiting: Sequence[Entrant], players: int, history: History, scale: floa
     # The longest-waiting bot anchors the group; the next one only if every group of the first
     # is over the hard cap.
     for i, anchor in enumerate(order if blocked is not None else order[:1]):
-        group = _sample(anchor, order[:i] + order[i + 1:], players, history, scale, rng,
-                        allow_repeat, blocked)
+        group = _sample(
+            anchor, order[:i] + order[i + 1 :], players, history, scale, rng, allow_repeat, blocked
+        )
         if group is not None:
             rng.shuffle(group)
             return group
     return None
 
 
-def _sample(anchor: Entrant, others: list[Entrant], players: int, history: History,
-            scale: float, rng: random.Random, allow_repeat: bool,
-            blocked: Callable[[list[int]], bool] | None) -> list[Entrant] | None:
+def _sample(
+    anchor: Entrant,
+    others: list[Entrant],
+    players: int,
+    history: History,
+    scale: float,
+    rng: random.Random,
+    allow_repeat: bool,
+    blocked: Callable[[list[int]], bool] | None,
+) -> list[Entrant] | None:
     best: list[Entrant] | None = None
     for _ in range(8):  # a few tries to avoid a recent repeat
         pool = list(others)

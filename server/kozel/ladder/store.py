@@ -30,8 +30,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
-from kozel.ladder.models import BotRow, LadderHostRow, MatchRow, MatchSeatRow, RatingRow
-from kozel.ladder.models import RefereeRow
+from kozel.ladder.models import BotRow, LadderHostRow, MatchRow, MatchSeatRow, RatingRow, RefereeRow
 from kozel.ladder.ratings import Rating, rate
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -160,8 +159,9 @@ class Store:
             connect_args["timeout"] = SQLITE_BUSY_S
         elif url.startswith("postgresql"):
             connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
-        self.engine: Engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args,
-                                            pool_timeout=CONNECT_TIMEOUT_S)
+        self.engine: Engine = create_engine(
+            url, pool_pre_ping=True, connect_args=connect_args, pool_timeout=CONNECT_TIMEOUT_S
+        )
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
             # SQLite transactions must really start at BEGIN (pysqlite would defer them to the
@@ -169,8 +169,13 @@ class Store:
             # never read the same rating and lose an update. PostgreSQL locks rows FOR UPDATE.
             # A snapshot read (``_snapshot``) begins deferred instead: in WAL mode it reads one
             # moment of the database and neither waits for writers nor holds them up.
-            event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql(
-                "BEGIN" if conn.get_execution_options().get("snapshot") else "BEGIN IMMEDIATE"))
+            event.listen(
+                self.engine,
+                "begin",
+                lambda conn: conn.exec_driver_sql(
+                    "BEGIN" if conn.get_execution_options().get("snapshot") else "BEGIN IMMEDIATE"
+                ),
+            )
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
@@ -210,11 +215,18 @@ class Store:
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         try:
             with self._session.begin() as s:
-                s.add(BotRow(name=name, token_hash=hash_token(token), status="active",
-                             created_at=datetime.now(UTC)))
+                s.add(
+                    BotRow(
+                        name=name,
+                        token_hash=hash_token(token),
+                        status="active",
+                        created_at=datetime.now(UTC),
+                    )
+                )
         except IntegrityError:
-            raise StoreError(f"a bot named {name!r} exists; register a new version under a "
-                             "new name") from None
+            raise StoreError(
+                f"a bot named {name!r} exists; register a new version under a new name"
+            ) from None
         return token
 
     def authenticate(self, token: str) -> Bot | None:
@@ -243,12 +255,23 @@ class Store:
         """Give a bot its starting rating on a ladder if it has none (call from one place at a
         time: result commits then only ever update existing rows)."""
         with self._session.begin() as s:
-            exists = s.scalar(select(RatingRow.id).where(RatingRow.ladder == ladder,
-                                                         RatingRow.bot_id == bot_id))
+            exists = s.scalar(
+                select(RatingRow.id).where(RatingRow.ladder == ladder, RatingRow.bot_id == bot_id)
+            )
             if exists is None:
-                s.add(RatingRow(ladder=ladder, bot_id=bot_id, mu=Rating().mu,
-                                sigma=Rating().sigma, matches=0, wins=0, penalty_sum=0,
-                                timeouts=0, forfeits=0))
+                s.add(
+                    RatingRow(
+                        ladder=ladder,
+                        bot_id=bot_id,
+                        mu=Rating().mu,
+                        sigma=Rating().sigma,
+                        matches=0,
+                        wins=0,
+                        penalty_sum=0,
+                        timeouts=0,
+                        forfeits=0,
+                    )
+                )
 
     def reset_rating(self, ladder: str, name: str) -> None:
         """Start a bot again from the default rating on a ladder (its record is kept)."""
@@ -256,29 +279,51 @@ class Store:
         if bot is None:
             raise StoreError(f"no bot named {name!r}")
         with self._session.begin() as s:
-            row = s.scalar(select(RatingRow).where(RatingRow.ladder == ladder,
-                                                   RatingRow.bot_id == bot.id))
+            row = s.scalar(
+                select(RatingRow).where(RatingRow.ladder == ladder, RatingRow.bot_id == bot.id)
+            )
             if row is not None:
                 row.mu, row.sigma = Rating().mu, Rating().sigma
 
     # -- matches -------------------------------------------------------------------------------
 
-    def start_match(self, match_id: str, ladder: str, players: int,
-                    seats: Sequence[tuple[int, int, int]], *, referee_id: str | None = None,
-                    replay_path: str | None = None,
-                    started_at: datetime | None = None) -> None:
+    def start_match(
+        self,
+        match_id: str,
+        ladder: str,
+        players: int,
+        seats: Sequence[tuple[int, int, int]],
+        *,
+        referee_id: str | None = None,
+        replay_path: str | None = None,
+        started_at: datetime | None = None,
+    ) -> None:
         """Record a running match hosted by ``referee_id``; ``seats`` holds (seat, side,
         bot_id); ``replay_path`` is where its host will write the replay. Recording a match
         that exists already does nothing (a retried call)."""
         with self._session.begin() as s:
             if s.get(MatchRow, match_id) is None:
-                _add_match(s, match_id, ladder, players, seats, referee_id, replay_path,
-                           started_at or datetime.now(UTC))
+                _add_match(
+                    s,
+                    match_id,
+                    ladder,
+                    players,
+                    seats,
+                    referee_id,
+                    replay_path,
+                    started_at or datetime.now(UTC),
+                )
 
-    def finish_match(self, match_id: str, *, reason: str, replay_path: str,
-                     result: dict[str, Any], seats: Sequence[SeatResult],
-                     start: tuple[str, int, str | None, datetime] | None = None,
-                     ) -> dict[int, Rating]:
+    def finish_match(
+        self,
+        match_id: str,
+        *,
+        reason: str,
+        replay_path: str,
+        result: dict[str, Any],
+        seats: Sequence[SeatResult],
+        start: tuple[str, int, str | None, datetime] | None = None,
+    ) -> dict[int, Rating]:
         """Commit a finished match, its rating update and its replay reference at once.
 
         Call only after the replay file is safely on disk. Returns the new rating per bot id
@@ -291,33 +336,65 @@ class Store:
             match = s.get(MatchRow, match_id, with_for_update=True)
             if match is None and start is not None:
                 ladder, players, referee_id, started_at = start
-                _add_match(s, match_id, ladder, players,
-                           [(x.seat, x.side, x.bot_id) for x in seats], referee_id,
-                           replay_path, started_at)
+                _add_match(
+                    s,
+                    match_id,
+                    ladder,
+                    players,
+                    [(x.seat, x.side, x.bot_id) for x in seats],
+                    referee_id,
+                    replay_path,
+                    started_at,
+                )
                 match = s.get(MatchRow, match_id, with_for_update=True)
             if match is not None and match.status == "finished":
                 return {}
-            if match is None or not (match.status == "running" or (
-                    match.status == "aborted" and match.reason in RECOVERY_ABORTS)):
+            if match is None or not (
+                match.status == "running"
+                or (match.status == "aborted" and match.reason in RECOVERY_ABORTS)
+            ):
                 raise StoreError(f"match {match_id} is not running")
-            ratings = {r.bot_id: r for r in s.scalars(  # locked in one order: no deadlock
-                select(RatingRow).where(RatingRow.ladder == match.ladder,
-                                        RatingRow.bot_id.in_([x.bot_id for x in seats]))
-                .order_by(RatingRow.bot_id).with_for_update())}
+            ratings = {
+                r.bot_id: r
+                for r in s.scalars(  # locked in one order: no deadlock
+                    select(RatingRow)
+                    .where(
+                        RatingRow.ladder == match.ladder,
+                        RatingRow.bot_id.in_([x.bot_id for x in seats]),
+                    )
+                    .order_by(RatingRow.bot_id)
+                    .with_for_update()
+                )
+            }
             for x in seats:
                 if x.bot_id not in ratings:
-                    row = RatingRow(ladder=match.ladder, bot_id=x.bot_id, mu=Rating().mu,
-                                    sigma=Rating().sigma, matches=0, wins=0, penalty_sum=0,
-                                    timeouts=0, forfeits=0)
+                    row = RatingRow(
+                        ladder=match.ladder,
+                        bot_id=x.bot_id,
+                        mu=Rating().mu,
+                        sigma=Rating().sigma,
+                        matches=0,
+                        wins=0,
+                        penalty_sum=0,
+                        timeouts=0,
+                        forfeits=0,
+                    )
                     s.add(row)
                     ratings[x.bot_id] = row
             sides = sorted({x.side for x in seats})
             teams = [[x for x in seats if x.side == side] for side in sides]
-            new = rate([[Rating(ratings[x.bot_id].mu, ratings[x.bot_id].sigma) for x in team]
-                        for team in teams], [team[0].rank for team in teams])
+            new = rate(
+                [
+                    [Rating(ratings[x.bot_id].mu, ratings[x.bot_id].sigma) for x in team]
+                    for team in teams
+                ],
+                [team[0].rank for team in teams],
+            )
             out: dict[int, Rating] = {}
-            seat_rows = {r.seat: r for r in s.scalars(
-                select(MatchSeatRow).where(MatchSeatRow.match_id == match_id))}
+            seat_rows = {
+                r.seat: r
+                for r in s.scalars(select(MatchSeatRow).where(MatchSeatRow.match_id == match_id))
+            }
             for team, rated in zip(teams, new):
                 for x, r in zip(team, rated):
                     row = ratings[x.bot_id]
@@ -346,8 +423,9 @@ class Store:
                 q = q.where(MatchRow.referee_id == referee_id)
             return _hosted(s, list(s.scalars(q)))
 
-    def abort_match(self, match_id: str, reason: str = "aborted",
-                    replay_path: str | None = None) -> None:
+    def abort_match(
+        self, match_id: str, reason: str = "aborted", replay_path: str | None = None
+    ) -> None:
         """Mark one running match aborted, with no rating change (shutdown, crash, a lost
         host); ``replay_path`` names the aborted match's replay if it was written."""
         with self._session.begin() as s:
@@ -362,20 +440,27 @@ class Store:
         ids = list(match_ids)
         with self._session() as s:
             for i in range(0, len(ids), 500):
-                out.update(s.scalars(select(MatchRow.id).where(
-                    MatchRow.id.in_(ids[i:i + 500]), MatchRow.status == "finished")))
+                out.update(
+                    s.scalars(
+                        select(MatchRow.id).where(
+                            MatchRow.id.in_(ids[i : i + 500]), MatchRow.status == "finished"
+                        )
+                    )
+                )
         return out
 
     def bot_ids(self, names: Sequence[str]) -> dict[str, int]:
         """Bot ids by name, for the names the store knows."""
         with self._session() as s:
-            return dict(s.execute(select(BotRow.name, BotRow.id)
-                                  .where(BotRow.name.in_(list(names)))).all())
+            return dict(
+                s.execute(select(BotRow.name, BotRow.id).where(BotRow.name.in_(list(names)))).all()
+            )
 
     # -- referees, leases, ladder hosts ----------------------------------------------------------
 
-    def register_referee(self, referee_id: str, ladders: Sequence[str], lease_s: float,
-                         standby: bool = False) -> dict[str, str]:
+    def register_referee(
+        self, referee_id: str, ladders: Sequence[str], lease_s: float, standby: bool = False
+    ) -> dict[str, str]:
         """Start a referee's lease and make it the host of ``ladders``.
 
         A ladder whose host is another referee with a live lease is not taken: unless
@@ -387,8 +472,14 @@ class Store:
             now = _db_now(s)
             row = s.get(RefereeRow, referee_id, with_for_update=True)
             if row is None:
-                s.add(RefereeRow(id=referee_id, started_at=datetime.now(UTC),
-                                 lease_until=now + lease_s, ladders=list(ladders)))
+                s.add(
+                    RefereeRow(
+                        id=referee_id,
+                        started_at=datetime.now(UTC),
+                        lease_until=now + lease_s,
+                        ladders=list(ladders),
+                    )
+                )
                 s.flush()
             else:
                 row.started_at, row.lease_until = datetime.now(UTC), now + lease_s
@@ -400,7 +491,8 @@ class Store:
                     f"ladder {ladder!r} is served by referee {host!r}, whose lease is live: "
                     "two referees must not schedule one ladder (give this one other ladders, "
                     "stop the other, or start this one with referee.standby to take over when "
-                    "the other stops)")
+                    "the other stops)"
+                )
             return others
 
     def renew_lease(self, referee_id: str, lease_s: float) -> set[str]:
@@ -411,8 +503,11 @@ class Store:
             if row is None:
                 raise StoreError(f"no referee {referee_id!r}")
             row.lease_until = _db_now(s) + lease_s
-            return set(s.scalars(select(LadderHostRow.ladder)
-                                 .where(LadderHostRow.referee_id == referee_id)))
+            return set(
+                s.scalars(
+                    select(LadderHostRow.ladder).where(LadderHostRow.referee_id == referee_id)
+                )
+            )
 
     def claim_ladders(self, referee_id: str, ladders: Sequence[str]) -> dict[str, str]:
         """Take every ladder of ``ladders`` that has no live host; returns those held by
@@ -437,10 +532,17 @@ class Store:
         with self._session.begin() as s:
             now = _db_now(s)
             live = select(RefereeRow.id).where(RefereeRow.lease_until > now)
-            q = (select(MatchRow).where(
-                MatchRow.status == "running", MatchRow.ladder.in_(list(ladders)),
-                or_(MatchRow.referee_id.is_(None), MatchRow.referee_id.not_in(live)))
-                .order_by(MatchRow.started_at).limit(500).with_for_update(skip_locked=True))
+            q = (
+                select(MatchRow)
+                .where(
+                    MatchRow.status == "running",
+                    MatchRow.ladder.in_(list(ladders)),
+                    or_(MatchRow.referee_id.is_(None), MatchRow.referee_id.not_in(live)),
+                )
+                .order_by(MatchRow.started_at)
+                .limit(500)
+                .with_for_update(skip_locked=True)
+            )
             rows = list(s.scalars(q))
             for row in rows:
                 row.referee_id = referee_id
@@ -455,24 +557,38 @@ class Store:
         rating before equals the previous match's rating after."""
         problems: list[str] = []
         with self._snapshot() as s:
-            finished = dict(s.execute(
-                select(MatchSeatRow.bot_id, func.count()).join(MatchRow)
-                .where(MatchRow.status == "finished").group_by(MatchSeatRow.bot_id)).all())
-            rated = dict(s.execute(select(RatingRow.bot_id, func.sum(RatingRow.matches))
-                                   .group_by(RatingRow.bot_id)).all())
+            finished = dict(
+                s.execute(
+                    select(MatchSeatRow.bot_id, func.count())
+                    .join(MatchRow)
+                    .where(MatchRow.status == "finished")
+                    .group_by(MatchSeatRow.bot_id)
+                ).all()
+            )
+            rated = dict(
+                s.execute(
+                    select(RatingRow.bot_id, func.sum(RatingRow.matches)).group_by(RatingRow.bot_id)
+                ).all()
+            )
             problems.extend(
                 f"bot {bot}: {finished.get(bot, 0)} finished match seats "
                 f"but {rated.get(bot) or 0} rated matches"
                 for bot in set(finished) | set(rated)
                 if finished.get(bot, 0) != (rated.get(bot) or 0)
             )
-            half = s.scalar(select(func.count()).select_from(MatchSeatRow).join(MatchRow)
-                            .where(MatchRow.status != "finished",
-                                   MatchSeatRow.mu_after.is_not(None)))
+            half = s.scalar(
+                select(func.count())
+                .select_from(MatchSeatRow)
+                .join(MatchRow)
+                .where(MatchRow.status != "finished", MatchSeatRow.mu_after.is_not(None))
+            )
             if half:
                 problems.append(f"{half} seats of unfinished matches carry a rating change")
-            missing = s.scalar(select(func.count()).select_from(MatchRow).where(
-                MatchRow.status == "finished", MatchRow.replay_path.is_(None)))
+            missing = s.scalar(
+                select(func.count())
+                .select_from(MatchRow)
+                .where(MatchRow.status == "finished", MatchRow.replay_path.is_(None))
+            )
             if missing:
                 problems.append(f"{missing} finished matches have no replay reference")
             problems += _chain_problems(s)
@@ -487,11 +603,23 @@ class Store:
     def standings(self, ladder: str) -> list[Standing]:
         """Bots on a ladder by ordinal (mu - 3 sigma), best first."""
         with self._session() as s:
-            rows = s.execute(select(RatingRow, BotRow.name).join(BotRow)
-                             .where(RatingRow.ladder == ladder)).all()
-        out = [Standing(name, Rating(r.mu, r.sigma).ordinal, r.mu, r.sigma, r.matches, r.wins,
-                        r.penalty_sum / r.matches if r.matches else 0.0, r.timeouts, r.forfeits)
-               for r, name in rows]
+            rows = s.execute(
+                select(RatingRow, BotRow.name).join(BotRow).where(RatingRow.ladder == ladder)
+            ).all()
+        out = [
+            Standing(
+                name,
+                Rating(r.mu, r.sigma).ordinal,
+                r.mu,
+                r.sigma,
+                r.matches,
+                r.wins,
+                r.penalty_sum / r.matches if r.matches else 0.0,
+                r.timeouts,
+                r.forfeits,
+            )
+            for r, name in rows
+        ]
         return sorted(out, key=lambda x: -x.ordinal)
 
     def match_counts(self, ladder: str | None = None) -> dict[str, int]:
@@ -502,8 +630,14 @@ class Store:
                 q = q.where(MatchRow.ladder == ladder)
             return dict(s.execute(q).tuples().all())
 
-    def matches(self, *, ladder: str | None = None, bot: str | None = None,
-                since: datetime | None = None, limit: int = 100) -> list[MatchRow]:
+    def matches(
+        self,
+        *,
+        ladder: str | None = None,
+        bot: str | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+    ) -> list[MatchRow]:
         """Matches, newest first, filtered by ladder, bot name and start time."""
         with self._session() as s:
             q = select(MatchRow).order_by(MatchRow.started_at.desc()).limit(limit)
@@ -512,8 +646,11 @@ class Store:
             if since is not None:
                 q = q.where(MatchRow.started_at >= since)
             if bot is not None:
-                q = q.where(MatchRow.id.in_(
-                    select(MatchSeatRow.match_id).join(BotRow).where(BotRow.name == bot)))
+                q = q.where(
+                    MatchRow.id.in_(
+                        select(MatchSeatRow.match_id).join(BotRow).where(BotRow.name == bot)
+                    )
+                )
             return list(s.scalars(q))
 
     def match_detail(self, match_id: str) -> MatchDetail | None:
@@ -522,21 +659,59 @@ class Store:
             row = s.get(MatchRow, match_id)
             if row is None:
                 return None
-            seats = s.execute(select(MatchSeatRow, BotRow.name).join(BotRow)
-                              .where(MatchSeatRow.match_id == match_id)
-                              .order_by(MatchSeatRow.seat)).all()
+            seats = s.execute(
+                select(MatchSeatRow, BotRow.name)
+                .join(BotRow)
+                .where(MatchSeatRow.match_id == match_id)
+                .order_by(MatchSeatRow.seat)
+            ).all()
             return MatchDetail(
-                row.id, row.ladder, row.status, row.players, row.started_at, row.ended_at,
-                row.reason, row.replay_path, row.result,
-                tuple(SeatDetail(x.seat, x.side, name, x.rank, x.penalty, x.mu_before,
-                                 x.mu_after, x.sigma_after) for x, name in seats))
+                row.id,
+                row.ladder,
+                row.status,
+                row.players,
+                row.started_at,
+                row.ended_at,
+                row.reason,
+                row.replay_path,
+                row.result,
+                tuple(
+                    SeatDetail(
+                        x.seat,
+                        x.side,
+                        name,
+                        x.rank,
+                        x.penalty,
+                        x.mu_before,
+                        x.mu_after,
+                        x.sigma_after,
+                    )
+                    for x, name in seats
+                ),
+            )
 
 
-def _add_match(s: Session, match_id: str, ladder: str, players: int,
-               seats: Sequence[tuple[int, int, int]], referee_id: str | None,
-               replay_path: str | None, started_at: datetime) -> None:
-    s.add(MatchRow(id=match_id, ladder=ladder, status="running", players=players,
-                   started_at=started_at, referee_id=referee_id, replay_path=replay_path))
+def _add_match(
+    s: Session,
+    match_id: str,
+    ladder: str,
+    players: int,
+    seats: Sequence[tuple[int, int, int]],
+    referee_id: str | None,
+    replay_path: str | None,
+    started_at: datetime,
+) -> None:
+    s.add(
+        MatchRow(
+            id=match_id,
+            ladder=ladder,
+            status="running",
+            players=players,
+            started_at=started_at,
+            referee_id=referee_id,
+            replay_path=replay_path,
+        )
+    )
     s.flush()
     for seat, side, bot_id in seats:
         s.add(MatchSeatRow(match_id=match_id, seat=seat, side=side, bot_id=bot_id))
@@ -548,9 +723,10 @@ def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
     bots: dict[str, list[int]] = {i: [] for i in ids}
     for i in range(0, len(ids), 500):
         for match_id, bot_id in s.execute(
-                select(MatchSeatRow.match_id, MatchSeatRow.bot_id)
-                .where(MatchSeatRow.match_id.in_(ids[i:i + 500]))
-                .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)):
+            select(MatchSeatRow.match_id, MatchSeatRow.bot_id)
+            .where(MatchSeatRow.match_id.in_(ids[i : i + 500]))
+            .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)
+        ):
             bots[match_id].append(bot_id)
     return {r.id: HostedMatch(r.id, r.ladder, tuple(bots[r.id]), r.replay_path) for r in rows}
 
@@ -572,8 +748,7 @@ def _claim(s: Session, referee_id: str, ladders: Sequence[str], now: float) -> d
             s.add(LadderHostRow(ladder=ladder, referee_id=referee_id))
             s.flush()
         elif host.referee_id != referee_id:
-            lease = s.scalar(select(RefereeRow.lease_until)
-                             .where(RefereeRow.id == host.referee_id))
+            lease = s.scalar(select(RefereeRow.lease_until).where(RefereeRow.id == host.referee_id))
             if lease is not None and lease > now:
                 others[ladder] = host.referee_id
             else:
@@ -586,10 +761,18 @@ def _chain_problems(s: Session) -> list[str]:
     1, 2, 3 ... and each one's rating before must be the previous one's rating after (or the
     starting rating, after a reset)."""
     rows = s.execute(
-        select(MatchSeatRow.bot_id, MatchRow.ladder, MatchSeatRow.rating_seq,
-               MatchSeatRow.mu_before, MatchSeatRow.mu_after, MatchRow.id)
-        .join(MatchRow).where(MatchRow.status == "finished")
-        .order_by(MatchSeatRow.bot_id, MatchRow.ladder, MatchSeatRow.rating_seq)).all()
+        select(
+            MatchSeatRow.bot_id,
+            MatchRow.ladder,
+            MatchSeatRow.rating_seq,
+            MatchSeatRow.mu_before,
+            MatchSeatRow.mu_after,
+            MatchRow.id,
+        )
+        .join(MatchRow)
+        .where(MatchRow.status == "finished")
+        .order_by(MatchSeatRow.bot_id, MatchRow.ladder, MatchSeatRow.rating_seq)
+    ).all()
     problems: list[str] = []
     start = Rating().mu
     prev: tuple[int, str] | None = None
@@ -599,12 +782,14 @@ def _chain_problems(s: Session) -> list[str]:
             prev, seq, last_after = (bot_id, ladder), 0, start
         seq += 1
         if n != seq:
-            problems.append(f"bot {bot_id} on {ladder}: match {match_id} is rated match "
-                            f"{n}, expected {seq}")
-        elif before is None or not (abs(before - last_after) < 1e-9
-                                    or abs(before - start) < 1e-9):
-            problems.append(f"bot {bot_id} on {ladder}: match {match_id} starts from mu "
-                            f"{before} but the previous match left {last_after}")
+            problems.append(
+                f"bot {bot_id} on {ladder}: match {match_id} is rated match {n}, expected {seq}"
+            )
+        elif before is None or not (abs(before - last_after) < 1e-9 or abs(before - start) < 1e-9):
+            problems.append(
+                f"bot {bot_id} on {ladder}: match {match_id} starts from mu "
+                f"{before} but the previous match left {last_after}"
+            )
         last_after = after if after is not None else last_after
     return problems
 
@@ -618,5 +803,17 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-__all__ = ["Bot", "HostedMatch", "MatchDetail", "RECOVERY_ABORTS", "SeatDetail", "SeatResult",
-           "Standing", "Store", "StoreError", "default_url", "hash_token", "is_transient"]
+__all__ = [
+    "RECOVERY_ABORTS",
+    "Bot",
+    "HostedMatch",
+    "MatchDetail",
+    "SeatDetail",
+    "SeatResult",
+    "Standing",
+    "Store",
+    "StoreError",
+    "default_url",
+    "hash_token",
+    "is_transient",
+]

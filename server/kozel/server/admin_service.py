@@ -18,8 +18,11 @@ from kozel.v1 import admin_pb2_grpc
 
 log = structlog.get_logger("kozel.admin")
 
-STATUS_NAMES = {apb.BOT_STATUS_ACTIVE: "active", apb.BOT_STATUS_PAUSED: "paused",
-                apb.BOT_STATUS_RETIRED: "retired"}
+STATUS_NAMES = {
+    apb.BOT_STATUS_ACTIVE: "active",
+    apb.BOT_STATUS_PAUSED: "paused",
+    apb.BOT_STATUS_RETIRED: "retired",
+}
 
 
 class AdminService(admin_pb2_grpc.AdminServiceServicer):
@@ -31,30 +34,37 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
 
     async def _authorize(self, context: grpc.aio.ServicerContext, action: str) -> None:
         if not self._token:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                                "admin calls are disabled: the referee has no "
-                                "operator.admin_token configured")
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "admin calls are disabled: the referee has no operator.admin_token configured",
+            )
         given = dict(context.invocation_metadata() or ()).get("authorization", "")
         scheme, _, token = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), self._token):
             metrics.AUTH_FAILURES.inc()
             log.warning("admin_refused", action=action, peer=context.peer())
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                                "admin calls need metadata 'authorization: Bearer <admin token>'")
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "admin calls need metadata 'authorization: Bearer <admin token>'",
+            )
         log.info("admin_call", action=action, peer=context.peer())
 
     async def _store(self, context: grpc.aio.ServicerContext) -> Store:
         store = self.lobby.store
         if store is None:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                "this referee serves no ladders, so it has no bot accounts")
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "this referee serves no ladders, so it has no bot accounts",
+            )
         return store
 
     async def _ladder(self, name: str, context: grpc.aio.ServicerContext) -> LadderRuntime:
         ladder = self.lobby.ladders.get(name)
         if ladder is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no ladder {name!r}; ladders: "
-                                f"{', '.join(sorted(self.lobby.ladders)) or 'none'}")
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"no ladder {name!r}; ladders: {', '.join(sorted(self.lobby.ladders)) or 'none'}",
+            )
         return ladder
 
     async def _store_call(self, context: grpc.aio.ServicerContext, fn, *args):
@@ -63,8 +73,9 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         except StoreError as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
 
-    async def RegisterBot(self, request: apb.RegisterBotRequest,
-                          context: grpc.aio.ServicerContext) -> apb.RegisterBotResponse:
+    async def RegisterBot(
+        self, request: apb.RegisterBotRequest, context: grpc.aio.ServicerContext
+    ) -> apb.RegisterBotResponse:
         await self._authorize(context, "register_bot")
         if why := name_problem(request.name, "name"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
@@ -72,13 +83,16 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         token = await self._store_call(context, store.register_bot, request.name)
         return apb.RegisterBotResponse(name=request.name, token=token)
 
-    async def SetBotStatus(self, request: apb.SetBotStatusRequest,
-                           context: grpc.aio.ServicerContext) -> apb.SetBotStatusResponse:
+    async def SetBotStatus(
+        self, request: apb.SetBotStatusRequest, context: grpc.aio.ServicerContext
+    ) -> apb.SetBotStatusResponse:
         await self._authorize(context, "set_bot_status")
         status = STATUS_NAMES.get(request.status)
         if status is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "status must be BOT_STATUS_ACTIVE, _PAUSED or _RETIRED")
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "status must be BOT_STATUS_ACTIVE, _PAUSED or _RETIRED",
+            )
         store = await self._store(context)
         await self._store_call(context, store.set_status, request.name, status)
         bot = await asyncio.to_thread(store.bot, request.name)
@@ -86,42 +100,54 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         for ladder in self.lobby.ladders.values():
             ladder.exclude(bot.id, status != "active")
             running += ladder.running_for(bot.id)
-        return apb.SetBotStatusResponse(name=request.name, status=request.status,
-                                        running_matches=running)
+        return apb.SetBotStatusResponse(
+            name=request.name, status=request.status, running_matches=running
+        )
 
-    async def ResetRating(self, request: apb.ResetRatingRequest,
-                          context: grpc.aio.ServicerContext) -> apb.ResetRatingResponse:
+    async def ResetRating(
+        self, request: apb.ResetRatingRequest, context: grpc.aio.ServicerContext
+    ) -> apb.ResetRatingResponse:
         await self._authorize(context, "reset_rating")
         ladder = await self._ladder(request.ladder, context)
         await self._store_call(context, ladder.store.reset_rating, request.ladder, request.bot)
         ladder.refresh_ratings()
         return apb.ResetRatingResponse()
 
-    async def StartLadder(self, request: apb.StartLadderRequest,
-                          context: grpc.aio.ServicerContext) -> apb.StartLadderResponse:
+    async def StartLadder(
+        self, request: apb.StartLadderRequest, context: grpc.aio.ServicerContext
+    ) -> apb.StartLadderResponse:
         await self._authorize(context, "start_ladder")
         ladder = await self._ladder(request.ladder, context)
         if self.lobby.draining:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
-                                "the referee is draining; it starts no matches")
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "the referee is draining; it starts no matches"
+            )
         ladder.start()
         return apb.StartLadderResponse(ladder=ladder_state(ladder))
 
-    async def StopLadder(self, request: apb.StopLadderRequest,
-                         context: grpc.aio.ServicerContext) -> apb.StopLadderResponse:
+    async def StopLadder(
+        self, request: apb.StopLadderRequest, context: grpc.aio.ServicerContext
+    ) -> apb.StopLadderResponse:
         await self._authorize(context, "stop_ladder")
         ladder = await self._ladder(request.ladder, context)
         ladder.stop()
         return apb.StopLadderResponse(ladder=ladder_state(ladder))
 
-    async def ListLadders(self, request: apb.ListLaddersRequest,
-                          context: grpc.aio.ServicerContext) -> apb.ListLaddersResponse:
+    async def ListLadders(
+        self, request: apb.ListLaddersRequest, context: grpc.aio.ServicerContext
+    ) -> apb.ListLaddersResponse:
         await self._authorize(context, "list_ladders")
-        return apb.ListLaddersResponse(ladders=[
-            ladder_state(self.lobby.ladders[name]) for name in sorted(self.lobby.ladders)])
+        return apb.ListLaddersResponse(
+            ladders=[ladder_state(self.lobby.ladders[name]) for name in sorted(self.lobby.ladders)]
+        )
 
 
 def ladder_state(ladder: LadderRuntime) -> apb.LadderState:
-    return apb.LadderState(name=ladder.spec.name, running=ladder.scheduling,
-                           waiting=len(ladder.waiting), running_matches=len(ladder.running),
-                           players=ladder.spec.players, ruleset=ladder.rules.name)
+    return apb.LadderState(
+        name=ladder.spec.name,
+        running=ladder.scheduling,
+        waiting=len(ladder.waiting),
+        running_matches=len(ladder.running),
+        players=ladder.spec.players,
+        ruleset=ladder.rules.name,
+    )

@@ -31,8 +31,16 @@ from kozel.server.match_service import MatchService
 from kozel.server.reflection import enable_reflection
 from kozel.server.service import RefereeService
 from kozel.server.shared_store import SharedStore, open_store
-from kozel.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2, ladder_pb2_grpc
-from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2, referee_pb2_grpc
+from kozel.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    ladder_pb2,
+    ladder_pb2_grpc,
+    match_pb2,
+    match_pb2_grpc,
+    referee_pb2,
+    referee_pb2_grpc,
+)
 
 log = structlog.get_logger("kozel.app")
 
@@ -76,8 +84,10 @@ class Referee:
         """The ladder health names with their status now."""
         if self.shared is None:
             return {}
-        serving, not_serving = (health_pb2.HealthCheckResponse.SERVING,
-                                health_pb2.HealthCheckResponse.NOT_SERVING)
+        serving, not_serving = (
+            health_pb2.HealthCheckResponse.SERVING,
+            health_pb2.HealthCheckResponse.NOT_SERVING,
+        )
         up = self.shared.available and not self.lobby.draining
         out = {LADDERS_NAME: serving if up else not_serving}
         for name in self.lobby.ladders:
@@ -163,13 +173,19 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
 def server_credentials(tls: TlsFiles) -> grpc.ServerCredentials:
     """TLS credentials; with a client CA, clients must present a certificate it signed."""
     ca = tls.client_ca.read_bytes() if tls.client_ca is not None else None
-    return grpc.ssl_server_credentials([(tls.key.read_bytes(), tls.cert.read_bytes())],
-                                       root_certificates=ca, require_client_auth=ca is not None)
+    return grpc.ssl_server_credentials(
+        [(tls.key.read_bytes(), tls.cert.read_bytes())],
+        root_certificates=ca,
+        require_client_auth=ca is not None,
+    )
 
 
 def _bind(server: grpc.aio.Server, address: str, tls: TlsFiles | None) -> int:
-    port = (server.add_secure_port(address, server_credentials(tls)) if tls is not None
-            else server.add_insecure_port(address))
+    port = (
+        server.add_secure_port(address, server_credentials(tls))
+        if tls is not None
+        else server.add_insecure_port(address)
+    )
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     return port
@@ -181,14 +197,17 @@ def _start_metrics(address: str) -> tuple[tuple[WSGIServer, threading.Thread], i
     return (http, thread), http.server_port
 
 
-async def start_referee(config: ServerConfig, house_bots: HouseBots | None = None, *,
-                        start_web: StartWeb | None = None) -> Referee:
+async def start_referee(
+    config: ServerConfig, house_bots: HouseBots | None = None, *, start_web: StartWeb | None = None
+) -> Referee:
     """Build, bind and start a referee. Ports may be 0 for any free port. ``house_bots`` are
     the in-process players tables may ask for (none if not given); ``start_web`` serves
     ``config.web_listen`` and is needed when that is set."""
     if config.web_listen and start_web is None:
-        raise ValueError(f"web pages asked for on {config.web_listen}, but the referee was "
-                         "started without them (start_web)")
+        raise ValueError(
+            f"web pages asked for on {config.web_listen}, but the referee was "
+            "started without them (start_web)"
+        )
     lobby = Lobby(config, house_bots)
     shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
@@ -196,8 +215,12 @@ async def start_referee(config: ServerConfig, house_bots: HouseBots | None = Non
         opened = await asyncio.to_thread(open_store, config, lobby.replays)
         rec = opened.recovery
         if rec:
-            log.warning("recovered", committed_from_replays=len(rec.committed),
-                        marked_aborted=len(rec.aborted), not_committed=len(rec.skipped))
+            log.warning(
+                "recovered",
+                committed_from_replays=len(rec.committed),
+                marked_aborted=len(rec.aborted),
+                not_committed=len(rec.skipped),
+            )
         if opened.others:
             log.warning("ladder_standby", waiting_for=opened.others)
         shared = SharedStore(opened, config, on_change=lambda: [f() for f in changed])
@@ -210,31 +233,47 @@ async def start_referee(config: ServerConfig, house_bots: HouseBots | None = Non
     health_servicer = health.aio.HealthServicer()
     admin = AdminService(lobby, config.admin_token)
 
-    caps = CallCaps(idle_total=config.max_idle_rpcs, idle_per_peer=config.max_idle_rpcs_per_peer,
-                    idle_max_s=config.max_idle_rpc_s, streams=config.max_streams,
-                    reserved=config.reserved_rpcs)
-    server = grpc.aio.server(options=server_options(config), interceptors=[CallLimits(caps)],
-                             maximum_concurrent_rpcs=caps.grpc_slots)
+    caps = CallCaps(
+        idle_total=config.max_idle_rpcs,
+        idle_per_peer=config.max_idle_rpcs_per_peer,
+        idle_max_s=config.max_idle_rpc_s,
+        streams=config.max_streams,
+        reserved=config.reserved_rpcs,
+    )
+    server = grpc.aio.server(
+        options=server_options(config),
+        interceptors=[CallLimits(caps)],
+        maximum_concurrent_rpcs=caps.grpc_slots,
+    )
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
-    ladder_pb2_grpc.add_LadderServiceServicer_to_server(
-        LadderService(lobby), server)
-    match_pb2_grpc.add_MatchServiceServicer_to_server(
-        MatchService(lobby), server)
+    ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
+    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = [SERVICE_NAME, LADDER_SERVICE_NAME, MATCH_SERVICE_NAME, health.SERVICE_NAME,
-             reflection.SERVICE_NAME]
+    names = [
+        SERVICE_NAME,
+        LADDER_SERVICE_NAME,
+        MATCH_SERVICE_NAME,
+        health.SERVICE_NAME,
+        reflection.SERVICE_NAME,
+    ]
     operator = None
     if config.operator_listen:
-        op_caps = CallCaps(idle_total=config.operator_max_idle_rpcs,
-                           idle_per_peer=config.max_idle_rpcs_per_peer,
-                           idle_max_s=config.max_idle_rpc_s, reserved=config.reserved_rpcs)
-        operator = grpc.aio.server(options=server_options(config),
-                                   interceptors=[CallLimits(op_caps)],
-                                   maximum_concurrent_rpcs=op_caps.grpc_slots)
+        op_caps = CallCaps(
+            idle_total=config.operator_max_idle_rpcs,
+            idle_per_peer=config.max_idle_rpcs_per_peer,
+            idle_max_s=config.max_idle_rpc_s,
+            reserved=config.reserved_rpcs,
+        )
+        operator = grpc.aio.server(
+            options=server_options(config),
+            interceptors=[CallLimits(op_caps)],
+            maximum_concurrent_rpcs=op_caps.grpc_slots,
+        )
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
         enable_reflection(
-            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), operator)
+            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), operator
+        )
     else:
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
         names.insert(2, ADMIN_SERVICE_NAME)
@@ -242,10 +281,12 @@ async def start_referee(config: ServerConfig, house_bots: HouseBots | None = Non
 
     try:
         port = _bind(server, config.listen, config.tls)
-        operator_port = (_bind(operator, config.operator_listen, config.operator_tls)
-                         if operator else 0)
-        metrics_http, metrics_port = (_start_metrics(config.metrics_listen)
-                                      if config.metrics_listen else (None, 0))
+        operator_port = (
+            _bind(operator, config.operator_listen, config.operator_tls) if operator else 0
+        )
+        metrics_http, metrics_port = (
+            _start_metrics(config.metrics_listen) if config.metrics_listen else (None, 0)
+        )
     except BaseException:
         if shared is not None:
             await shared.stop()
@@ -253,26 +294,48 @@ async def start_referee(config: ServerConfig, house_bots: HouseBots | None = Non
     await server.start()
     if operator is not None:
         await operator.start()
-    referee = Referee(server, port, lobby, service, health_servicer, operator, operator_port,
-                      metrics_http, metrics_port, shared=shared)
+    referee = Referee(
+        server,
+        port,
+        lobby,
+        service,
+        health_servicer,
+        operator,
+        operator_port,
+        metrics_http,
+        metrics_port,
+        shared=shared,
+    )
     changed.append(referee.store_changed)
     if shared is not None:
         shared.start()
-    referee.tasks.append(asyncio.get_running_loop().create_task(
-        metrics.watch_loop_lag(on_lag=lobby.observe_lag)))
+    referee.tasks.append(
+        asyncio.get_running_loop().create_task(metrics.watch_loop_lag(on_lag=lobby.observe_lag))
+    )
     metrics.watch_gc()
     if config.web_listen and start_web is not None:
         referee.web, referee.web_port = await start_web(lobby, config, port)
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
-    log.info("referee_started", port=port, tls=config.tls is not None,
-             operator_port=operator_port, metrics_port=metrics_port,
-             replay_dir=str(config.replay_dir), ladders=[s.name for s in config.ladders])
+    log.info(
+        "referee_started",
+        port=port,
+        tls=config.tls is not None,
+        operator_port=operator_port,
+        metrics_port=metrics_port,
+        replay_dir=str(config.replay_dir),
+        ladders=[s.name for s in config.ladders],
+    )
     return referee
 
 
-async def serve(config: ServerConfig, ready: asyncio.Event | None = None, *,
-                house_bots: HouseBots | None = None, start_web: StartWeb | None = None) -> int:
+async def serve(
+    config: ServerConfig,
+    ready: asyncio.Event | None = None,
+    *,
+    house_bots: HouseBots | None = None,
+    start_web: StartWeb | None = None,
+) -> int:
     """Run a referee until SIGINT or SIGTERM, then drain (a second signal stops at once).
     ``house_bots`` and ``start_web`` as for :func:`start_referee`."""
     referee = await start_referee(config, house_bots, start_web=start_web)

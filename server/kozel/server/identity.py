@@ -27,8 +27,10 @@ class IdentityError(RuntimeError):
 def check_id(value: str) -> str:
     """A referee id: 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit)."""
     if not VALID_ID.fullmatch(value):
-        raise ValueError(f"{value!r} is not a referee id: 1 to 64 of A-Z a-z 0-9 . _ - "
-                         "(starting with a letter or digit)")
+        raise ValueError(
+            f"{value!r} is not a referee id: 1 to 64 of A-Z a-z 0-9 . _ - "
+            "(starting with a letter or digit)"
+        )
     return value
 
 
@@ -63,8 +65,10 @@ class FolderLock:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self._fd)
-            raise IdentityError(f"another referee uses the data folder {data_dir} (it holds "
-                                f"{path}); give each referee a data folder of its own") from None
+            raise IdentityError(
+                f"another referee uses the data folder {data_dir} (it holds "
+                f"{path}); give each referee a data folder of its own"
+            ) from None
 
     def release(self) -> None:
         if self._fd >= 0:

@@ -51,10 +51,17 @@ class Twin:
 class LadderRuntime:
     """One ladder inside a referee."""
 
-    def __init__(self, spec: LadderSpec, store: Store, start: StartMatch,
-                 replays: ReplayArchive, rng: random.Random | None = None,
-                 admit: Callable[[], bool] = lambda: True, queue: StoreQueue | None = None,
-                 referee_id: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: LadderSpec,
+        store: Store,
+        start: StartMatch,
+        replays: ReplayArchive,
+        rng: random.Random | None = None,
+        admit: Callable[[], bool] = lambda: True,
+        queue: StoreQueue | None = None,
+        referee_id: str | None = None,
+    ) -> None:
         self.spec = spec
         self.rules = spec.rules()
         self.clock = spec.time_control
@@ -84,8 +91,9 @@ class LadderRuntime:
     def join(self, session) -> None:
         """Queue every free slot of an authenticated session."""
         if session.ladder_rated is not True:
-            self._write(self._refresh_after, self.store.ensure_rating, self.spec.name,
-                        session.bot.id)
+            self._write(
+                self._refresh_after, self.store.ensure_rating, self.spec.name, session.bot.id
+            )
             session.ladder_rated = True
         missing = session.free_slots - self.waiting.count(session)
         self.waiting.extend([session] * max(missing, 0))
@@ -127,20 +135,31 @@ class LadderRuntime:
         """Start every match the waiting bots allow. A group that met within the repeat window
         is held back for up to ``PATIENCE_S`` in case other opponents free up."""
         reserved = self._start_twins()
-        while (self.scheduling and self._admit()
-               and len(self.running) < self.spec.max_concurrent_matches):
-            entrants = [Entrant(s, s.bot.id, 0.0, self._since.get(id(s), 0.0))
-                        for s in self.waiting if s.free_slots > 0
-                        and s.bot.id not in self.excluded and s.bot.id not in reserved]
+        while (
+            self.scheduling
+            and self._admit()
+            and len(self.running) < self.spec.max_concurrent_matches
+        ):
+            entrants = [
+                Entrant(s, s.bot.id, 0.0, self._since.get(id(s), 0.0))
+                for s in self.waiting
+                if s.free_slots > 0 and s.bot.id not in self.excluded and s.bot.id not in reserved
+            ]
             if len({e.bot_id for e in entrants}) < self.spec.players:
                 return
             for e in entrants:
                 e.ordinal = self.ratings.get(e.key.bot.name, 0.0)
             now = time.monotonic()
             patient = now - min(e.since for e in entrants) < PATIENCE_S
-            group = pick(entrants, self.spec.players, self.history, self.spec.rating_scale,
-                         self.rng, allow_repeat=not patient,
-                         blocked=lambda ids: self.cap.blocked(ids, now))
+            group = pick(
+                entrants,
+                self.spec.players,
+                self.history,
+                self.spec.rating_scale,
+                self.rng,
+                allow_repeat=not patient,
+                blocked=lambda ids, now=now: self.cap.blocked(ids, now),
+            )
             if group is None:  # held back (repeat window) or capped: look again soon
                 self._retry_later()
                 return
@@ -162,8 +181,12 @@ class LadderRuntime:
                 self._drop_twin(first)
                 continue
             free = all(s in self.waiting and s.free_slots > 0 for s in twin.sessions)
-            if (free and self.scheduling and self._admit()
-                    and len(self.running) < self.spec.max_concurrent_matches):
+            if (
+                free
+                and self.scheduling
+                and self._admit()
+                and len(self.running) < self.spec.max_concurrent_matches
+            ):
                 del self.twins[first]
                 for s in twin.sessions:
                     self.waiting.remove(s)
@@ -177,9 +200,11 @@ class LadderRuntime:
 
     def _retry_later(self) -> None:
         if self._retry is None or self._retry.cancelled():
+
             def again() -> None:
                 self._retry = None
                 self.drain()
+
             self._retry = asyncio.get_running_loop().call_later(PATIENCE_S / 4, again)
 
     def _launch(self, sessions: list, seed: bytes | None = None, twin_of: str = "") -> None:
@@ -188,13 +213,20 @@ class LadderRuntime:
             link.name = s.bot.name
         first_half = self.spec.duplicate and not twin_of
         seed = seed or new_seed()
-        runner = self._start(links, self.rules, self.spec.players, self.clock, seed, "",
-                             on_done=self._done, ladder=self.spec.name,
-                             reveal_seed=not first_half)
+        runner = self._start(
+            links,
+            self.rules,
+            self.spec.players,
+            self.clock,
+            seed,
+            "",
+            on_done=self._done,
+            ladder=self.spec.name,
+            reveal_seed=not first_half,
+        )
         if first_half:
             self.replays.seal(runner.match_id)
-            self.twins[runner.match_id] = Twin(runner.match_id, sessions[-1:] + sessions[:-1],
-                                               seed)
+            self.twins[runner.match_id] = Twin(runner.match_id, sessions[-1:] + sessions[:-1], seed)
         elif twin_of:
             self._twin_of[runner.match_id] = twin_of
             runner.log.info("duplicate_twin_started", first_half=twin_of)
@@ -203,17 +235,24 @@ class LadderRuntime:
         self.history.record(bots)
         self.cap.record(bots, time.monotonic())
         sides = runner.match.side_of
-        self._write(functools.partial(
-            self.store.start_match, runner.match_id, self.spec.name, self.spec.players,
-            [(seat, sides[seat], bot) for seat, bot in enumerate(bots)],
-            referee_id=self.referee_id,
-            replay_path=self.replays.location(runner.match_id)))
+        self._write(
+            functools.partial(
+                self.store.start_match,
+                runner.match_id,
+                self.spec.name,
+                self.spec.players,
+                [(seat, sides[seat], bot) for seat, bot in enumerate(bots)],
+                referee_id=self.referee_id,
+                replay_path=self.replays.location(runner.match_id),
+            )
+        )
 
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""
         bots = self.running.pop(runner.match_id, None)
-        aborted = (runner.outcome is None
-                   or runner.outcome.result.reason == pb.MATCH_END_REASON_ABORTED)
+        aborted = (
+            runner.outcome is None or runner.outcome.result.reason == pb.MATCH_END_REASON_ABORTED
+        )
         twin = self.twins.get(runner.match_id)
         if twin is not None and aborted:
             self._drop_twin(runner.match_id)
@@ -223,16 +262,24 @@ class LadderRuntime:
         if first is not None:  # both halves played: the first's seed and replay are public
             self.replays.unseal(first)
         finishing = runner.finishing
-        if bots is not None and runner.outcome is None and finishing is not None \
-                and not finishing.done():  # cancelled while its replay is being written
-            finishing.add_done_callback(lambda f: self._record(runner, bots, None if (
-                f.cancelled() or f.exception() is not None) else f.result()))
+        if (
+            bots is not None
+            and runner.outcome is None
+            and finishing is not None
+            and not finishing.done()
+        ):  # cancelled while its replay is being written
+            finishing.add_done_callback(
+                lambda f: self._record(
+                    runner,
+                    bots,
+                    None if (f.cancelled() or f.exception() is not None) else f.result(),
+                )
+            )
         elif bots is not None:
             self._record(runner, bots, runner.outcome)
         # No drain here: the lobby's own done callback, which runs next, drains every ladder.
 
-    def _record(self, runner: MatchRunner, bots: list[int],
-                outcome: FinishedMatch | None) -> None:
+    def _record(self, runner: MatchRunner, bots: list[int], outcome: FinishedMatch | None) -> None:
         """Queue the store write that settles an ended match."""
         if outcome is None:  # the match task crashed
             self._write(self.store.abort_match, runner.match_id, "referee error")
@@ -240,12 +287,21 @@ class LadderRuntime:
             if not outcome.replay_id:
                 self._write(self.store.abort_match, runner.match_id, "replay not written")
             elif outcome.result.reason == pb.MATCH_END_REASON_ABORTED:
-                self._write(self.store.abort_match, runner.match_id, "aborted",
-                            str(outcome.replay_path))
+                self._write(
+                    self.store.abort_match, runner.match_id, "aborted", str(outcome.replay_path)
+                )
             else:
-                self._write(self._rated, commit_result, self.store, runner.match_id,
-                            outcome.result, str(outcome.replay_path), self.rules,
-                            self.spec.players, bots)
+                self._write(
+                    self._rated,
+                    commit_result,
+                    self.store,
+                    runner.match_id,
+                    outcome.result,
+                    str(outcome.replay_path),
+                    self.rules,
+                    self.spec.players,
+                    bots,
+                )
 
     def refresh_ratings(self) -> None:
         """Reload the ordinals the scheduler pairs by (after a rating reset)."""

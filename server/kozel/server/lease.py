@@ -28,8 +28,16 @@ log = structlog.get_logger("kozel.lease")
 class LeaseKeeper:
     """Keeps ``referee_id``'s lease; ``held`` is the set of ladders it hosts now."""
 
-    def __init__(self, store: Store, referee_id: str, ladders: Sequence[str], lease_s: float,
-                 held: set[str], on_change: Callable[[], None], replays: ReplayArchive) -> None:
+    def __init__(
+        self,
+        store: Store,
+        referee_id: str,
+        ladders: Sequence[str],
+        lease_s: float,
+        held: set[str],
+        on_change: Callable[[], None],
+        replays: ReplayArchive,
+    ) -> None:
         self.store = store
         self.replays = replays  # where orphans' replays are read from
         self.referee_id = referee_id
@@ -53,12 +61,13 @@ class LeaseKeeper:
             await asyncio.sleep(self.lease_s / 4)
             beat += 1
             try:
-                hosted = await asyncio.to_thread(self.store.renew_lease, self.referee_id,
-                                                 self.lease_s)
+                hosted = await asyncio.to_thread(
+                    self.store.renew_lease, self.referee_id, self.lease_s
+                )
                 self._lost(self.held - hosted)
                 if beat % 2 == 0:
                     await self._sweep()
-            except Exception as exc:  # noqa: BLE001 - the keeper must outlive any failure
+            except Exception as exc:
                 if not is_transient(exc):
                     log.exception("lease_renewal_failed")
                 metrics.STORE_ERRORS.labels("transient" if is_transient(exc) else "refused").inc()
@@ -78,11 +87,13 @@ class LeaseKeeper:
                 self._on_change()
         if not self.held:
             return
-        orphans = await asyncio.to_thread(self.store.claim_orphans, self.referee_id,
-                                          sorted(self.held))
+        orphans = await asyncio.to_thread(
+            self.store.claim_orphans, self.referee_id, sorted(self.held)
+        )
         if orphans:
-            done = await asyncio.to_thread(adopt, self.store, self.referee_id, orphans,
-                                           self.replays)
+            done = await asyncio.to_thread(
+                adopt, self.store, self.referee_id, orphans, self.replays
+            )
             metrics.ORPHANS.labels("committed").inc(len(done.committed))
             metrics.ORPHANS.labels("aborted").inc(len(done.aborted))
             log.warning("orphans_taken_over", committed=done.committed, aborted=done.aborted)
@@ -94,13 +105,15 @@ class LeaseKeeper:
         standby."""
         if ladders:
             self.held.difference_update(ladders)
-            log.warning("ladders_lost", ladders=sorted(ladders),
-                        note="another referee took them over while this lease had lapsed")
+            log.warning(
+                "ladders_lost",
+                ladders=sorted(ladders),
+                note="another referee took them over while this lease had lapsed",
+            )
             self._on_change()
 
     def _set(self, ok: bool) -> None:
         if ok != self.ok:
             self.ok = ok
-            log.warning("lease_renewed" if ok else "lease_renewal_failing",
-                        referee=self.referee_id)
+            log.warning("lease_renewed" if ok else "lease_renewal_failing", referee=self.referee_id)
             self._on_change()

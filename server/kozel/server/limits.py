@@ -15,11 +15,13 @@ from dataclasses import dataclass
 import grpc
 
 PLAY = "/kozel.v1.RefereeService/Play"
-IDLE_METHODS = frozenset({
-    "/kozel.v1.RefereeService/WaitTable",
-    "/kozel.v1.MatchService/WatchMatch",
-    "/grpc.health.v1.Health/Watch",
-})
+IDLE_METHODS = frozenset(
+    {
+        "/kozel.v1.RefereeService/WaitTable",
+        "/kozel.v1.MatchService/WatchMatch",
+        "/grpc.health.v1.Health/Watch",
+    }
+)
 
 
 def peer_host(peer: str) -> str:
@@ -53,9 +55,10 @@ class CallLimits(grpc.aio.ServerInterceptor):
         self.streams = 0
 
     async def intercept_service(
-            self, continuation: Callable[[grpc.HandlerCallDetails],
-                                         Awaitable[grpc.RpcMethodHandler]],
-            details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
         if handler is None:
             return handler
@@ -70,11 +73,15 @@ class CallLimits(grpc.aio.ServerInterceptor):
     def _enter_idle(self, host: str) -> str | None:
         caps = self.caps
         if self.idle >= caps.idle_total:
-            return (f"the referee holds {caps.idle_total} waiting calls (WaitTable, "
-                    "WatchMatch, health.Watch) already; retry later")
+            return (
+                f"the referee holds {caps.idle_total} waiting calls (WaitTable, "
+                "WatchMatch, health.Watch) already; retry later"
+            )
         if self.idle_by_peer.get(host, 0) >= caps.idle_per_peer:
-            return (f"your address holds {caps.idle_per_peer} waiting calls (WaitTable, "
-                    "WatchMatch, health.Watch) already; end one first")
+            return (
+                f"your address holds {caps.idle_per_peer} waiting calls (WaitTable, "
+                "WatchMatch, health.Watch) already; end one first"
+            )
         self.idle += 1
         self.idle_by_peer[host] = self.idle_by_peer.get(host, 0) + 1
         return None
@@ -85,8 +92,10 @@ class CallLimits(grpc.aio.ServerInterceptor):
             self.idle_by_peer[host] = left
 
     def _too_late(self) -> str:
-        return (f"a waiting call lasts at most {self.caps.idle_max_s:g} s "
-                "(limits.max_idle_rpc_s); call again")
+        return (
+            f"a waiting call lasts at most {self.caps.idle_max_s:g} s "
+            "(limits.max_idle_rpc_s); call again"
+        )
 
     # -- wrappers ------------------------------------------------------------------------------
 
@@ -95,6 +104,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
         limits = self
 
         if streaming and inspect.isasyncgenfunction(behaviour):
+
             async def generator(request, context):  # noqa: ANN001, ANN202
                 host = peer_host(context.peer())
                 if why := limits._enter_idle(host):
@@ -116,9 +126,10 @@ class CallLimits(grpc.aio.ServerInterceptor):
                     if not responses.ag_running:  # ends the handler's own clean-up now
                         await responses.aclose()
                 await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, limits._too_late())
+
             return generator
 
-        async def coroutine(request, context):  # noqa: ANN001, ANN202
+        async def coroutine(request, context):  # noqa: ANN001, ANN202, RET503 (abort raises)
             host = peer_host(context.peer())
             if why := limits._enter_idle(host):
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
@@ -130,6 +141,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
             finally:
                 limits._leave_idle(host)
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, limits._too_late())
+
         return coroutine
 
     def _stream_call(self, behaviour: Callable, streaming: bool) -> Callable:
@@ -138,25 +150,31 @@ class CallLimits(grpc.aio.ServerInterceptor):
 
         async def generator(requests, context):  # noqa: ANN001, ANN202
             if limits.streams >= limits.caps.streams:
-                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                    f"the referee serves {limits.caps.streams} streams already "
-                                    "(limits.max_streams); retry later")
+                await context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"the referee serves {limits.caps.streams} streams already "
+                    "(limits.max_streams); retry later",
+                )
             limits.streams += 1
             try:
                 async for msg in behaviour(requests, context):
                     yield msg
             finally:
                 limits.streams -= 1
+
         return generator
 
 
-def _replace(handler: grpc.RpcMethodHandler,
-             wrap: Callable[[Callable, bool], Callable]) -> grpc.RpcMethodHandler:
+def _replace(
+    handler: grpc.RpcMethodHandler, wrap: Callable[[Callable, bool], Callable]
+) -> grpc.RpcMethodHandler:
     """The same handler with its behaviour wrapped."""
-    kinds = (("unary_unary", grpc.unary_unary_rpc_method_handler, False),
-             ("unary_stream", grpc.unary_stream_rpc_method_handler, True),
-             ("stream_unary", grpc.stream_unary_rpc_method_handler, False),
-             ("stream_stream", grpc.stream_stream_rpc_method_handler, True))
+    kinds = (
+        ("unary_unary", grpc.unary_unary_rpc_method_handler, False),
+        ("unary_stream", grpc.unary_stream_rpc_method_handler, True),
+        ("stream_unary", grpc.stream_unary_rpc_method_handler, False),
+        ("stream_stream", grpc.stream_stream_rpc_method_handler, True),
+    )
     encode = handler.response_serializer
 
     def serialize(msg: object) -> bytes:  # a handler may yield messages it encoded once for all
@@ -165,7 +183,9 @@ def _replace(handler: grpc.RpcMethodHandler,
     for attr, make, streaming in kinds:
         behaviour = getattr(handler, attr)
         if behaviour is not None:
-            return make(wrap(behaviour, streaming),
-                        request_deserializer=handler.request_deserializer,
-                        response_serializer=serialize if encode is not None else None)
+            return make(
+                wrap(behaviour, streaming),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=serialize if encode is not None else None,
+            )
     return handler

@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 import grpc
 import structlog
 
+from kozel.core.clock import Clock
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.store import Store
 from kozel.server import errors, metrics
-from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
-from kozel.server.replay.archive import FolderArchive, ReplayArchive, ReplaySealed
 from kozel.server.house import HouseBots
 from kozel.server.ladder_runtime import LadderRuntime
+from kozel.server.replay.archive import FolderArchive, ReplayArchive, ReplaySealed
 from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
@@ -68,8 +68,12 @@ class Table:
 class Lobby:
     """Tables, queues and the running matches of one referee."""
 
-    def __init__(self, config: ServerConfig, house_bots: HouseBots | None = None,
-                 replays: ReplayArchive | None = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        house_bots: HouseBots | None = None,
+        replays: ReplayArchive | None = None,
+    ) -> None:
         self.config = config
         self.house_bots = house_bots or {}
         self.tables: dict[str, Table] = {}
@@ -93,30 +97,45 @@ class Lobby:
         # drops to 90 % of the running matches when the loop starts to lag, and to the share
         # of them that would keep the loop admission_busy busy when it is busier (additive
         # increase, multiplicative decrease); never above max_running_matches.
-        self.match_cap = (min(config.max_running_matches, CAP_START) if config.admission_lag_ms
-                          else config.max_running_matches)
+        self.match_cap = (
+            min(config.max_running_matches, CAP_START)
+            if config.admission_lag_ms
+            else config.max_running_matches
+        )
         # Where matches' replays are kept, and which are sealed (duplicate first halves).
-        self.replays: ReplayArchive = (replays if replays is not None
-                                       else FolderArchive(config.replay_dir))
+        self.replays: ReplayArchive = (
+            replays if replays is not None else FolderArchive(config.replay_dir)
+        )
         self._waiting_tables: deque[Table] = deque()  # full tables with house bots, not admitted
         self.spectating = SpectatorCount(config.max_spectators)  # WatchMatch streams in all
 
-    def add_ladder(self, spec: LadderSpec, store: Store,
-                   queue: StoreQueue | None = None, referee_id: str | None = None
-                   ) -> LadderRuntime:
+    def add_ladder(
+        self,
+        spec: LadderSpec,
+        store: Store,
+        queue: StoreQueue | None = None,
+        referee_id: str | None = None,
+    ) -> LadderRuntime:
         """Serve a ladder from its definition; its results go to ``store`` through ``queue``."""
         self.store = store
-        ladder = LadderRuntime(spec, store, self._start, self.replays,
-                               admit=lambda: self.admits() and self.rated_ok(spec.name),
-                               queue=queue, referee_id=referee_id)
+        ladder = LadderRuntime(
+            spec,
+            store,
+            self._start,
+            self.replays,
+            admit=lambda: self.admits() and self.rated_ok(spec.name),
+            queue=queue,
+            referee_id=referee_id,
+        )
         self.ladders[spec.name] = ladder
         return ladder
 
     def join_ladder(self, name: str, session: Session) -> None:
         ladder = self.ladders.get(name)
         if ladder is None:
-            raise errors.NotFound(f"no ladder {name!r}; ladders: "
-                             f"{', '.join(sorted(self.ladders)) or 'none'}")
+            raise errors.NotFound(
+                f"no ladder {name!r}; ladders: {', '.join(sorted(self.ladders)) or 'none'}"
+            )
         why = self.standby_reason(name)
         if why:
             raise errors.Unavailable(why)
@@ -129,12 +148,21 @@ class Lobby:
         """Refuse a ruleset whose matches would outlast ``max_match_deals``."""
         cap = self.config.max_match_deals
         if rules.fixed_deals is not None and rules.fixed_deals > cap:
-            raise errors.Invalid(f"fixed_deals {rules.fixed_deals} is above this referee's "
-                             f"limit of {cap} deals a match (limits.max_match_deals)")
+            raise errors.Invalid(
+                f"fixed_deals {rules.fixed_deals} is above this referee's "
+                f"limit of {cap} deals a match (limits.max_match_deals)"
+            )
 
-    def create_table(self, table_id: str, rules: Ruleset, players: int, clock: Clock,
-                     seed: bytes | None = None, house: list[str] | None = None,
-                     owner: str = "") -> Table:
+    def create_table(
+        self,
+        table_id: str,
+        rules: Ruleset,
+        players: int,
+        clock: Clock,
+        seed: bytes | None = None,
+        house: list[str] | None = None,
+        owner: str = "",
+    ) -> Table:
         rules.check_players(players)
         self.check_length(rules)
         if self.draining:
@@ -144,8 +172,10 @@ class Lobby:
             raise errors.Exhausted(f"the referee already has {self.config.max_tables} open tables")
         cap = self.config.max_tables_per_peer
         if owner and sum(1 for t in open_tables if t.owner == owner) >= cap:
-            raise errors.Exhausted(f"your address already has {cap} open tables "
-                             "(limits.max_tables_per_peer); play or let them expire first")
+            raise errors.Exhausted(
+                f"your address already has {cap} open tables "
+                "(limits.max_tables_per_peer); play or let them expire first"
+            )
         table_id = table_id or uuid.uuid4().hex[:10]
         if table_id in self.tables:
             raise errors.AlreadyExists(f"table {table_id!r} exists")
@@ -154,9 +184,11 @@ class Lobby:
         house = list(house or [])  # by seat; "" leaves a seat to a remote bot
         unknown = [h for h in house if h and h not in self.house_bots]
         if unknown or len(house) > players:
-            raise errors.Invalid(f"house bots must be at most {players} of "
-                             f"{sorted(self.house_bots)} (\"\" for a remote seat); "
-                             f"got {house}")
+            raise errors.Invalid(
+                f"house bots must be at most {players} of "
+                f'{sorted(self.house_bots)} ("" for a remote seat); '
+                f"got {house}"
+            )
         table = Table(table_id, rules, players, clock, seed or new_seed(), owner=owner)
         table.done = asyncio.get_running_loop().create_future()
         self.tables[table_id] = table
@@ -183,9 +215,10 @@ class Lobby:
         for link in table.links:
             session = getattr(link, "session", None)
             if session is not None and session.stream is not None:
-                session.stream.close(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                     f"table {table.id!r} did not fill within "
-                                     f"{self.config.table_linger_s:g} s")
+                session.stream.close(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"table {table.id!r} did not fill within {self.config.table_linger_s:g} s",
+                )
         if table.done is not None and not table.done.done():
             table.done.set_exception(errors.Expired(f"table {table.id!r} never filled"))
             table.done.exception()  # retrieved: nobody may be waiting
@@ -200,8 +233,7 @@ class Lobby:
         self._maybe_start_table(table)
 
     def _maybe_start_table(self, table: Table) -> None:
-        if (len(table.links) + len(table.house_at) < table.players
-                or table.runner is not None):
+        if len(table.links) + len(table.house_at) < table.players or table.runner is not None:
             return
         if table.house and not self.admits():
             # One client alone can fill a table with house bots: such matches wait for
@@ -210,18 +242,21 @@ class Lobby:
                 self._waiting_tables.append(table)
             return
         remote = iter(table.links)
-        links = [table.house_at[s] if s in table.house_at else next(remote)
-                 for s in range(table.players)]
-        runner = self._start(links, table.rules, table.players, table.clock, table.seed,
-                             table.id, budget=table.house)
+        links = [
+            table.house_at[s] if s in table.house_at else next(remote) for s in range(table.players)
+        ]
+        runner = self._start(
+            links, table.rules, table.players, table.clock, table.seed, table.id, budget=table.house
+        )
         table.runner = runner
         self.matches[runner.match_id].add_done_callback(lambda _: self._table_done(table))
 
     def _table_done(self, table: Table) -> None:
         _settle(table)
         # Keep a finished table for WaitTable a while, then free its place.
-        asyncio.get_running_loop().call_later(self.config.table_linger_s, self.tables.pop,
-                                              table.id, None)
+        asyncio.get_running_loop().call_later(
+            self.config.table_linger_s, self.tables.pop, table.id, None
+        )
 
     async def wait_table(self, table_id: str) -> FinishedMatch:
         table = self.tables.get(table_id)
@@ -264,8 +299,9 @@ class Lobby:
                 del self.queues[key]
         for table in self.tables.values():
             if table.runner is None:
-                table.links = [link for link in table.links
-                               if getattr(link, "session", None) is not session]
+                table.links = [
+                    link for link in table.links if getattr(link, "session", None) is not session
+                ]
 
     def _drain_queue(self, key: str) -> None:
         rules, players = self._queue_rules[key]
@@ -281,24 +317,45 @@ class Lobby:
                 return
             for s in picked:
                 queue.remove(s)
-            self._start([s.new_link() for s in picked], rules, players, self.config.clock,
-                        new_seed(), "")
+            self._start(
+                [s.new_link() for s in picked], rules, players, self.config.clock, new_seed(), ""
+            )
 
     # -- matches -------------------------------------------------------------------------------
 
-    def _start(self, links: list[SeatLink], rules: Ruleset, players: int, clock: Clock,
-               seed: bytes, table_id: str,
-               on_done: Callable[[MatchRunner], None] | None = None,
-               ladder: str = "", reveal_seed: bool = True, budget: bool = False) -> MatchRunner:
+    def _start(
+        self,
+        links: list[SeatLink],
+        rules: Ruleset,
+        players: int,
+        clock: Clock,
+        seed: bytes,
+        table_id: str,
+        on_done: Callable[[MatchRunner], None] | None = None,
+        ladder: str = "",
+        reveal_seed: bool = True,
+        budget: bool = False,
+    ) -> MatchRunner:
         if not table_id or budget:  # queue, ladder and house-bot matches spend the budget
             self._starts_left -= 1
-        runner = MatchRunner(rules=rules, players=players, seed=seed, clock=clock, links=links,
-                             replays=self.replays, table_id=table_id,
-                             ladder=ladder, reveal_seed=reveal_seed,
-                             max_deals=self.config.max_match_deals)
-        runner.spectators = SpectatorHub(runner, delay_s=self.config.spectator_delay_s,
-                                         max_spectators=self.config.max_spectators_per_match,
-                                         total=self.spectating)
+        runner = MatchRunner(
+            rules=rules,
+            players=players,
+            seed=seed,
+            clock=clock,
+            links=links,
+            replays=self.replays,
+            table_id=table_id,
+            ladder=ladder,
+            reveal_seed=reveal_seed,
+            max_deals=self.config.max_match_deals,
+        )
+        runner.spectators = SpectatorHub(
+            runner,
+            delay_s=self.config.spectator_delay_s,
+            max_spectators=self.config.max_spectators_per_match,
+            total=self.spectating,
+        )
         self.runners[runner.match_id] = runner
         for link in links:
             session = getattr(link, "session", None)
@@ -310,8 +367,13 @@ class Lobby:
             task.add_done_callback(lambda _: on_done(runner))
         # then the lobby lets waiting bots in, every queue and ladder at once
         task.add_done_callback(lambda t: self._match_done(runner.match_id, t))
-        runner.log.info("match_started", rules=rules.name, players=players, table=table_id,
-                        seats=[link.name for link in links])
+        runner.log.info(
+            "match_started",
+            rules=rules.name,
+            players=players,
+            table=table_id,
+            seats=[link.name for link in links],
+        )
         return runner
 
     def _match_done(self, match_id: str, task: asyncio.Task[FinishedMatch]) -> None:
@@ -330,8 +392,9 @@ class Lobby:
         try:
             data = await asyncio.to_thread(self.replays.public_bytes, replay_id)
         except ReplaySealed:
-            raise errors.Conflict(f"replay {replay_id} is sealed until its duplicate twin match "
-                             "has been played") from None
+            raise errors.Conflict(
+                f"replay {replay_id} is sealed until its duplicate twin match has been played"
+            ) from None
         if data is None:
             raise errors.NotFound(f"no replay {replay_id}")
         return data
@@ -342,8 +405,12 @@ class Lobby:
         """Whether a queue or ladder match may start now: not draining, under
         ``max_running_matches``, and the event loop keeping time. (Tables are started on
         request.) Waiting bots keep their place: no clock runs for them."""
-        return (not self.draining and not self.overloaded and self._starts_left >= 1
-                and len(self.matches) < self.match_cap)
+        return (
+            not self.draining
+            and not self.overloaded
+            and self._starts_left >= 1
+            and len(self.matches) < self.match_cap
+        )
 
     def observe_lag(self, lag_s: float, busy: float = 0.0, interval_s: float = 0.25) -> None:
         """One event-loop sample (taken every ``interval_s``: how late it ran, and the share
@@ -369,14 +436,20 @@ class Lobby:
             # recomputed from what runs, so a steady overload does not ratchet it down to zero.
             fit = int(running * target / self._busy)
             self.match_cap = max(CAP_MIN, min(self.match_cap, fit))
-        elif (not self.overloaded and running >= self.match_cap - 1
-              and (not target or self._busy < target * BUSY_ROOM)):
+        elif (
+            not self.overloaded
+            and running >= self.match_cap - 1
+            and (not target or self._busy < target * BUSY_ROOM)
+        ):
             self.match_cap = min(self.match_cap + 1, self.config.max_running_matches)
         metrics.ADMISSION_CAP.set(self.match_cap)
         if was != self.overloaded:
             metrics.ADMISSION_PAUSED.set(int(self.overloaded))
-            log.warning("admission_paused" if self.overloaded else "admission_resumed",
-                        loop_lag_ms=round(self._lag * 1000, 1), running=len(self.matches))
+            log.warning(
+                "admission_paused" if self.overloaded else "admission_resumed",
+                loop_lag_ms=round(self._lag * 1000, 1),
+                running=len(self.matches),
+            )
         if self.admits():  # the budget refilled, the cap grew or the lag passed
             self.admit_waiting()
 

@@ -22,9 +22,12 @@ _SHARED: list[structlog.types.Processor] = [
 ]
 
 structlog.configure(
-    processors=[structlog.stdlib.filter_by_level, *_SHARED,
-                structlog.processors.StackInfoRenderer(),
-                structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+    processors=[
+        structlog.stdlib.filter_by_level,
+        *_SHARED,
+        structlog.processors.StackInfoRenderer(),
+        structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+    ],
     logger_factory=structlog.stdlib.LoggerFactory(),
     wrapper_class=structlog.stdlib.BoundLogger,
     cache_logger_on_first_use=True,
@@ -40,14 +43,22 @@ def _escape_strings(_logger: object, _name: str, event: dict) -> dict:
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     """Send every log line to stderr, rendered as JSON (``fmt="json"``) or for a console."""
     renderer: structlog.types.Processor = (
-        structlog.processors.JSONRenderer() if fmt == "json"
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=_SHARED,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    structlog.processors.format_exc_info,
-                    *([] if fmt == "json" else [_escape_strings]), renderer]))
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=_SHARED,
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                *([] if fmt == "json" else [_escape_strings]),
+                renderer,
+            ],
+        )
+    )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

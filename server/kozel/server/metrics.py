@@ -17,22 +17,47 @@ from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 disable_created_metrics()  # the *_created series only add noise to every scrape
 log = structlog.get_logger("kozel.metrics")
 
-_FAST = (25e-6, 50e-6, 100e-6, 200e-6, 300e-6, 500e-6, 750e-6, 1e-3, 1.5e-3, 2e-3, 3e-3, 5e-3,
-         7.5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 250e-3, 1.0)
-_THINK = (1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 200e-3, 500e-3, 1.0, 2.0, 5.0, 10.0, 30.0,
-          60.0)
+_FAST = (
+    25e-6,
+    50e-6,
+    100e-6,
+    200e-6,
+    300e-6,
+    500e-6,
+    750e-6,
+    1e-3,
+    1.5e-3,
+    2e-3,
+    3e-3,
+    5e-3,
+    7.5e-3,
+    10e-3,
+    20e-3,
+    50e-3,
+    100e-3,
+    250e-3,
+    1.0,
+)
+_THINK = (1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 200e-3, 500e-3, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 MATCHES_STARTED = Counter("kozel_matches_started", "Matches started", ["ladder"])
-MATCHES_FINISHED = Counter("kozel_matches_finished", "Matches ended, by end reason",
-                           ["ladder", "reason"])
-DECISIONS = Counter("kozel_decisions", "Decisions answered by bots (or by the clock)",
-                    ["ladder"])
-THINK = Histogram("kozel_decision_think_seconds",
-                  "Bot think time: from sending a request to receiving its answer",
-                  ["ladder"], buckets=_THINK)
-OVERHEAD = Histogram("kozel_decision_overhead_seconds",
-                     "Server time per decision: from receiving an answer (or starting a deal) "
-                     "to queuing the next request of that match", ["ladder"], buckets=_FAST)
+MATCHES_FINISHED = Counter(
+    "kozel_matches_finished", "Matches ended, by end reason", ["ladder", "reason"]
+)
+DECISIONS = Counter("kozel_decisions", "Decisions answered by bots (or by the clock)", ["ladder"])
+THINK = Histogram(
+    "kozel_decision_think_seconds",
+    "Bot think time: from sending a request to receiving its answer",
+    ["ladder"],
+    buckets=_THINK,
+)
+OVERHEAD = Histogram(
+    "kozel_decision_overhead_seconds",
+    "Server time per decision: from receiving an answer (or starting a deal) "
+    "to queuing the next request of that match",
+    ["ladder"],
+    buckets=_FAST,
+)
 TIMEOUTS = Counter("kozel_timeouts", "Requests not answered within the clock", ["ladder"])
 STRIKES = Counter("kozel_strikes", "Strikes counted against seats (timeouts)", ["ladder"])
 FORFEITS = Counter("kozel_forfeits", "Seats that forfeited", ["ladder"])
@@ -42,32 +67,47 @@ RESUMES = Counter("kozel_resumes", "Sessions resumed on a new stream")
 AUTH_FAILURES = Counter("kozel_auth_failures", "Hellos refused for a bad ladder token")
 ACTIVE_STREAMS = Gauge("kozel_active_streams", "Open Play streams")
 ACTIVE_MATCHES = Gauge("kozel_active_matches", "Matches being played", ["ladder"])
-LOOP_LAG = Histogram("kozel_event_loop_lag_seconds",
-                     "How late the event loop runs a timer (sampled every 0.25 s)",
-                     buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0, 5.0))
-LOOP_BUSY = Gauge("kozel_event_loop_busy_ratio",
-                  "Share of the last 0.25 s the event loop's thread spent on the CPU")
-GC_PAUSE = Histogram("kozel_gc_pause_seconds",
-                     "Cyclic garbage collections (they stop the event loop), by generation",
-                     ["generation"],
-                     buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0))
+LOOP_LAG = Histogram(
+    "kozel_event_loop_lag_seconds",
+    "How late the event loop runs a timer (sampled every 0.25 s)",
+    buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0, 5.0),
+)
+LOOP_BUSY = Gauge(
+    "kozel_event_loop_busy_ratio",
+    "Share of the last 0.25 s the event loop's thread spent on the CPU",
+)
+GC_PAUSE = Histogram(
+    "kozel_gc_pause_seconds",
+    "Cyclic garbage collections (they stop the event loop), by generation",
+    ["generation"],
+    buckets=(1e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0),
+)
 REPLAY_BYTES = Counter("kozel_replay_bytes_written", "Bytes of replay files written")
 RATING_UPDATES = Counter("kozel_rating_updates", "Rating updates committed", ["ladder"])
 DRAINING = Gauge("kozel_draining", "1 while the referee drains before stopping")
-ADMISSION_CAP = Gauge("kozel_admission_match_cap",
-                      "How many queue and ladder matches may run now (adaptive)")
-ADMISSION_PAUSED = Gauge("kozel_admission_paused",
-                         "1 while queue and ladder matches wait because the event loop lags")
-STORE_BACKLOG = Gauge("kozel_store_backlog",
-                      "Store writes (results, match starts, ratings) waiting to be committed")
-STORE_ERRORS = Counter("kozel_store_errors",
-                       "Failed store calls: transient ones are retried, refused ones dropped",
-                       ["kind"])  # transient | refused
-STORE_AVAILABLE = Gauge("kozel_store_available",
-                        "1 while the ladder store answers (rated play runs), 0 during an outage")
-ORPHANS = Counter("kozel_orphans_settled",
-                  "Matches of lost referees this referee took over, by outcome",
-                  ["outcome"])  # committed | aborted
+ADMISSION_CAP = Gauge(
+    "kozel_admission_match_cap", "How many queue and ladder matches may run now (adaptive)"
+)
+ADMISSION_PAUSED = Gauge(
+    "kozel_admission_paused", "1 while queue and ladder matches wait because the event loop lags"
+)
+STORE_BACKLOG = Gauge(
+    "kozel_store_backlog", "Store writes (results, match starts, ratings) waiting to be committed"
+)
+STORE_ERRORS = Counter(
+    "kozel_store_errors",
+    "Failed store calls: transient ones are retried, refused ones dropped",
+    ["kind"],
+)  # transient | refused
+STORE_AVAILABLE = Gauge(
+    "kozel_store_available",
+    "1 while the ladder store answers (rated play runs), 0 during an outage",
+)
+ORPHANS = Counter(
+    "kozel_orphans_settled",
+    "Matches of lost referees this referee took over, by outcome",
+    ["outcome"],
+)  # committed | aborted
 for _kind in ("transient", "refused"):  # every series exists from the start, at zero
     STORE_ERRORS.labels(_kind)
 for _outcome in ("committed", "aborted"):
@@ -91,9 +131,16 @@ class MatchMetrics:
 
 def for_ladder(ladder: str) -> MatchMetrics:
     """Labelled children for matches of ``ladder`` ("" for ad-hoc tables)."""
-    return MatchMetrics(DECISIONS.labels(ladder), THINK.labels(ladder), OVERHEAD.labels(ladder),
-                        TIMEOUTS.labels(ladder), STRIKES.labels(ladder), FORFEITS.labels(ladder),
-                        ACTIVE_MATCHES.labels(ladder), MATCHES_STARTED.labels(ladder))
+    return MatchMetrics(
+        DECISIONS.labels(ladder),
+        THINK.labels(ladder),
+        OVERHEAD.labels(ladder),
+        TIMEOUTS.labels(ladder),
+        STRIKES.labels(ladder),
+        FORFEITS.labels(ladder),
+        ACTIVE_MATCHES.labels(ladder),
+        MATCHES_STARTED.labels(ladder),
+    )
 
 
 def init_ladder(ladder: str) -> None:
@@ -102,8 +149,9 @@ def init_ladder(ladder: str) -> None:
     RATING_UPDATES.labels(ladder)
 
 
-async def watch_loop_lag(interval: float = 0.25,
-                         on_lag: Callable[[float, float], None] | None = None) -> None:
+async def watch_loop_lag(
+    interval: float = 0.25, on_lag: Callable[[float, float], None] | None = None
+) -> None:
     """Sample the event loop forever, handing each sample's lag (seconds late) and busy share
     (the loop thread's CPU time over the wall time) to ``on_lag``; run as a task, cancel to
     stop. Must run on the loop's own thread."""
@@ -142,7 +190,7 @@ _gc_pauses: deque[tuple[int, float]] = deque(maxlen=10_000)
 
 
 def _gc_callback(phase: str, info: dict) -> None:
-    global _gc_started
+    global _gc_started  # noqa: PLW0603 (the collector callback may take no lock)
     if phase == "start":
         _gc_started = time.perf_counter()
     elif _gc_started:

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from kozel.core.convert import outcome_from_pb, ruleset_from_pb
 from kozel.engine.rules import Ruleset
 from kozel.ladder.store import HostedMatch, SeatResult, Store, StoreError
-from kozel.core.convert import outcome_from_pb, ruleset_from_pb
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.replay.file import ReplayError
 from kozel.server.replay.verify import verify_replay
@@ -45,31 +45,52 @@ class Recovery:
         return bool(self.committed or self.aborted or self.skipped)
 
 
-def commit_result(store: Store, match_id: str, result: pb.MatchResult, replay_path: str,
-                  rules: Ruleset, players: int, bots: list[int],
-                  start: tuple[str, int, str | None, object] | None = None) -> None:
+def commit_result(
+    store: Store,
+    match_id: str,
+    result: pb.MatchResult,
+    replay_path: str,
+    rules: Ruleset,
+    players: int,
+    bots: list[int],
+    start: tuple[str, int, str | None, object] | None = None,
+) -> None:
     """Commit a finished match's result and rating update (its replay is on disk)."""
     side_of = rules.side_of(players)
     outcome = outcome_from_pb(result, side_of, rules.is_money)
     ranks = outcome.ranks
     forfeit_seats = {f.seat for f in result.forfeits}
-    seats = [SeatResult(
-        seat=seat, side=side_of[seat], bot_id=bot, rank=ranks[side_of[seat]],
-        penalty=result.penalty_totals[side_of[seat]] if result.penalty_totals else 0,
-        won=outcome.winner == side_of[seat],
-        timeouts=result.timeouts[seat] if result.timeouts else 0,
-        forfeited=seat in forfeit_seats) for seat, bot in enumerate(bots)]
+    seats = [
+        SeatResult(
+            seat=seat,
+            side=side_of[seat],
+            bot_id=bot,
+            rank=ranks[side_of[seat]],
+            penalty=result.penalty_totals[side_of[seat]] if result.penalty_totals else 0,
+            won=outcome.winner == side_of[seat],
+            timeouts=result.timeouts[seat] if result.timeouts else 0,
+            forfeited=seat in forfeit_seats,
+        )
+        for seat, bot in enumerate(bots)
+    ]
     store.finish_match(
-        match_id, reason=pb.MatchEndReason.Name(result.reason), replay_path=replay_path,
-        result={"penalty_totals": list(result.penalty_totals), "chips": list(result.chips),
-                "winner_side": result.winner_side, "draw": result.draw},
+        match_id,
+        reason=pb.MatchEndReason.Name(result.reason),
+        replay_path=replay_path,
+        result={
+            "penalty_totals": list(result.penalty_totals),
+            "chips": list(result.chips),
+            "winner_side": result.winner_side,
+            "draw": result.draw,
+        },
         seats=seats,
         start=start,  # type: ignore[arg-type]
     )
 
 
-def commit_replay(store: Store, replay: replay_pb2.Replay, location: str,
-                  referee_id: str | None) -> str:
+def commit_replay(
+    store: Store, replay: replay_pb2.Replay, location: str, referee_id: str | None
+) -> str:
     """Commit a finished ladder match from its replay alone; returns "" or why it cannot be."""
     if not replay.ladder:
         return "not a ladder match"
@@ -85,8 +106,16 @@ def commit_replay(store: Store, replay: replay_pb2.Replay, location: str,
         return f"unknown bots {missing}"
     rules = ruleset_from_pb(replay.ruleset)
     start = (replay.ladder, replay.players, referee_id, replay.started_at.ToDatetime())
-    commit_result(store, replay.match_id, replay.result, location, rules, replay.players,
-                  [ids[n] for n in names], start=start)
+    commit_result(
+        store,
+        replay.match_id,
+        replay.result,
+        location,
+        rules,
+        replay.players,
+        [ids[n] for n in names],
+        start=start,
+    )
     return ""
 
 
@@ -101,7 +130,7 @@ def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
     for match_id in ids:
         if match_id in done:
             continue
-        replay = _read(lambda: replays.read(match_id))
+        replay = _read(lambda match_id=match_id: replays.read(match_id))
         if replay is None or not replay.ladder or replay.match_id != match_id:
             continue
         if replay.result.reason == pb.MATCH_END_REASON_ABORTED:
@@ -120,25 +149,30 @@ def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
     return out
 
 
-def adopt(store: Store, referee_id: str, orphans: dict[str, HostedMatch],
-          replays: ReplayArchive) -> Recovery:
+def adopt(
+    store: Store, referee_id: str, orphans: dict[str, HostedMatch], replays: ReplayArchive
+) -> Recovery:
     """Settle orphans this referee claimed: committed from their host's replay (at the
     location the store records) if it is readable and finished, else aborted (no rating
     change; the replay location is kept if the aborted match's replay exists)."""
     out = Recovery()
     for match in orphans.values():
         where = match.replay_path
-        replay = _read(lambda: replays.read_location(where)) if where else None
-        if replay is not None and replay.result.reason != pb.MATCH_END_REASON_ABORTED:
-            if _commit(store, replay, where, referee_id, out):  # type: ignore[arg-type]
-                continue
+        replay = _read(lambda where=where: replays.read_location(where)) if where else None
+        if (
+            replay is not None
+            and replay.result.reason != pb.MATCH_END_REASON_ABORTED
+            and _commit(store, replay, where, referee_id, out)
+        ):  # type: ignore[arg-type]
+            continue
         store.abort_match(match.id, "host lost", where if replay is not None else None)
         out.aborted.append(match.id)
     return out
 
 
-def _commit(store: Store, replay: replay_pb2.Replay, location: str, referee_id: str,
-            out: Recovery) -> bool:
+def _commit(
+    store: Store, replay: replay_pb2.Replay, location: str, referee_id: str, out: Recovery
+) -> bool:
     try:
         why = commit_replay(store, replay, location, referee_id)
     except StoreError as exc:

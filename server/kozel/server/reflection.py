@@ -35,4 +35,5 @@ class MethodAwareReflection(reflection.aio.ReflectionServicer):  # type: ignore[
 def enable_reflection(service_names: Iterable[str], server: grpc.aio.Server) -> None:
     """Serve reflection for ``service_names`` on ``server``."""
     reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
-        MethodAwareReflection(tuple(service_names)), server)
+        MethodAwareReflection(tuple(service_names)), server
+    )

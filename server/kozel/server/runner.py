@@ -49,10 +49,21 @@ class FinishedMatch:
 class MatchRunner(MatchHooks):
     """Plays one match between the seats behind ``links`` (seat i is ``links[i]``)."""
 
-    def __init__(self, *, rules: Ruleset, players: int, seed: bytes, clock: Clock,
-                 links: list[SeatLink], replays: ReplayArchive, table_id: str = "",
-                 match_id: str | None = None, ladder: str = "",
-                 reveal_seed: bool = True, max_deals: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        rules: Ruleset,
+        players: int,
+        seed: bytes,
+        clock: Clock,
+        links: list[SeatLink],
+        replays: ReplayArchive,
+        table_id: str = "",
+        match_id: str | None = None,
+        ladder: str = "",
+        reveal_seed: bool = True,
+        max_deals: int = 0,
+    ) -> None:
         self.match_id = match_id or uuid.uuid4().hex
         self.ladder = ladder
         self.log = log.bind(match_id=self.match_id, ladder=ladder)
@@ -64,9 +75,18 @@ class MatchRunner(MatchHooks):
         self.replays = replays
         self.table_id = table_id
         self.core = MatchProtocol(
-            match_id=self.match_id, rules=rules, players=players, seed=seed, clock=clock,
-            names=[link.name for link in links], table_id=table_id, reveal_seed=reveal_seed,
-            max_deals=max_deals, wants_events=[link.wants_events for link in links], hooks=self)
+            match_id=self.match_id,
+            rules=rules,
+            players=players,
+            seed=seed,
+            clock=clock,
+            names=[link.name for link in links],
+            table_id=table_id,
+            reveal_seed=reveal_seed,
+            max_deals=max_deals,
+            wants_events=[link.wants_events for link in links],
+            hooks=self,
+        )
         self.match = self.core.match
         self.seating = self.core.seating
         self.started_at = datetime.now(UTC)
@@ -159,7 +179,7 @@ class MatchRunner(MatchHooks):
             sends = step(*args)
         except NotPending:
             raise
-        except Exception as exc:  # a bug: run() records the match as aborted
+        except Exception as exc:  # noqa: BLE001 (a bug: run() records the match as aborted)
             done.set_exception(exc)
             return
         self._send(sends, overhead_from)
@@ -252,13 +272,25 @@ class MatchRunner(MatchHooks):
 
     async def _finish(self, aborted: bool) -> FinishedMatch:
         core = self.core
-        result = result_to_pb(self.match, forfeits=core.forfeits, timeouts=core.timeouts,
-                              rejections=core.rejections, aborted=aborted)
+        result = result_to_pb(
+            self.match,
+            forfeits=core.forfeits,
+            timeouts=core.timeouts,
+            rejections=core.rejections,
+            aborted=aborted,
+        )
         replay = build_replay(
-            self.match, match_id=self.match_id, names=[link.name for link in self.links],
-            time_control=self.clock.to_pb(), steps=self.steps, result=result,
-            started_at=self.started_at, ended_at=datetime.now(UTC), table_id=self.table_id,
-            ladder=self.ladder)
+            self.match,
+            match_id=self.match_id,
+            names=[link.name for link in self.links],
+            time_control=self.clock.to_pb(),
+            steps=self.steps,
+            result=result,
+            started_at=self.started_at,
+            ended_at=datetime.now(UTC),
+            table_id=self.table_id,
+            ladder=self.ladder,
+        )
         path = self.replays.location(self.match_id)
         replay_id = self.match_id
         try:  # on disk before anyone is told

@@ -12,17 +12,17 @@ import grpc
 import structlog
 from google.protobuf.message import DecodeError
 
-from kozel.engine.rules import RulesError
-from kozel.ladder.store import is_transient
 from kozel.core import convert, messages
 from kozel.core.messages import PROTOCOL_VERSION
+from kozel.engine.rules import RulesError
+from kozel.ladder.store import is_transient
 from kozel.server import metrics
 from kozel.server.config import ServerConfig
-from kozel.server.limits import peer_host
 from kozel.server.errors import Refused
+from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
-from kozel.server.status import grpc_status
 from kozel.server.session import CLOSE, Outbox, Session
+from kozel.server.status import grpc_status
 from kozel.server.text import id_problem, name_problem
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -62,8 +62,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     # -- Play ----------------------------------------------------------------------------------
 
-    async def Play(self, request_iterator: AsyncIterator[rpb.PlayRequest],
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[rpb.PlayResponse]:
+    async def Play(
+        self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[rpb.PlayResponse]:
         loop = asyncio.get_running_loop()
         opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
         # One reader per stream; it is never cancelled (see shared/engineering.md).
@@ -75,8 +76,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         except TimeoutError:
             if not opened.done():  # a Hello arriving later is ignored
                 opened.set_result(HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"))
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                f"no Hello within {self.config.hello_timeout_s:g} s")
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {self.config.hello_timeout_s:g} s",
+            )
         if isinstance(got, HelloError):
             await context.abort(got.code, got.message)
         session, outbox = got
@@ -95,8 +98,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if outbox.status is not None and outbox.status[0] is not None:
             await context.abort(*outbox.status)
 
-    async def _read(self, requests: AsyncIterator[rpb.PlayRequest],
-                    opened: asyncio.Future, peer: str) -> None:
+    async def _read(
+        self, requests: AsyncIterator[rpb.PlayRequest], opened: asyncio.Future, peer: str
+    ) -> None:
         loop = asyncio.get_running_loop()
         session: Session | None = None
         outbox: Outbox | None = None
@@ -125,8 +129,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 counted = self._dispatch(session, outbox, req, loop.time())
                 refused = refused + 1 if counted else 0 if counted is False else refused
                 if refused > self.config.max_refused_answers:
-                    outbox.close(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"{refused} answers in a row named no pending request")
+                    outbox.close(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{refused} answers in a row named no pending request",
+                    )
                 if outbox.closed:  # stop reading: a flood backs up in the bot's own transport
                     break
         except DecodeError:
@@ -135,7 +141,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {why}")
             elif not opened.done():
                 opened.set_result(HelloError(grpc.StatusCode.INVALID_ARGUMENT, why))
-        except Exception as exc:  # the stream broke: the bot is away
+        except Exception as exc:  # noqa: BLE001 (the stream broke, however: the bot is away)
             log.debug("stream_read_ended", error=repr(exc))
         finally:
             if outbox is not None:
@@ -145,8 +151,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             elif not opened.done():
                 opened.set_result(HelloError(grpc.StatusCode.CANCELLED, "closed before Hello"))
 
-    async def _open(self, req: rpb.PlayRequest, peer: str = "",
-                    opened: asyncio.Future | None = None) -> tuple[Session, Outbox]:
+    async def _open(
+        self, req: rpb.PlayRequest, peer: str = "", opened: asyncio.Future | None = None
+    ) -> tuple[Session, Outbox]:
         """Validate a Hello and open (or resume) its session; ``opened`` done meanwhile means
         the Hello deadline passed while the token was being checked."""
         if req.WhichOneof("message") != "hello":
@@ -154,36 +161,46 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         hello = req.hello
         hello.DiscardUnknownFields()  # the session keeps its Hello: only what the referee reads
         if hello.protocol_version != PROTOCOL_VERSION:
-            raise HelloError(grpc.StatusCode.FAILED_PRECONDITION,
-                             f"protocol version {hello.protocol_version} is not supported; "
-                             f"this referee speaks {PROTOCOL_VERSION}")
+            raise HelloError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not supported; "
+                f"this referee speaks {PROTOCOL_VERSION}",
+            )
         outbox = Outbox(self.config.outbox_limit)
         if hello.resume_token:
             session = self.sessions.get(hello.resume_token)
             # A resume token is a bearer secret bound to its session's bot name (a token
             # given to another name is refused as if unknown) ...
             if session is None or not hmac.compare_digest(
-                    hello.bot_name.encode(), session.hello.bot_name.encode()):
+                hello.bot_name.encode(), session.hello.bot_name.encode()
+            ):
                 raise HelloError(grpc.StatusCode.NOT_FOUND, "unknown or expired resume_token")
             # ... and a ladder session also needs its bot's token.
             if session.bot is not None and not hmac.compare_digest(
-                    hello.token.encode(), session.token.encode()):
-                raise self._bad_token(peer, "resuming a ladder session needs Hello.token, the "
-                                            "token of the bot that opened it")
+                hello.token.encode(), session.token.encode()
+            ):
+                raise self._bad_token(
+                    peer,
+                    "resuming a ladder session needs Hello.token, the "
+                    "token of the bot that opened it",
+                )
             session.attach(outbox, resumed=True)
             self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
             return session, outbox
         if self.lobby.draining:
-            raise HelloError(grpc.StatusCode.UNAVAILABLE,
-                             "the referee is draining before it stops; connect to another "
-                             "referee or retry later")
+            raise HelloError(
+                grpc.StatusCode.UNAVAILABLE,
+                "the referee is draining before it stops; connect to another "
+                "referee or retry later",
+            )
         if why := name_problem(hello.bot_name, "bot_name"):
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
         want = hello.WhichOneof("want")
         if want is None:
-            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT,
-                             "Hello must ask for join_table or join_queue")
+            raise HelloError(
+                grpc.StatusCode.INVALID_ARGUMENT, "Hello must ask for join_table or join_queue"
+            )
         if want == "join_table" and (why := id_problem(hello.join_table.table_id, "table_id")):
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
         if want == "join_ladder" and (why := name_problem(hello.join_ladder.ladder, "ladder")):
@@ -195,11 +212,19 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             if opened is not None and opened.done():
                 raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
             cap = self.config.max_sessions_per_bot
-            if sum(1 for s in self.sessions.values() if s.bot is not None
-                   and s.bot.name == bot.name and s.stream is not None) >= cap:
-                raise HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                 f"bot {bot.name!r} already has {cap} connected sessions "
-                                 "(limits.max_sessions_per_bot); close one first")
+            if (
+                sum(
+                    1
+                    for s in self.sessions.values()
+                    if s.bot is not None and s.bot.name == bot.name and s.stream is not None
+                )
+                >= cap
+            ):
+                raise HelloError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"bot {bot.name!r} already has {cap} connected sessions "
+                    "(limits.max_sessions_per_bot); close one first",
+                )
         elif want == "join_queue":
             try:
                 queue_rules = convert.ruleset_from_pb(hello.join_queue.ruleset)
@@ -207,8 +232,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             except RulesError as exc:
                 raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
         elif hello.join_table.table_id not in self.lobby.tables:
-            raise HelloError(grpc.StatusCode.NOT_FOUND,
-                             f"no table {hello.join_table.table_id!r}")
+            raise HelloError(grpc.StatusCode.NOT_FOUND, f"no table {hello.join_table.table_id!r}")
         session = Session(hello, self.config.max_matches_per_stream, self._idle)
         self.sessions[session.resume_token] = session
         session.attach(outbox, resumed=False)
@@ -231,20 +255,26 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         """The ladder bot a Hello's token names; bad tokens are refused, counted, slowed."""
         ladder = self.lobby.ladders.get(hello.join_ladder.ladder)
         if ladder is None:
-            raise HelloError(grpc.StatusCode.NOT_FOUND,
-                             f"no ladder {hello.join_ladder.ladder!r}; ladders: "
-                             f"{', '.join(sorted(self.lobby.ladders)) or 'none'}")
+            raise HelloError(
+                grpc.StatusCode.NOT_FOUND,
+                f"no ladder {hello.join_ladder.ladder!r}; ladders: "
+                f"{', '.join(sorted(self.lobby.ladders)) or 'none'}",
+            )
         try:
-            bot = (await asyncio.to_thread(ladder.store.authenticate, hello.token)
-                   if hello.token else None)
+            bot = (
+                await asyncio.to_thread(ladder.store.authenticate, hello.token)
+                if hello.token
+                else None
+            )
         except Exception as exc:
             if not is_transient(exc):
                 raise
-            raise HelloError(grpc.StatusCode.UNAVAILABLE, "the ladder store is unreachable "
-                             "right now; retry in a few seconds") from None
+            raise HelloError(
+                grpc.StatusCode.UNAVAILABLE,
+                "the ladder store is unreachable right now; retry in a few seconds",
+            ) from None
         if bot is None:
-            raise self._bad_token(peer, "Hello.token is not the token of an active "
-                                        "registered bot")
+            raise self._bad_token(peer, "Hello.token is not the token of an active registered bot")
         return bot
 
     def _bad_token(self, peer: str, why: str) -> HelloError:
@@ -259,22 +289,30 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         log.warning("bad_ladder_token", peer=peer, failures=n)
         if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
             # Each delayed refusal holds a stream slot: a crowd of them is cut short.
-            return HelloError(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                              f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
-                              "address are still pending; wait for them, then retry")
-        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why,
-                          delay=min(0.05 * 2 ** (n - 1), 5.0))
+            return HelloError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                "address are still pending; wait for them, then retry",
+            )
+        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why, delay=min(0.05 * 2 ** (n - 1), 5.0))
 
-    def _dispatch(self, session: Session, outbox: Outbox, req: rpb.PlayRequest,
-                  received_at: float) -> bool | None:
+    def _dispatch(
+        self, session: Session, outbox: Outbox, req: rpb.PlayRequest, received_at: float
+    ) -> bool | None:
         """Handle one message after Hello: True when it was an answer naming no pending request
         (or a repeated Leave, as useless), False for an answer taken, None otherwise."""
         which = req.WhichOneof("message")
         if which == "action":
             why = session.deliver(req.action, received_at)
             if why is not None:
-                outbox.put(messages.rejection(req.action.match_id, req.action.request_id,
-                                              pb.ERROR_CODE_UNKNOWN_REQUEST, why))
+                outbox.put(
+                    messages.rejection(
+                        req.action.match_id,
+                        req.action.request_id,
+                        pb.ERROR_CODE_UNKNOWN_REQUEST,
+                        why,
+                    )
+                )
                 return True
             return False
         if which == "leave":
@@ -312,25 +350,33 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     # -- tables and replays --------------------------------------------------------------------
 
-    async def CreateTable(self, request: rpb.CreateTableRequest,
-                          context: grpc.aio.ServicerContext) -> rpb.CreateTableResponse:
+    async def CreateTable(
+        self, request: rpb.CreateTableRequest, context: grpc.aio.ServicerContext
+    ) -> rpb.CreateTableResponse:
         if request.table_id and (why := id_problem(request.table_id, "table_id")):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
             rules = convert.ruleset_from_pb(request.ruleset)
             table = self.lobby.create_table(
-                request.table_id, rules, request.players,
-                self.config.clock.merged(request.time_control if request.HasField(
-                    "time_control") else None),
-                request.seed or None, list(request.house_bots), owner=peer_host(context.peer()))
+                request.table_id,
+                rules,
+                request.players,
+                self.config.clock.merged(
+                    request.time_control if request.HasField("time_control") else None
+                ),
+                request.seed or None,
+                list(request.house_bots),
+                owner=peer_host(context.peer()),
+            )
         except RulesError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.CreateTableResponse(table_id=table.id)
 
-    async def WaitTable(self, request: rpb.WaitTableRequest,
-                        context: grpc.aio.ServicerContext) -> rpb.WaitTableResponse:
+    async def WaitTable(
+        self, request: rpb.WaitTableRequest, context: grpc.aio.ServicerContext
+    ) -> rpb.WaitTableResponse:
         if why := id_problem(request.table_id, "table_id"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
@@ -338,11 +384,16 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         except Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.WaitTableResponse(
-            match_id=outcome.match_id, result=outcome.result, replay_id=outcome.replay_id,
-            replay_path=str(outcome.replay_path), seating=outcome.seating)
+            match_id=outcome.match_id,
+            result=outcome.result,
+            replay_id=outcome.replay_id,
+            replay_path=str(outcome.replay_path),
+            seating=outcome.seating,
+        )
 
-    async def GetReplay(self, request: rpb.GetReplayRequest,
-                        context: grpc.aio.ServicerContext) -> rpb.GetReplayResponse:
+    async def GetReplay(
+        self, request: rpb.GetReplayRequest, context: grpc.aio.ServicerContext
+    ) -> rpb.GetReplayResponse:
         try:
             data = await self.lobby.replay_bytes(request.replay_id)
         except Refused as exc:

@@ -38,8 +38,10 @@ class Outbox:
             return
         if self._queue.qsize() >= self._limit:
             self._queue = asyncio.Queue()  # drop the backlog: the close must not wait behind it
-            self.close(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                       f"the bot read too slowly: {self._limit} messages were waiting")
+            self.close(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot read too slowly: {self._limit} messages were waiting",
+            )
             return
         self._queue.put_nowait(msg)
 
@@ -72,8 +74,9 @@ class RemoteLink(SeatLink):
 class Session:
     """A bot identity: its name, resume token, current stream and running matches."""
 
-    def __init__(self, hello: rpb.Hello, max_matches: int,
-                 on_idle: Callable[[Session], None]) -> None:
+    def __init__(
+        self, hello: rpb.Hello, max_matches: int, on_idle: Callable[[Session], None]
+    ) -> None:
         self.id = uuid.uuid4().hex[:12]
         self.name = hello.bot_name
         self.token = hello.token
@@ -136,11 +139,17 @@ class Session:
             old.close(grpc.StatusCode.ABORTED, "this session was resumed on another stream")
         if resumed:
             metrics.RESUMES.inc()
-            log.info("session_resumed", session=self.id, bot=self.name,
-                     match_ids=list(self.links))
-        stream.put(messages.welcome(self.id, self.resume_token, _version(), resumed=resumed,
-                                    max_matches=self.max_matches,
-                                    running_match_ids=self.links))
+            log.info("session_resumed", session=self.id, bot=self.name, match_ids=list(self.links))
+        stream.put(
+            messages.welcome(
+                self.id,
+                self.resume_token,
+                _version(),
+                resumed=resumed,
+                max_matches=self.max_matches,
+                running_match_ids=self.links,
+            )
+        )
         while self.missed:
             stream.put(self.missed.popleft())
         if resumed and self.leaving and not self.links:
@@ -158,8 +167,7 @@ class Session:
             link.disconnected()
         if self.links:
             metrics.DISCONNECTS.inc()
-        log.info("session_disconnected", session=self.id, bot=self.name,
-                 match_ids=list(self.links))
+        log.info("session_disconnected", session=self.id, bot=self.name, match_ids=list(self.links))
         self._on_idle(self)
 
     def match_over(self, link: RemoteLink) -> None:

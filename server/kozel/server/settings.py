@@ -11,10 +11,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-from pydantic import model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
-from pydantic_settings import YamlConfigSettingsSource
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from kozel.core.clock import Clock
 from kozel.ladder.config import ConfigError, LadderSpec, load_ladders, parse_ladders, problem
@@ -172,10 +183,12 @@ class LimitsSettings(_Section):
     """Every limit of the referee (see docs/referee.md)."""
 
     hello_timeout_s: float = Field(_LIMITS.hello_timeout_s, gt=0, le=600)
-    max_receive_message_bytes: int = Field(_LIMITS.max_receive_message_bytes, ge=1024,
-                                           le=64 * 1024 * 1024)
-    max_send_message_bytes: int = Field(_LIMITS.max_send_message_bytes, ge=64 * 1024,
-                                        le=256 * 1024 * 1024)
+    max_receive_message_bytes: int = Field(
+        _LIMITS.max_receive_message_bytes, ge=1024, le=64 * 1024 * 1024
+    )
+    max_send_message_bytes: int = Field(
+        _LIMITS.max_send_message_bytes, ge=64 * 1024, le=256 * 1024 * 1024
+    )
     max_streams: int = Field(_LIMITS.max_streams, ge=1, le=1_000_000)
     max_matches_per_stream: int = Field(_LIMITS.max_matches_per_stream, ge=1, le=1024)
     outbox_limit: int = Field(_LIMITS.outbox_limit, ge=16, le=1_000_000)
@@ -207,8 +220,9 @@ class LimitsSettings(_Section):
 class Settings(BaseSettings):
     """The whole referee configuration (see deploy/referee.example.yaml)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__",
-                                      extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
+    )
 
     listen: str = "127.0.0.1:50051"
     tls: TlsSettings = Field(default_factory=TlsSettings)
@@ -231,9 +245,12 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-            cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Flags beat the environment, which beats the file.
         return init_settings, env_settings, YamlConfigSettingsSource(settings_cls)
@@ -253,24 +270,35 @@ class Settings(BaseSettings):
         """The runtime configuration (reads the admin token file and the ladder file)."""
         st = self.storage
         return ServerConfig(
-            listen=self.listen, tls=self.tls.files(),
-            operator_listen=self.operator.listen, operator_tls=self.operator.tls.files(),
-            admin_token=self.operator.token(), metrics_listen=self.metrics.listen,
-            web_listen=self.web.listen, web_optional="listen" not in self.web.model_fields_set,
-            web_limits=tuple(self.web.model_dump(
-                exclude={"listen", "in_process", "nice", "idle"}).items()),
-            web_in_process=self.web.in_process, web_nice=self.web.nice, web_idle=self.web.idle,
-            replay_dir=st.replay_dir or st.data_dir / "replays", data_dir=st.data_dir,
-            database_url=st.database_url, drain_timeout_s=self.drain_timeout_s,
-            referee_id=self.referee.id, lease_s=self.referee.lease_s,
+            listen=self.listen,
+            tls=self.tls.files(),
+            operator_listen=self.operator.listen,
+            operator_tls=self.operator.tls.files(),
+            admin_token=self.operator.token(),
+            metrics_listen=self.metrics.listen,
+            web_listen=self.web.listen,
+            web_optional="listen" not in self.web.model_fields_set,
+            web_limits=tuple(
+                self.web.model_dump(exclude={"listen", "in_process", "nice", "idle"}).items()
+            ),
+            web_in_process=self.web.in_process,
+            web_nice=self.web.nice,
+            web_idle=self.web.idle,
+            replay_dir=st.replay_dir or st.data_dir / "replays",
+            data_dir=st.data_dir,
+            database_url=st.database_url,
+            drain_timeout_s=self.drain_timeout_s,
+            referee_id=self.referee.id,
+            lease_s=self.referee.lease_s,
             ladder_standby=self.referee.standby,
             store_flush_timeout_s=self.referee.store_flush_timeout_s,
-            clock=self.clock, **self.limits.model_dump(),  # limits share their names
-            ladders=tuple(self.ladder_specs()))
+            clock=self.clock,
+            **self.limits.model_dump(),  # limits share their names
+            ladders=tuple(self.ladder_specs()),
+        )
 
 
-def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = None
-                  ) -> Settings:
+def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Read ``path`` (optional), apply ``KOZEL_*`` variables and ``overrides`` (nested dicts,
     from flags), and validate. Raises ``ConfigError`` naming every bad key."""
     source = str(path) if path is not None else "configuration"
@@ -282,9 +310,15 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
             raise ConfigError(f"{path}: cannot read: {exc}") from None
         if data is not None and not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of keys")
-        cls = type("FileSettings", (Settings,), {
-            "model_config": SettingsConfigDict(**{**Settings.model_config,
-                                                  "yaml_file": str(path)})})
+        cls = type(
+            "FileSettings",
+            (Settings,),
+            {
+                "model_config": SettingsConfigDict(
+                    **{**Settings.model_config, "yaml_file": str(path)}
+                )
+            },
+        )
     try:
         settings = cls(**(overrides or {}))
     except ValidationError as exc:

@@ -63,8 +63,7 @@ def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
 class SharedStore:
     """The store parts of a running referee (see the module docstring)."""
 
-    def __init__(self, opened: Opened, config: ServerConfig,
-                 on_change: Callable[[], None]) -> None:
+    def __init__(self, opened: Opened, config: ServerConfig, on_change: Callable[[], None]) -> None:
         self.store = opened.store
         self.referee_id = opened.referee_id
         self.config = config
@@ -74,8 +73,15 @@ class SharedStore:
         names = [spec.name for spec in config.ladders]
         self.held: set[str] = {n for n in names if n not in self.others}
         self.queue = StoreQueue(on_health=lambda ok: self._changed())
-        self.keeper = LeaseKeeper(self.store, self.referee_id, names, config.lease_s,
-                                  self.held, self._changed, opened.replays)
+        self.keeper = LeaseKeeper(
+            self.store,
+            self.referee_id,
+            names,
+            config.lease_s,
+            self.held,
+            self._changed,
+            opened.replays,
+        )
         metrics.STORE_AVAILABLE.set(1)
         metrics.STORE_BACKLOG.set(0)
 
@@ -93,8 +99,10 @@ class SharedStore:
         if ladder in self.held:
             return ""
         host = self.others.get(ladder, "another referee")
-        return (f"ladder {ladder!r} is served by referee {host!r}; this referee "
-                f"({self.referee_id}) is its standby and takes over when that one stops")
+        return (
+            f"ladder {ladder!r} is served by referee {host!r}; this referee "
+            f"({self.referee_id}) is its standby and takes over when that one stops"
+        )
 
     def start(self) -> None:
         self.keeper.start()
@@ -111,13 +119,15 @@ class SharedStore:
         left = await self.queue.flush(self.config.store_flush_timeout_s)
         await self.queue.close()
         if left:
-            log.warning("store_writes_left", backlog=left,
-                        note="their results are in the replay folder; the next start "
-                             "commits them")
+            log.warning(
+                "store_writes_left",
+                backlog=left,
+                note="their results are in the replay folder; the next start commits them",
+            )
         else:
             try:
                 await asyncio.to_thread(self.store.release_referee, self.referee_id)
-            except Exception:  # noqa: BLE001 - the lease then simply expires
+            except Exception:
                 log.warning("lease_not_released", exc_info=True)
         await asyncio.to_thread(self.store.close)
         self._lock.release()

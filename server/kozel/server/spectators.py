@@ -17,6 +17,7 @@ from typing import Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from kozel.core import convert, messages
 from kozel.core.clock import Clock
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
@@ -30,7 +31,6 @@ from kozel.engine.observation import (
 )
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import commitment
-from kozel.core import convert, messages
 from kozel.server import errors
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import referee_pb2 as rpb
@@ -129,8 +129,15 @@ class WatchedMatch(Protocol):
 class SpectatorHub:
     """The spectators of one match, fed by its runner."""
 
-    def __init__(self, watched: WatchedMatch, *, max_spectators: int, delay_s: float,
-                 queue_limit: int = QUEUE_LIMIT, total: SpectatorCount | None = None) -> None:
+    def __init__(
+        self,
+        watched: WatchedMatch,
+        *,
+        max_spectators: int,
+        delay_s: float,
+        queue_limit: int = QUEUE_LIMIT,
+        total: SpectatorCount | None = None,
+    ) -> None:
         self.watched = watched
         self.max_spectators = max_spectators
         self.total = total if total is not None else SpectatorCount(max_spectators)
@@ -152,11 +159,14 @@ class SpectatorHub:
         if self.closed:
             raise errors.NotFound(f"match {self.watched.match_id} has ended; fetch its replay")
         if len(self.subs) >= self.max_spectators:
-            raise errors.Exhausted(f"match {self.watched.match_id} already has "
-                                 f"{self.max_spectators} spectators")
+            raise errors.Exhausted(
+                f"match {self.watched.match_id} already has {self.max_spectators} spectators"
+            )
         if self.total.n >= self.total.limit:
-            raise errors.Exhausted(f"the referee already has {self.total.limit} spectators "
-                                 "(limits.max_spectators); retry later")
+            raise errors.Exhausted(
+                f"the referee already has {self.total.limit} spectators "
+                "(limits.max_spectators); retry later"
+            )
         if self._deal is not None:
             self.events(self._deal)  # everyone is sent what the snapshot is about to show
         sub = Subscription(full, self.queue_limit)
@@ -177,13 +187,14 @@ class SpectatorHub:
     def _wants(self, full: bool) -> bool:
         return any(s.full is full for s in self.subs)
 
-    def _publish(self, public: mpb.SpectatorEvent | None,
-                 full: mpb.SpectatorEvent | None) -> None:
+    def _publish(self, public: mpb.SpectatorEvent | None, full: mpb.SpectatorEvent | None) -> None:
         if not self.subs:
             return
         now = asyncio.get_running_loop().time()
-        shared = {False: Shared(public) if public is not None else None,
-                  True: Shared(full) if full is not None else None}
+        shared = {
+            False: Shared(public) if public is not None else None,
+            True: Shared(full) if full is not None else None,
+        }
         for sub in list(self.subs):
             msg = shared[sub.full]
             if msg is None:
@@ -205,9 +216,14 @@ class SpectatorHub:
         standing = watched.match.outcome()
         view = public_view(deal)
         self._deal, self._deal_index, self._pos = deal, index, 0
-        self._deal_start = messages.deal_start(watched.match_id, index, deal, view,
-                                               totals=standing.penalty_totals,
-                                               chips=standing.chips)
+        self._deal_start = messages.deal_start(
+            watched.match_id,
+            index,
+            deal,
+            view,
+            totals=standing.penalty_totals,
+            chips=standing.chips,
+        )
         full = None
         if self._wants(True):
             full = self._with_hands(self._event(deal_start=self._deal_start), _hands(deal.hands))
@@ -223,13 +239,19 @@ class SpectatorHub:
         index = self._deal_index
         if self._wants(False):
             for view in event_views(deal, start, Spectator.PUBLIC):
-                self._publish(self._event(event=convert.event_to_pb(
-                    self.watched.match_id, index, view)), None)
+                self._publish(
+                    self._event(event=convert.event_to_pb(self.watched.match_id, index, view)), None
+                )
         if self._wants(True):
             views = event_views(deal, start, Spectator.FULL)
             for view, hands in zip(views, hands_after(deal, start), strict=True):
-                self._publish(None, self._with_hands(self._event(event=convert.event_to_pb(
-                    self.watched.match_id, index, view)), hands))
+                self._publish(
+                    None,
+                    self._with_hands(
+                        self._event(event=convert.event_to_pb(self.watched.match_id, index, view)),
+                        hands,
+                    ),
+                )
 
     def notice(self, event: rpb.Event) -> None:
         """A public notice about a seat (timeout, disconnect, resume, forfeit)."""
@@ -255,27 +277,36 @@ class SpectatorHub:
     # -- messages ------------------------------------------------------------------------------
 
     @staticmethod
-    def _with_hands(msg: mpb.SpectatorEvent,
-                    hands: Sequence[Sequence[str]]) -> mpb.SpectatorEvent:
+    def _with_hands(msg: mpb.SpectatorEvent, hands: Sequence[Sequence[str]]) -> mpb.SpectatorEvent:
         msg.hands.extend(mpb.SeatCards(seat=s, cards=cards) for s, cards in enumerate(hands))
         return msg
 
     def _snapshot(self, full: bool) -> mpb.SpectatorEvent:
         watched = self.watched
-        msg = self._event(snapshot=mpb.SpectatorSnapshot(
-            match=messages.match_start(
-                watched.match_id, players=watched.players,
-                ruleset=convert.ruleset_to_pb(watched.rules), time_control=watched.clock.to_pb(),
-                seating=watched.seating, seed_commitment=commitment(watched.match.seed),
-                table_id=watched.table_id),
-            full=full, delay_ms=round(self._delay(full) * 1000),
-            timeouts=watched.public_timeouts, ladder=watched.ladder))
+        msg = self._event(
+            snapshot=mpb.SpectatorSnapshot(
+                match=messages.match_start(
+                    watched.match_id,
+                    players=watched.players,
+                    ruleset=convert.ruleset_to_pb(watched.rules),
+                    time_control=watched.clock.to_pb(),
+                    seating=watched.seating,
+                    seed_commitment=commitment(watched.match.seed),
+                    table_id=watched.table_id,
+                ),
+                full=full,
+                delay_ms=round(self._delay(full) * 1000),
+                timeouts=watched.public_timeouts,
+                ladder=watched.ladder,
+            )
+        )
         deal = self._deal
         if deal is None or self._deal_start is None:
             return msg
         msg.snapshot.deal_start.CopyFrom(self._deal_start)
-        msg.snapshot.deal.CopyFrom(convert.observation_to_pb(full_view(deal) if full
-                                                             else public_view(deal)))
+        msg.snapshot.deal.CopyFrom(
+            convert.observation_to_pb(full_view(deal) if full else public_view(deal))
+        )
         if full:
             self._with_hands(msg, _hands(deal.hands))
         return msg

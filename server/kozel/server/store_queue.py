@@ -12,6 +12,7 @@ dropped. Every call must be idempotent: a retry after a lost reply must not reco
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections import deque
 from collections.abc import Callable
@@ -41,8 +42,9 @@ class StoreQueue:
     """Queue a blocking store call with :meth:`submit`; ``on_health(ok)`` hears when calls
     start failing transiently and when they succeed again."""
 
-    def __init__(self, backoff: Backoff | None = None,
-                 on_health: Callable[[bool], None] | None = None) -> None:
+    def __init__(
+        self, backoff: Backoff | None = None, on_health: Callable[[bool], None] | None = None
+    ) -> None:
         self.backoff = backoff or Backoff()
         self._on_health = on_health
         self._calls: deque[tuple[Callable[..., object], tuple]] = deque()
@@ -78,14 +80,18 @@ class StoreQueue:
             while True:
                 try:
                     await asyncio.to_thread(call, *args)
-                except Exception as exc:  # noqa: BLE001 - sorted into retry or drop below
+                except Exception as exc:
                     if is_transient(exc):
                         failures += 1
                         metrics.STORE_ERRORS.labels("transient").inc()
                         if failures == 1 or failures % 20 == 0:
-                            log.warning("store_unreachable", call=_name(call),
-                                        failures=failures, backlog=len(self._calls),
-                                        error=str(exc).splitlines()[0][:200])
+                            log.warning(
+                                "store_unreachable",
+                                call=_name(call),
+                                failures=failures,
+                                backlog=len(self._calls),
+                                error=str(exc).splitlines()[0][:200],
+                            )
                         self._set_health(False)
                         await asyncio.sleep(self.backoff.delay(failures))
                         continue
@@ -109,10 +115,8 @@ class StoreQueue:
         """Wait up to ``timeout`` s for every queued call; returns how many are left (their
         results are in the replays, which the next start commits)."""
         if self._calls:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), timeout)
-            except TimeoutError:
-                pass
         return len(self._calls)
 
     async def close(self) -> None:
@@ -126,10 +130,8 @@ async def cancel(task: asyncio.Task[None] | None) -> None:
     if task is None:
         return
     task.cancel()
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await task
-    except asyncio.CancelledError:
-        pass
 
 
 def _name(call: Callable[..., object]) -> str:

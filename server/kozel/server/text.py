@@ -37,8 +37,10 @@ def name_problem(value: str, what: str, limit: int = MAX_NAME) -> str | None:
         return f"{what} must be 1 to {limit} characters, not {len(value)}"
     if not value.isprintable():
         bad = next(c for c in value if not c.isprintable())
-        return (f"{what} must be printable text: it holds {_escaped(bad)} (control characters, "
-                "line breaks and bidirectional overrides are refused)")
+        return (
+            f"{what} must be printable text: it holds {_escaped(bad)} (control characters, "
+            "line breaks and bidirectional overrides are refused)"
+        )
     if not value.strip():
         return f"{what} must not be blank"
     return None
@@ -50,8 +52,10 @@ def id_problem(value: str, what: str, limit: int = MAX_ID) -> str | None:
     if not 1 <= len(value) <= limit:
         return f"{what} must be 1 to {limit} characters, not {len(value)}"
     if not ID.fullmatch(value):
-        return (f"{what} '{escape(value)}' may hold only letters, digits, '.', '_' and '-', "
-                "starting with a letter or digit")
+        return (
+            f"{what} '{escape(value)}' may hold only letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
     return None
 
 

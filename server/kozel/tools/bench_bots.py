@@ -30,8 +30,19 @@ from kozel.v1 import referee_pb2_grpc
 GAP_SAMPLE = 20_000  # answer-to-next-request gaps reported per window, at most
 SLACK_S = 0.005  # an answer sent this long after the think limit still counts as on time
 
-COUNTERS = ("decisions", "messages", "matches", "forfeits", "timeouts", "timeouts_on_time",
-            "timeouts_bot_late", "stale_answers", "rejections", "errors", "late_answers")
+COUNTERS = (
+    "decisions",
+    "messages",
+    "matches",
+    "forfeits",
+    "timeouts",
+    "timeouts_on_time",
+    "timeouts_bot_late",
+    "stale_answers",
+    "rejections",
+    "errors",
+    "late_answers",
+)
 
 
 @dataclass
@@ -106,9 +117,13 @@ class Bots:
         seconds = time.perf_counter() - self.window_start
         window = {k: self.count[k] - self.mark[k] for k in COUNTERS}
         gaps = self.gaps if len(self.gaps) <= GAP_SAMPLE else random.sample(self.gaps, GAP_SAMPLE)
-        return {"seconds": seconds, **window, "gaps": gaps,
-                "max_answer_delay": max(self.answer_delays, default=0.0),
-                "error_details": self.error_details[:5]}
+        return {
+            "seconds": seconds,
+            **window,
+            "gaps": gaps,
+            "max_answer_delay": max(self.answer_delays, default=0.0),
+            "error_details": self.error_details[:5],
+        }
 
     async def quit(self) -> dict[str, Any]:
         self.quitting = True
@@ -121,10 +136,15 @@ class Bots:
         ruleset = pb.Ruleset(preset=group.preset)
         if group.options:
             ruleset.options.CopyFrom(dict_to_struct(group.options))
-        return rpb.PlayRequest(hello=rpb.Hello(
-            protocol_version=1, bot_name=f"bench-{n}", client="kozel-bench",
-            join_queue=rpb.JoinQueue(ruleset=ruleset, players=group.players),
-            skip_events=self.config.skip_events))
+        return rpb.PlayRequest(
+            hello=rpb.Hello(
+                protocol_version=1,
+                bot_name=f"bench-{n}",
+                client="kozel-bench",
+                join_queue=rpb.JoinQueue(ruleset=ruleset, players=group.players),
+                skip_events=self.config.skip_events,
+            )
+        )
 
     async def stream(self, n: int, group: Group) -> None:
         count, config = self.count, self.config
@@ -155,9 +175,15 @@ class Bots:
                             self.gaps.append(got - before)
                         if think:
                             await asyncio.sleep(rng.random() * think)
-                        await call.write(rpb.PlayRequest(action=rpb.ActionReply(
-                            match_id=mid, request_id=d.request_id,
-                            legal_index=rng.randrange(len(d.legal_actions)))))
+                        await call.write(
+                            rpb.PlayRequest(
+                                action=rpb.ActionReply(
+                                    match_id=mid,
+                                    request_id=d.request_id,
+                                    legal_index=rng.randrange(len(d.legal_actions)),
+                                )
+                            )
+                        )
                         sent = perf()
                         last_answer[mid] = sent
                         delays[mid] = sent - got
@@ -203,8 +229,9 @@ class Bots:
         if self.welcomed + self.refused == self.total:
             self.all_settled.set()
 
-    def notice(self, event: rpb.Event, seats: dict[str, int], delays: dict[str, float],
-               think: float) -> None:
+    def notice(
+        self, event: rpb.Event, seats: dict[str, int], delays: dict[str, float], think: float
+    ) -> None:
         notice = event.notice
         if notice.seat != seats.get(event.match_id, -1):
             return  # about another seat: counted by that seat's bot
@@ -215,8 +242,7 @@ class Bots:
         elif notice.kind == rpb.NOTICE_KIND_FORFEIT:
             self.count["forfeits"] += 1
 
-    def match_end(self, end: rpb.MatchEnd, seats: dict[str, int],
-                  delays: dict[str, float]) -> None:
+    def match_end(self, end: rpb.MatchEnd, seats: dict[str, int], delays: dict[str, float]) -> None:
         seat = seats.pop(end.match_id, -1)
         delays.pop(end.match_id, None)
         self.last_answer.pop(end.match_id, None)

@@ -107,18 +107,36 @@ class ServerProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
-                 profile: Path | None = None, timeout: float = 60.0,
-                 env: dict[str, str] | None = None, web: bool = False) -> ServerProcess:
+def start_server(
+    *,
+    move_ms: int | None = None,
+    bank_ms: int | None = None,
+    profile: Path | None = None,
+    timeout: float = 60.0,
+    env: dict[str, str] | None = None,
+    web: bool = False,
+) -> ServerProcess:
     """Start a referee on a free loopback port, with ``/metrics`` on another, replays in a
     temporary folder and no drain on stop. With ``profile`` the referee runs under cProfile and
     writes its profile there when stopped. ``env`` adds environment variables (e.g.
     ``KOZEL_LIMITS__...`` settings)."""
     workdir = Path(tempfile.mkdtemp(prefix="kozel-bench-"))
-    args = ["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-            "--replay-dir", str(workdir / "replays"), "--data-dir", str(workdir / "data"),
-            "--log-level", "WARNING", "--drain-timeout", "0",
-            "--web-listen", "127.0.0.1:0" if web else ""]  # web pages only when measured
+    args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--replay-dir",
+        str(workdir / "replays"),
+        "--data-dir",
+        str(workdir / "data"),
+        "--log-level",
+        "WARNING",
+        "--drain-timeout",
+        "0",
+        "--web-listen",
+        "127.0.0.1:0" if web else "",
+    ]  # web pages only when measured
     if move_ms is not None:
         args += ["--move-ms", str(move_ms)]
     if bank_ms is not None:
@@ -126,13 +144,27 @@ def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
     cmd = [*_python(), "-m", "kozel.cli.main", "serve", *args]
     if profile is not None:
         # cProfile runs the module as __main__, so kozel.cli.main's own main() is called.
-        cmd = [*_python(), "-m", "cProfile", "-o", str(profile), "-m", "kozel.cli.main",
-               "serve", *args]
+        cmd = [
+            *_python(),
+            "-m",
+            "cProfile",
+            "-o",
+            str(profile),
+            "-m",
+            "kozel.cli.main",
+            "serve",
+            *args,
+        ]
     log_path = workdir / "referee.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        proc = subprocess.Popen(
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log_path.read_text(errors="replace")
@@ -140,10 +172,15 @@ def start_server(*, move_ms: int | None = None, bank_ms: int | None = None,
         metrics = re.search(r"metrics on http://\S+:(\d+)/metrics", text)
         pages = re.search(r"web pages on (http://\S+)", text)
         if port and metrics and (pages or not web):
-            return ServerProcess(proc, f"127.0.0.1:{port.group(1)}",
-                                 f"127.0.0.1:{metrics.group(1)}", workdir, log_path,
-                                 profiled=profile is not None,
-                                 web=pages.group(1) if pages else "")
+            return ServerProcess(
+                proc,
+                f"127.0.0.1:{port.group(1)}",
+                f"127.0.0.1:{metrics.group(1)}",
+                workdir,
+                log_path,
+                profiled=profile is not None,
+                web=pages.group(1) if pages else "",
+            )
         if proc.poll() is not None:
             break
         time.sleep(0.05)
@@ -158,10 +195,15 @@ class Child:
 
     def __init__(self, module: str, *args: str, idle: bool = False) -> None:
         self.module = module
-        self.proc = subprocess.Popen([*_python(), "-m", module, *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                     preexec_fn=_idle_child if idle else _die_with_parent)
+        self.proc = subprocess.Popen(
+            [*_python(), "-m", module, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=_idle_child if idle else _die_with_parent,
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -239,10 +281,13 @@ class EchoServer:
     """The echo baseline's server process (:mod:`kozel.tools.bench_echo`)."""
 
     def __init__(self, replies: int = 1) -> None:
-        self.proc = subprocess.Popen([*_python(), "-m", "kozel.tools.bench_echo", "serve",
-                                      "127.0.0.1:0", str(replies)],
-                                     stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                     preexec_fn=_die_with_parent)
+        self.proc = subprocess.Popen(
+            [*_python(), "-m", "kozel.tools.bench_echo", "serve", "127.0.0.1:0", str(replies)],
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         m = re.search(r"listening on (\S+)", line)
@@ -348,13 +393,18 @@ def counter_total(text: str, name: str) -> float:
 def _samples(text: str, family_name: str, sample_name: str) -> list[Any]:
     from prometheus_client.parser import text_string_to_metric_families
 
-    return [sample for family in text_string_to_metric_families(text)
-            if family.name == family_name
-            for sample in family.samples if sample.name == sample_name]
+    return [
+        sample
+        for family in text_string_to_metric_families(text)
+        if family.name == family_name
+        for sample in family.samples
+        if sample.name == sample_name
+    ]
 
 
-def bucket_delta(after: list[tuple[float, float]],
-                 before: list[tuple[float, float]]) -> list[tuple[float, float]]:
+def bucket_delta(
+    after: list[tuple[float, float]], before: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
     """The observations of a window: ``after`` minus ``before``, bucket by bucket."""
     prior = dict(before)
     return [(le, count - prior.get(le, 0.0)) for le, count in after]
@@ -382,8 +432,11 @@ class MetricsProbe:
     def quantiles_us(self, name: str, qs: Iterable[float] = (0.5, 0.99)) -> dict[str, float]:
         """Quantiles (microseconds) of a histogram over the window, interpolated inside its
         buckets; empty without metrics or observations."""
-        window = bucket_delta(histogram_buckets(self.end, name),
-                              histogram_buckets(self.start, name)) if self.end else []
+        window = (
+            bucket_delta(histogram_buckets(self.end, name), histogram_buckets(self.start, name))
+            if self.end
+            else []
+        )
         if not window or window[-1][1] <= 0:
             return {}
         return {f"p{round(q * 100)}_us": histogram_quantile(window, q) * 1e6 for q in qs}
@@ -438,10 +491,10 @@ def sample_messages(seed: int = 7) -> Sample:
     """Real messages from a few tricks into a seeded classic two-player match."""
     import random
 
+    from kozel.core import convert
     from kozel.engine.match import Match
     from kozel.engine.observation import event_views, observe
     from kozel.engine.rules import Ruleset
-    from kozel.core import convert
     from kozel.v1 import referee_pb2 as rpb
 
     match = Match(Ruleset.preset("classic"), 2, seed.to_bytes(32, "big"))
@@ -454,16 +507,25 @@ def sample_messages(seed: int = 7) -> Sample:
     seat = deal.to_act[0]
     legal = deal.legal_actions(seat)
     match_id = f"{rng.getrandbits(128):032x}"
-    request = rpb.PlayResponse(decision=rpb.DecisionRequest(
-        match_id=match_id, request_id=12, kind=convert.DECISION_TO_PB[deal.decision],
-        move_ms=2000, time_bank_ms=10_000,
-        observation=convert.observation_to_pb(observe(deal, seat)),
-        legal_actions=[convert.action_to_pb(a) for a in legal], retries_left=2))
-    answer = rpb.PlayRequest(action=rpb.ActionReply(match_id=match_id, request_id=12,
-                                                    legal_index=len(legal) - 1))
+    request = rpb.PlayResponse(
+        decision=rpb.DecisionRequest(
+            match_id=match_id,
+            request_id=12,
+            kind=convert.DECISION_TO_PB[deal.decision],
+            move_ms=2000,
+            time_bank_ms=10_000,
+            observation=convert.observation_to_pb(observe(deal, seat)),
+            legal_actions=[convert.action_to_pb(a) for a in legal],
+            retries_left=2,
+        )
+    )
+    answer = rpb.PlayRequest(
+        action=rpb.ActionReply(match_id=match_id, request_id=12, legal_index=len(legal) - 1)
+    )
     start = len(deal.log)
     match.apply(seat, legal[-1])
     view = event_views(deal, start, seat)[0]
     event = rpb.PlayResponse(event=convert.event_to_pb(match_id, len(match.records), view))
-    return Sample(request.SerializeToString(), answer.SerializeToString(),
-                  event.SerializeToString())
+    return Sample(
+        request.SerializeToString(), answer.SerializeToString(), event.SerializeToString()
+    )

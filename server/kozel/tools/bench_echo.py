@@ -39,17 +39,24 @@ async def serve(listen: str, replies: int) -> None:
     request = rpb.PlayResponse.FromString(sample.request)
     events = [rpb.PlayResponse.FromString(sample.event)] * (replies - 1)
 
-    async def play(requests: AsyncIterator[rpb.PlayRequest],
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[rpb.PlayResponse]:
+    async def play(
+        requests: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[rpb.PlayResponse]:
         async for _ in requests:
             yield request
             for event in events:
                 yield event
 
-    handler = grpc.method_handlers_generic_handler("kozel.bench.Echo", {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            play, request_deserializer=rpb.PlayRequest.FromString,
-            response_serializer=rpb.PlayResponse.SerializeToString)})
+    handler = grpc.method_handlers_generic_handler(
+        "kozel.bench.Echo",
+        {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                play,
+                request_deserializer=rpb.PlayRequest.FromString,
+                response_serializer=rpb.PlayResponse.SerializeToString,
+            )
+        },
+    )
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port(listen)
@@ -77,14 +84,23 @@ class EchoClient:
         self.calls: list[Any] = []
 
     async def main(self) -> None:
-        channels = [grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
-                    for _ in range(2 * self.pairs)]
-        calls = [ch.stream_stream(METHOD, request_serializer=rpb.PlayRequest.SerializeToString,
-                                  response_deserializer=rpb.PlayResponse.FromString)()
-                 for ch in channels]
+        channels = [
+            grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
+            for _ in range(2 * self.pairs)
+        ]
+        calls = [
+            ch.stream_stream(
+                METHOD,
+                request_serializer=rpb.PlayRequest.SerializeToString,
+                response_deserializer=rpb.PlayResponse.FromString,
+            )()
+            for ch in channels
+        ]
         self.calls = calls
-        tasks = [asyncio.create_task(self.pair(calls[2 * i], calls[2 * i + 1]))
-                 for i in range(self.pairs)]
+        tasks = [
+            asyncio.create_task(self.pair(calls[2 * i], calls[2 * i + 1]))
+            for i in range(self.pairs)
+        ]
         emit("ready", streams=len(calls))
         await command_loop({"start": self.start, "stop": self.stop, "quit": self.quit})
         for call in calls:
@@ -103,9 +119,12 @@ class EchoClient:
         from kozel.tools.bench_common import percentile
 
         seconds = time.perf_counter() - self.window_start
-        return {"seconds": seconds, "round_trips": self.round_trips - self.mark,
-                "rtt_p50_us": percentile(self.latencies, 0.5) * 1e6,
-                "rtt_p99_us": percentile(self.latencies, 0.99) * 1e6}
+        return {
+            "seconds": seconds,
+            "round_trips": self.round_trips - self.mark,
+            "rtt_p50_us": percentile(self.latencies, 0.5) * 1e6,
+            "rtt_p99_us": percentile(self.latencies, 0.99) * 1e6,
+        }
 
     async def quit(self) -> dict[str, Any]:
         self.quitting = True

@@ -16,17 +16,17 @@ from math import nan
 from pathlib import Path
 from typing import Any
 
+from kozel.tools.bench_bots import COUNTERS
 from kozel.tools.bench_common import (
-    Child,
     OVERHEAD_METRIC,
+    Child,
     MetricsProbe,
-    note,
     Usage,
+    note,
     percentile,
     start_server,
     sum_reports,
 )
-from kozel.tools.bench_bots import COUNTERS
 
 
 @dataclass
@@ -69,8 +69,9 @@ def split(n: int, parts: int) -> list[int]:
 
 def run(bench: LoadBench) -> dict[str, Any]:
     started = time.perf_counter()
-    server = start_server(move_ms=bench.move_ms, bank_ms=0, profile=bench.profile,
-                          web=bench.web_load > 0)
+    server = start_server(
+        move_ms=bench.move_ms, bank_ms=0, profile=bench.profile, web=bench.web_load > 0
+    )
     children: list[Child] = []
     try:
         idle = server.usage()
@@ -81,9 +82,14 @@ def run(bench: LoadBench) -> dict[str, Any]:
                     per_process[i].append({"streams": part, "players": players})
         first = 0
         for i, groups in enumerate(per_process):
-            config = {"address": server.address, "groups": groups, "think_ms": bench.think_ms,
-                      "skip_events": not bench.events,
-                      "seed": 100 + i, "first": first}
+            config = {
+                "address": server.address,
+                "groups": groups,
+                "think_ms": bench.think_ms,
+                "skip_events": not bench.events,
+                "seed": 100 + i,
+                "first": first,
+            }
             first += sum(g["streams"] for g in groups)
             children.append(Child("kozel.tools.bench_bots", json.dumps(config)))
         note(f"load: {bench.streams} streams connecting to the referee at {server.address}")
@@ -92,9 +98,11 @@ def run(bench: LoadBench) -> dict[str, Any]:
         if bench.web_load:
             # At idle priority: it stands for browsers on other machines, so what it measures
             # is the web child's effect on the clocks, not the generator's own CPU.
-            web = Child("kozel.tools.bench_web",
-                        json.dumps({"base": server.web, "connections": bench.web_load}),
-                        idle=True)
+            web = Child(
+                "kozel.tools.bench_web",
+                json.dumps({"base": server.web, "connections": bench.web_load}),
+                idle=True,
+            )
             children.append(web)  # closed with the bots
             web.expect("ready", timeout=60)
             _wait_for(server.web + "healthz", 90)  # the web child is up before the warm-up
@@ -148,40 +156,55 @@ def run(bench: LoadBench) -> dict[str, Any]:
         "server_cpu_us_per_decision": (s1.cpu_s - s0.cpu_s) / decisions * 1e6 if decisions else nan,
         "answers_sent_per_s": w["decisions"] / seconds,
         "bots_cpu_share": sum(b.cpu_s - a.cpu_s for a, b in zip(b0, b1)) / (s1.at - s0.at),
-        "server_rss_kb_idle": idle.rss_kb, "server_rss_kb_loaded": s1.rss_kb,
-        "streams": welcomed + refused, "streams_refused_at_hello": refused,
-        "mix": mix(bench.streams), "move_ms": bench.move_ms,
-        "bank_ms": 0, "think_ms_max": bench.think_ms, "bot_processes": bench.bot_processes,
-        "duration_s": bench.duration_s, "bot_events": bench.events,
+        "server_rss_kb_idle": idle.rss_kb,
+        "server_rss_kb_loaded": s1.rss_kb,
+        "streams": welcomed + refused,
+        "streams_refused_at_hello": refused,
+        "mix": mix(bench.streams),
+        "move_ms": bench.move_ms,
+        "bank_ms": 0,
+        "think_ms_max": bench.think_ms,
+        "bot_processes": bench.bot_processes,
+        "duration_s": bench.duration_s,
+        "bot_events": bench.events,
         "client_gap_p99_us": percentile(gaps, 0.99) * 1e6,
     }
     overhead = probe.quantiles_us(OVERHEAD_METRIC)
     if overhead:
         lag = probe.quantiles_us("kozel_event_loop_lag_seconds", (0.5, 0.99, 1.0))
         think = probe.quantiles_us("kozel_decision_think_seconds", (0.5, 0.99))
-        result.update(overhead_p99_us=overhead["p99_us"], overhead_p50_us=overhead["p50_us"],
-                      overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
-                                      "interpolated linearly inside histogram buckets",
-                      server_timeouts=probe.increase("kozel_timeouts"),
-                      server_think_p99_ms=think.get("p99_us", nan) / 1000,
-                      event_loop_lag_p99_ms=lag.get("p99_us", nan) / 1000,
-                      event_loop_lag_max_bucket_ms=lag.get("p100_us", nan) / 1000,
-                      gc_collections=probe.observations("kozel_gc_pause_seconds"),
-                      gc_pause_max_bucket_ms=probe.quantiles_us(
-                          "kozel_gc_pause_seconds", (1.0,)).get("p100_us", nan) / 1000)
+        result.update(
+            overhead_p99_us=overhead["p99_us"],
+            overhead_p50_us=overhead["p50_us"],
+            overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
+            "interpolated linearly inside histogram buckets",
+            server_timeouts=probe.increase("kozel_timeouts"),
+            server_think_p99_ms=think.get("p99_us", nan) / 1000,
+            event_loop_lag_p99_ms=lag.get("p99_us", nan) / 1000,
+            event_loop_lag_max_bucket_ms=lag.get("p100_us", nan) / 1000,
+            gc_collections=probe.observations("kozel_gc_pause_seconds"),
+            gc_pause_max_bucket_ms=probe.quantiles_us("kozel_gc_pause_seconds", (1.0,)).get(
+                "p100_us", nan
+            )
+            / 1000,
+        )
     else:
-        result.update(overhead_p99_us=result["client_gap_p99_us"],
-                      overhead_source="client-gap (upper bound; no server histogram)")
+        result.update(
+            overhead_p99_us=result["client_gap_p99_us"],
+            overhead_source="client-gap (upper bound; no server histogram)",
+        )
     if web_window is not None:
         secs = web_window["seconds"] or 1.0
-        result.update(web_connections=bench.web_load,
-                      web_requests_per_s=web_window["requests"] / secs,
-                      web_requests_total=web_window["total_requests"],
-                      web_replay_json_per_s=web_window["replay_json"] / secs,
-                      web_mb_per_s=web_window["bytes"] / secs / 1e6,
-                      web_errors=web_window["errors"],
-                      web_latency_p50_ms=web_window["latency_p50_ms"],
-                      web_latency_p99_ms=web_window["latency_p99_ms"])
+        result.update(
+            web_connections=bench.web_load,
+            web_requests_per_s=web_window["requests"] / secs,
+            web_requests_total=web_window["total_requests"],
+            web_replay_json_per_s=web_window["replay_json"] / secs,
+            web_mb_per_s=web_window["bytes"] / secs / 1e6,
+            web_errors=web_window["errors"],
+            web_latency_p50_ms=web_window["latency_p50_ms"],
+            web_latency_p99_ms=web_window["latency_p99_ms"],
+        )
     result["error_details"] = [d for x in windows for d in x["error_details"]][:5]
     result["wall_s"] = time.perf_counter() - started
     return result

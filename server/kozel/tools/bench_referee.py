@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kozel.tools.bench_common import (
+    OVERHEAD_METRIC,
     Child,
     EchoServer,
-    OVERHEAD_METRIC,
     MetricsProbe,
     Usage,
     percentile,
@@ -60,8 +60,12 @@ def measure_referee(bench: RefereeBench, src: Path | None = None) -> dict[str, A
     server = start_server(profile=None if src else bench.profile, env=env)
     bots: Child | None = None
     try:
-        config = {"address": server.address, "seed": 1, "skip_events": not bench.events,
-                  "groups": [{"streams": 2 * bench.matches, "players": 2}]}
+        config = {
+            "address": server.address,
+            "seed": 1,
+            "skip_events": not bench.events,
+            "groups": [{"streams": 2 * bench.matches, "players": 2}],
+        }
         bots = Child("kozel.tools.bench_bots", json.dumps(config))
         bots.expect("ready")
         time.sleep(bench.warmup_s)
@@ -95,16 +99,21 @@ def measure_referee(bench: RefereeBench, src: Path | None = None) -> dict[str, A
     }
     overhead = probe.quantiles_us(OVERHEAD_METRIC)
     if overhead:
-        result.update(overhead_p50_us=overhead["p50_us"], overhead_p99_us=overhead["p99_us"],
-                      overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
-                                      "interpolated linearly inside histogram buckets")
+        result.update(
+            overhead_p50_us=overhead["p50_us"],
+            overhead_p99_us=overhead["p99_us"],
+            overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
+            "interpolated linearly inside histogram buckets",
+        )
     else:
-        result.update(overhead_p50_us=result["client_gap_p50_us"],
-                      overhead_p99_us=result["client_gap_p99_us"],
-                      overhead_source="client-gap: time from a bot's answer to the next "
-                                      "request of its match as the bots see it (an upper "
-                                      "bound: includes both network hops and queueing); the "
-                                      "referee serves no kozel_decision_overhead_seconds")
+        result.update(
+            overhead_p50_us=result["client_gap_p50_us"],
+            overhead_p99_us=result["client_gap_p99_us"],
+            overhead_source="client-gap: time from a bot's answer to the next "
+            "request of its match as the bots see it (an upper "
+            "bound: includes both network hops and queueing); the "
+            "referee serves no kozel_decision_overhead_seconds",
+        )
     result["error_details"] = window["error_details"] or totals.get("error_details", [])
     return result
 
@@ -115,8 +124,9 @@ def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
     server = EchoServer(replies)
     client: Child | None = None
     try:
-        client = Child("kozel.tools.bench_echo", "client", server.address, str(bench.matches),
-                       str(replies))
+        client = Child(
+            "kozel.tools.bench_echo", "client", server.address, str(bench.matches), str(replies)
+        )
         client.expect("ready")
         time.sleep(min(bench.warmup_s, 3.0))
         client.send("start")
@@ -131,9 +141,12 @@ def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
             client.close()
         server.stop()
     trips = max(window["round_trips"], 1)
-    return {"echo_round_trips_per_s": window["round_trips"] / window["seconds"],
-            "echo_server_cpu_us_per_round_trip": (s1.cpu_s - s0.cpu_s) / trips * 1e6,
-            "echo_rtt_p50_us": window["rtt_p50_us"], "echo_rtt_p99_us": window["rtt_p99_us"]}
+    return {
+        "echo_round_trips_per_s": window["round_trips"] / window["seconds"],
+        "echo_server_cpu_us_per_round_trip": (s1.cpu_s - s0.cpu_s) / trips * 1e6,
+        "echo_rtt_p50_us": window["rtt_p50_us"],
+        "echo_rtt_p99_us": window["rtt_p99_us"],
+    }
 
 
 def run(bench: RefereeBench) -> dict[str, Any]:
@@ -148,32 +161,40 @@ def run(bench: RefereeBench) -> dict[str, Any]:
     pattern = measure_echo(bench, replies) if replies > 1 else echo
     sample = sample_messages()
     return {
-        **referee, **echo,
+        **referee,
+        **echo,
         "ratio": referee["decisions_per_s"] / echo["echo_round_trips_per_s"],
         "echo_same_pattern_round_trips_per_s": pattern["echo_round_trips_per_s"],
         "echo_same_pattern_replies": replies,
-        "echo_same_pattern_server_cpu_us_per_round_trip":
-            pattern["echo_server_cpu_us_per_round_trip"],
+        "echo_same_pattern_server_cpu_us_per_round_trip": pattern[
+            "echo_server_cpu_us_per_round_trip"
+        ],
         "ratio_same_pattern": referee["decisions_per_s"] / pattern["echo_round_trips_per_s"],
-        "concurrent_matches": bench.matches, "streams": 2 * bench.matches,
+        "concurrent_matches": bench.matches,
+        "streams": 2 * bench.matches,
         "bot_events": bench.events,
-        "duration_s": bench.duration_s, "request_bytes": len(sample.request),
-        "answer_bytes": len(sample.answer), "event_bytes": len(sample.event),
+        "duration_s": bench.duration_s,
+        "request_bytes": len(sample.request),
+        "answer_bytes": len(sample.answer),
+        "event_bytes": len(sample.event),
         **(_baseline(referee, before, after, echo) if before and after else {}),
         "wall_s": time.perf_counter() - started,
     }
 
 
-def _baseline(referee: dict[str, Any], before: dict[str, Any], after: dict[str, Any],
-              echo: dict[str, Any]) -> dict[str, Any]:
+def _baseline(
+    referee: dict[str, Any], before: dict[str, Any], after: dict[str, Any], echo: dict[str, Any]
+) -> dict[str, Any]:
     """The baseline referee's figures (the mean of its runs before and after this one's) and
     how this referee compares: decisions per second and CPU per decision, as ratios."""
     rate = (before["decisions_per_s"] + after["decisions_per_s"]) / 2
     cpu = (before["cpu_us_per_decision"] + after["cpu_us_per_decision"]) / 2
     return {
         "baseline_decisions_per_s": [before["decisions_per_s"], after["decisions_per_s"]],
-        "baseline_cpu_us_per_decision": [before["cpu_us_per_decision"],
-                                         after["cpu_us_per_decision"]],
+        "baseline_cpu_us_per_decision": [
+            before["cpu_us_per_decision"],
+            after["cpu_us_per_decision"],
+        ],
         "baseline_ratio": rate / echo["echo_round_trips_per_s"],
         "speedup_vs_baseline": referee["decisions_per_s"] / rate,
         "cpu_per_decision_vs_baseline": referee["cpu_us_per_decision"] / cpu,

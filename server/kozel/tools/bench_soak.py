@@ -37,18 +37,28 @@ def run(bench: SoakBench) -> dict[str, Any]:
     samples: list[dict[str, float]] = []
     every = max(1, min(bench.sample_every, bench.first_sample))
     try:
-        config = {"address": server.address, "seed": 7, "progress_every": every,
-                  "groups": [{"streams": 2 * bench.tables, "players": 2, **RULES}]}
+        config = {
+            "address": server.address,
+            "seed": 7,
+            "progress_every": every,
+            "groups": [{"streams": 2 * bench.tables, "players": 2, **RULES}],
+        }
         bots = Child("kozel.tools.bench_bots", json.dumps(config))
         bots.expect("ready")
         t0 = time.perf_counter()
         while True:
             done = bots.expect("progress")["matches"]
             since = done - bench.first_sample
-            if since >= 0 and since % bench.sample_every == 0 or done >= bench.matches:
+            if (since >= 0 and since % bench.sample_every == 0) or done >= bench.matches:
                 usage = server.usage()
-                samples.append({"matches": done, "rss_kb": usage.rss_kb,
-                                "cpu_s": usage.cpu_s, "s": usage.at - t0})
+                samples.append(
+                    {
+                        "matches": done,
+                        "rss_kb": usage.rss_kb,
+                        "cpu_s": usage.cpu_s,
+                        "s": usage.at - t0,
+                    }
+                )
             if done >= bench.matches:
                 break
     finally:
@@ -62,10 +72,13 @@ def run(bench: SoakBench) -> dict[str, Any]:
         f"rss_kb_at_{first['matches']}": first["rss_kb"],
         f"rss_kb_at_{last['matches']}": last["rss_kb"],
         "rss_kb_samples": [(s["matches"], s["rss_kb"]) for s in samples],
-        "server_cpu_ms_per_match": (last["cpu_s"] - first["cpu_s"]) * 1000
-                                   / max(last["matches"] - first["matches"], 1),
-        "matches": last["matches"], "concurrent_matches": bench.tables,
-        "ruleset": RULES, "errors": totals.get("errors", 0) + totals.get("rejections", 0),
+        "server_cpu_ms_per_match": (last["cpu_s"] - first["cpu_s"])
+        * 1000
+        / max(last["matches"] - first["matches"], 1),
+        "matches": last["matches"],
+        "concurrent_matches": bench.tables,
+        "ruleset": RULES,
+        "errors": totals.get("errors", 0) + totals.get("rejections", 0),
         "timeouts": totals.get("timeouts", 0),
         "error_details": totals.get("error_details", []),
         "wall_s": time.perf_counter() - started,

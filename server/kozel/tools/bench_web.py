@@ -20,10 +20,21 @@ from urllib.parse import urlsplit
 
 from kozel.tools.bench_common import child_main, command_loop, emit
 
-PAGES = ("/", "/matches", "/static/js/viewer.js", "/static/css/site.css", "/api/live",
-         "/api/matches?limit=20", "/api/openapi.json")
-PER_MATCH = ("/matches/{id}", "/api/matches/{id}", "/api/matches/{id}/replay.json",
-             "/api/matches/{id}/replay.kzr")
+PAGES = (
+    "/",
+    "/matches",
+    "/static/js/viewer.js",
+    "/static/css/site.css",
+    "/api/live",
+    "/api/matches?limit=20",
+    "/api/openapi.json",
+)
+PER_MATCH = (
+    "/matches/{id}",
+    "/api/matches/{id}",
+    "/api/matches/{id}/replay.json",
+    "/api/matches/{id}/replay.kzr",
+)
 MAX_REQUESTS = 2_000_000  # a hard bound on one run, whatever the parent does
 
 
@@ -90,8 +101,10 @@ class WebLoad:
         conn.close()
 
     async def main(self) -> None:
-        threads = [threading.Thread(target=self.worker, args=(k,), daemon=True)
-                   for k in range(self.connections)]
+        threads = [
+            threading.Thread(target=self.worker, args=(k,), daemon=True)
+            for k in range(self.connections)
+        ]
         for t in threads:
             t.start()
         emit("ready", connections=self.connections)
@@ -112,10 +125,16 @@ class WebLoad:
             def p(q: float) -> float | None:
                 return lat[min(int(q * len(lat)), len(lat) - 1)] * 1000 if lat else None
 
-            return {"requests": w.requests, "total_requests": self.total,
-                    "errors": w.errors, "bytes": w.bytes,
-                    "replay_json": w.replays, "seconds": seconds,
-                    "latency_p50_ms": p(0.5), "latency_p99_ms": p(0.99)}
+            return {
+                "requests": w.requests,
+                "total_requests": self.total,
+                "errors": w.errors,
+                "bytes": w.bytes,
+                "replay_json": w.replays,
+                "seconds": seconds,
+                "latency_p50_ms": p(0.5),
+                "latency_p99_ms": p(0.99),
+            }
 
         async def quit_() -> dict[str, Any]:
             self.done.set()

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from kozel.core import convert, messages
+from kozel.core.clock import Clock
+from kozel.core.messages import PROTOCOL_VERSION
 from kozel.engine import Decision, IllegalAction, Match, Ruleset, observe
 from kozel.engine.deal import Deal
 from kozel.engine.shuffle import commitment
-from kozel.core import convert, messages
-from kozel.core.messages import PROTOCOL_VERSION
 from kozel.server.app import server_options
-from kozel.core.clock import Clock
 from kozel.server.config import ServerConfig
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -47,7 +47,8 @@ class Check:
 
     def line(self) -> str:
         return f"{'PASS' if self.passed else 'FAIL'}  {self.name}" + (
-            f": {self.reason}" if self.reason else "")
+            f": {self.reason}" if self.reason else ""
+        )
 
 
 @dataclass
@@ -73,8 +74,11 @@ def situations(seed: int = 7) -> list[Situation]:
                 break
             seat = deal.to_act[0]
             if SEAT in deal.to_act:
-                kind = {Decision.LEAD: "lead", Decision.RESPOND: "respond",
-                        Decision.DECLARE: "declaration window"}[deal.decision]
+                kind = {
+                    Decision.LEAD: "lead",
+                    Decision.RESPOND: "respond",
+                    Decision.DECLARE: "declaration window",
+                }[deal.decision]
                 found.setdefault(kind, deal.clone())
                 n = len(deal.legal_actions(SEAT))
                 if longest is None or n > len(longest.legal_actions(SEAT)):
@@ -85,7 +89,8 @@ def situations(seed: int = 7) -> list[Situation]:
             break
     assert longest is not None and len(found) == 3
     return [Situation(k, found[k]) for k in ("lead", "respond", "declaration window")] + [
-        Situation(f"longest legal list ({len(longest.legal_actions(SEAT))} actions)", longest)]
+        Situation(f"longest legal list ({len(longest.legal_actions(SEAT))} actions)", longest)
+    ]
 
 
 class _Stream:
@@ -94,7 +99,8 @@ class _Stream:
     def __init__(self) -> None:
         self.inbox: asyncio.Queue[tuple[rpb.PlayRequest, float] | None] = asyncio.Queue()
         self.outbox: asyncio.Queue[rpb.PlayResponse | tuple[grpc.StatusCode, str] | None] = (
-            asyncio.Queue())
+            asyncio.Queue()
+        )
 
 
 class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
@@ -102,8 +108,9 @@ class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
         self.streams: asyncio.Queue[_Stream] = asyncio.Queue()
         self._readers: set[asyncio.Task[None]] = set()
 
-    async def Play(self, request_iterator: AsyncIterator[rpb.PlayRequest],
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[rpb.PlayResponse]:
+    async def Play(
+        self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[rpb.PlayResponse]:
         stream = _Stream()
         loop = asyncio.get_running_loop()
 
@@ -111,7 +118,7 @@ class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
             try:
                 async for req in request_iterator:
                     stream.inbox.put_nowait((req, loop.time()))
-            except Exception:  # the bot went away
+            except Exception:  # noqa: BLE001 (the bot went away, however its stream ended)
                 pass
             finally:
                 stream.inbox.put_nowait(None)
@@ -167,12 +174,15 @@ class _Session:
                 return req.action
 
 
-def _judge(deal: Deal, legal: list, reply: rpb.ActionReply, request_id: int,
-           match_id: str) -> str | None:
+def _judge(
+    deal: Deal, legal: list, reply: rpb.ActionReply, request_id: int, match_id: str
+) -> str | None:
     """Why an answer is not acceptable, or None."""
     if reply.match_id != match_id or reply.request_id != request_id:
-        return (f"answered request {reply.request_id} of match {reply.match_id!r}, expected "
-                f"{request_id} of {match_id!r}")
+        return (
+            f"answered request {reply.request_id} of match {reply.match_id!r}, expected "
+            f"{request_id} of {match_id!r}"
+        )
     which = reply.WhichOneof("choice")
     if which == "legal_index":
         if reply.legal_index >= len(legal):
@@ -188,8 +198,9 @@ def _judge(deal: Deal, legal: list, reply: rpb.ActionReply, request_id: int,
     return "the answer has neither legal_index nor action"
 
 
-async def run_checks(address_ready: Callable[[str], None], *, move_ms: int = 2000,
-                     connect_timeout: float = 30.0) -> list[Check]:
+async def run_checks(
+    address_ready: Callable[[str], None], *, move_ms: int = 2000, connect_timeout: float = 30.0
+) -> list[Check]:
     """Serve on a free loopback port, call ``address_ready(address)`` (which starts or points
     the bot), and run every check; returns the report."""
     servicer = _Servicer()
@@ -202,8 +213,11 @@ async def run_checks(address_ready: Callable[[str], None], *, move_ms: int = 200
         address_ready(f"127.0.0.1:{port}")
         await _script(_Session(servicer, move_ms), checks, connect_timeout)
     except (TimeoutError, ConnectionError) as exc:
-        checks.append(Check("the bot stays connected", False,
-                            str(exc) or "no message within the time allowed"))
+        checks.append(
+            Check(
+                "the bot stays connected", False, str(exc) or "no message within the time allowed"
+            )
+        )
     finally:
         await server.stop(0.5)
     return checks
@@ -228,12 +242,21 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
     match_id = secrets.token_hex(8)
     rules = Ruleset.preset("classic")
     session.send(messages.welcome("conformance", session.token, "conformance"))
-    start = rpb.PlayResponse(match_start=messages.match_start(
-        match_id, seat=SEAT, players=2, ruleset=convert.ruleset_to_pb(rules),
-        time_control=Clock(move_ms=session.move_ms).to_pb(), table_id=TABLE,
-        seating=[rpb.Player(seat=0, name=hello.bot_name, side=0),
-                 rpb.Player(seat=1, name="checker", side=1)],
-        seed_commitment=commitment(b"\0" * 32)))
+    start = rpb.PlayResponse(
+        match_start=messages.match_start(
+            match_id,
+            seat=SEAT,
+            players=2,
+            ruleset=convert.ruleset_to_pb(rules),
+            time_control=Clock(move_ms=session.move_ms).to_pb(),
+            table_id=TABLE,
+            seating=[
+                rpb.Player(seat=0, name=hello.bot_name, side=0),
+                rpb.Player(seat=1, name="checker", side=1),
+            ],
+            seed_commitment=commitment(b"\0" * 32),
+        )
+    )
     session.send(start)
     staged = situations()
     request_id = 0
@@ -258,9 +281,15 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
     why = None
     try:
         await session.answer(request_id, move_s)
-        session.send(messages.rejection(
-            match_id, request_id, pb.ERROR_CODE_DOES_NOT_BEAT,
-            "conformance: refused on purpose; answer again", retries_left=1))
+        session.send(
+            messages.rejection(
+                match_id,
+                request_id,
+                pb.ERROR_CODE_DOES_NOT_BEAT,
+                "conformance: refused on purpose; answer again",
+                retries_left=1,
+            )
+        )
         retry = await session.answer(request_id, move_s)
         why = _judge(deal, list(deal.legal_actions(SEAT)), retry, request_id, match_id)
     except TimeoutError:
@@ -280,8 +309,15 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
         if resumed.WhichOneof("message") != "hello" or resumed.hello.resume_token != session.token:
             why = "the bot came back without Hello.resume_token from the Welcome"
         else:
-            session.send(messages.welcome("conformance", session.token, "conformance",
-                                          resumed=True, running_match_ids=[match_id]))
+            session.send(
+                messages.welcome(
+                    "conformance",
+                    session.token,
+                    "conformance",
+                    resumed=True,
+                    running_match_ids=[match_id],
+                )
+            )
             session.send(start)
             for m in msgs:
                 session.send(messages.resent(m) if m.HasField("decision") else m)
@@ -292,37 +328,45 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
     checks.append(Check("resume after a dropped stream", why is None, why or ""))
 
     slow = [t for t in session.think_ms if t > session.move_ms]
-    checks.append(Check(
-        "deadline", not slow and bool(session.think_ms),
-        f"slowest answer {max(session.think_ms, default=0):.0f} ms of {session.move_ms} ms"
-        if slow or not session.think_ms else
-        f"slowest answer {max(session.think_ms):.0f} ms"))
+    checks.append(
+        Check(
+            "deadline",
+            not slow and bool(session.think_ms),
+            f"slowest answer {max(session.think_ms, default=0):.0f} ms of {session.move_ms} ms"
+            if slow or not session.think_ms
+            else f"slowest answer {max(session.think_ms):.0f} ms",
+        )
+    )
 
     # The match ends; the checker then closes the stream, as the referee does after Leave.
-    session.send(messages.match_end(
-        match_id, pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True), "",
-        b"\0" * 32))
+    session.send(
+        messages.match_end(
+            match_id, pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True), "", b"\0" * 32
+        )
+    )
     await asyncio.sleep(0.2)
     assert session.stream is not None
     session.stream.outbox.put_nowait(None)
 
 
-def _stage(match_id: str, index: int, deal: Deal, request_id: int,
-           move_ms: int) -> tuple[Deal, list[rpb.PlayResponse]]:
+def _stage(
+    match_id: str, index: int, deal: Deal, request_id: int, move_ms: int
+) -> tuple[Deal, list[rpb.PlayResponse]]:
     obs = observe(deal, SEAT)
     legal = deal.legal_actions(SEAT)
-    request = messages.decision(match_id, request_id, deal.decision, legal, move_ms=move_ms,
-                                bank_ms=0, retries_left=1)
+    request = messages.decision(
+        match_id, request_id, deal.decision, legal, move_ms=move_ms, bank_ms=0, retries_left=1
+    )
     request.decision.observation.CopyFrom(convert.observation_to_pb(obs))
     return deal, [
-        rpb.PlayResponse(deal_start=messages.deal_start(match_id, index, deal, obs,
-                                                        totals=[0, 0])),
+        rpb.PlayResponse(deal_start=messages.deal_start(match_id, index, deal, obs, totals=[0, 0])),
         request,
     ]
 
 
-def check_command(command: str, *, move_ms: int = 2000,
-                  connect_timeout: float = 60.0) -> tuple[list[Check], str]:
+def check_command(
+    command: str, *, move_ms: int = 2000, connect_timeout: float = 60.0
+) -> tuple[list[Check], str]:
     """Start ``command`` as the bot (``{server}`` and ``{table}`` are filled in, or
     ``--server ADDR --table conformance`` appended) and check it; returns the report and the
     bot's output."""
@@ -335,19 +379,28 @@ def check_command(command: str, *, move_ms: int = 2000,
             args = shlex.split(cmd)
         else:
             args = shlex.split(command) + ["--server", address, "--table", TABLE]
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     checks = asyncio.run(run_checks(start, move_ms=move_ms, connect_timeout=connect_timeout))
     output = ""
     if proc is not None:
         try:
             output, _ = proc.communicate(timeout=15)
-            checks.append(Check("the bot exits after its match", proc.returncode == 0,
-                                f"exit status {proc.returncode}" if proc.returncode else ""))
+            checks.append(
+                Check(
+                    "the bot exits after its match",
+                    proc.returncode == 0,
+                    f"exit status {proc.returncode}" if proc.returncode else "",
+                )
+            )
         except subprocess.TimeoutExpired:
             proc.kill()
             output, _ = proc.communicate()
-            checks.append(Check("the bot exits after its match", False,
-                                "still running 15 s after MatchEnd and the end of its stream"))
+            checks.append(
+                Check(
+                    "the bot exits after its match",
+                    False,
+                    "still running 15 s after MatchEnd and the end of its stream",
+                )
+            )
     return checks, output

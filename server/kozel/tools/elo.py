@@ -78,8 +78,9 @@ def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
 
 
-def _gsprt(probs: Sequence[float], values: Sequence[float], n: int, elo0: float,
-           elo1: float) -> float:
+def _gsprt(
+    probs: Sequence[float], values: Sequence[float], n: int, elo0: float, elo1: float
+) -> float:
     mean, var = _mean_var(probs, values)
     if n == 0:
         return 0.0

@@ -28,10 +28,22 @@ KOZEL = [sys.executable, "-m", "kozel.cli.main"]
 def referee_process(replay_dir: Path, *extra: str) -> Iterator[str]:
     """Start ``kozel serve`` on a free loopback port; yields its address; stops it after."""
     proc = subprocess.Popen(
-        [*KOZEL, "serve", "--listen", "127.0.0.1:0", "--replay-dir", str(replay_dir),
-         "--log-level", "WARNING", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            *KOZEL,
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--replay-dir",
+            str(replay_dir),
+            "--log-level",
+            "WARNING",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert proc.stdout is not None
         deadline = time.monotonic() + 30
@@ -64,20 +76,41 @@ def _drain(stream: IO[str]) -> None:
 def spawn_bot(kind: str, address: str, table_id: str, name: str) -> subprocess.Popen[bytes]:
     """Run a house bot as its own process (``kozel bot``) at a table."""
     return subprocess.Popen(
-        [*KOZEL, "bot", kind, "--server", address, "--table", table_id, "--name", name,
-         "--matches", "1", "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            *KOZEL,
+            "bot",
+            kind,
+            "--server",
+            address,
+            "--table",
+            table_id,
+            "--name",
+            name,
+            "--matches",
+            "1",
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
-def create_table(address: str, preset: str, players: int, options: dict | None = None,
-                 seed: bytes = b"", clock: pb.TimeControl | None = None) -> str:
+def create_table(
+    address: str,
+    preset: str,
+    players: int,
+    options: dict | None = None,
+    seed: bytes = b"",
+    clock: pb.TimeControl | None = None,
+) -> str:
     ruleset = pb.Ruleset(preset=preset)
     if options:
         ruleset.options.CopyFrom(dict_to_struct(options))
     with grpc.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
-        return stub.CreateTable(rpb.CreateTableRequest(
-            ruleset=ruleset, players=players, seed=seed, time_control=clock)).table_id
+        return stub.CreateTable(
+            rpb.CreateTableRequest(ruleset=ruleset, players=players, seed=seed, time_control=clock)
+        ).table_id
 
 
 def wait_table(address: str, table_id: str, timeout: float = 600) -> rpb.WaitTableResponse:
@@ -109,9 +142,10 @@ def describe_result(result: pb.MatchResult, seating: list[rpb.Player]) -> str:
     """One line: who won and why, in words."""
     why = END_REASONS.get(result.reason, "the match ended")
     if result.draw:
-        why = {pb.MATCH_END_REASON_LIMIT: "both sides reached the penalty limit together",
-               pb.MATCH_END_REASON_ABORTED: "the referee stopped the match"}.get(
-                   result.reason, "equal totals")
+        why = {
+            pb.MATCH_END_REASON_LIMIT: "both sides reached the penalty limit together",
+            pb.MATCH_END_REASON_ABORTED: "the referee stopped the match",
+        }.get(result.reason, "equal totals")
         return f"draw: {why}"
     names = [p.name for p in seating if p.side == result.winner_side]
     who = f"team {' & '.join(names)}" if len(names) > 1 else " & ".join(names)

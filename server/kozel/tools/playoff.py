@@ -60,8 +60,10 @@ def entrant(spec: str, house_bots: set[str]) -> Entrant:
 
 def command_line(command: str, server: str, table: str, name: str) -> list[str]:
     """The command's argv with the placeholders filled in."""
-    argv = [a.replace("{server}", server).replace("{table}", table).replace("{name}", name)
-            for a in shlex.split(command)]
+    argv = [
+        a.replace("{server}", server).replace("{table}", table).replace("{name}", name)
+        for a in shlex.split(command)
+    ]
     if "{server}" not in command:
         argv += ["--server", server, "--table", table]
     return argv
@@ -87,8 +89,11 @@ def fixtures(players: int, teams: bool, matches: int, seed: bytes | None) -> Ite
     for i in range(matches):
         group, turn = divmod(i, rotation)
         if turn == 0:
-            group_seed = (hashlib.sha256(seed + group.to_bytes(8, "big")).digest() if seed
-                          else secrets.token_bytes(32))
+            group_seed = (
+                hashlib.sha256(seed + group.to_bytes(8, "big")).digest()
+                if seed
+                else secrets.token_bytes(32)
+            )
         if two_sides:
             seats = tuple(BOT if (s % 2 if teams else s) == turn else VS for s in range(players))
         else:
@@ -171,7 +176,10 @@ class Tally:
         played = [o for o in self.outcomes if o.score is not None]
         score = score_interval(w, d, lo)
         out: dict[str, object] = {
-            "matches": len(self.outcomes), "wins": w, "draws": d, "losses": lo,
+            "matches": len(self.outcomes),
+            "wins": w,
+            "draws": d,
+            "losses": lo,
             "aborted": len(self.outcomes) - len(played),
             "score": _est(score),
             "win_rate": w / len(played) if played else None,
@@ -192,17 +200,24 @@ class Tally:
             out["fair_share"] = 1 / self.players  # the win rate of an equal bot
         if self.sprt is not None:
             low, high = self.sprt.bounds
-            out["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1,
-                           "alpha": self.sprt.alpha, "beta": self.sprt.beta,
-                           "llr": self.llr(), "bounds": [low, high],
-                           "result": self.decided(), "decided_llr": self.verdict_llr,
-                           "decided_after": self.verdict_matches or None}
+            out["sprt"] = {
+                "elo0": self.sprt.elo0,
+                "elo1": self.sprt.elo1,
+                "alpha": self.sprt.alpha,
+                "beta": self.sprt.beta,
+                "llr": self.llr(),
+                "bounds": [low, high],
+                "result": self.decided(),
+                "decided_llr": self.verdict_llr,
+                "decided_after": self.verdict_matches or None,
+            }
         return out
 
 
 def _est(e: Estimate) -> dict[str, float | None]:
     def clean(x: float) -> float | None:
         return x if math.isfinite(x) else None  # strict JSON has no NaN or infinity
+
     return {"value": clean(e.value), "low": clean(e.low), "high": clean(e.high)}
 
 
@@ -238,17 +253,23 @@ def play_fixture(spec: PlaySpec, address: str, fx: Fixture) -> Outcome:
             log = spec.log_dir / f"{table_id}-seat{seat}-{role}.log"
             logs.append(str(log))
             with log.open("wb") as fh:
-                procs.append(subprocess.Popen(
-                    command_line(ent.command, address, table_id, name),
-                    stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    start_new_session=True))
+                procs.append(
+                    subprocess.Popen(
+                        command_line(ent.command, address, table_id, name),
+                        stdout=fh,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
             if spec.bot.command and spec.vs.command and "{name}" not in ent.command:
                 time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
         done = wait_table(address, table_id, timeout=spec.timeout_s)
     except grpc.RpcError as exc:
         why = f"{exc.code().name}: {exc.details()}"
-        return Outcome(fx, None, 0, False, 0, 0, 0, 0, "", "error",
-                       error=f"table {table_id}: {why}", logs=logs)
+        return Outcome(
+            fx, None, 0, False, 0, 0, 0, 0, "", "error", error=f"table {table_id}: {why}", logs=logs
+        )
     finally:
         for proc in procs:
             try:
@@ -262,15 +283,17 @@ def play_fixture(spec: PlaySpec, address: str, fx: Fixture) -> Outcome:
 def _create(address: str, spec: PlaySpec, fx: Fixture, house: list[str]) -> str:
     with grpc.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
-        req = rpb.CreateTableRequest(ruleset=spec.ruleset, players=spec.players, seed=fx.seed,
-                                     house_bots=house)
+        req = rpb.CreateTableRequest(
+            ruleset=spec.ruleset, players=spec.players, seed=fx.seed, house_bots=house
+        )
         if spec.clock is not None:
             req.time_control.CopyFrom(spec.clock)
         return stub.CreateTable(req, timeout=30).table_id
 
 
-def _outcome(spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse,
-             named: dict[str, str], logs: list[str]) -> Outcome:
+def _outcome(
+    spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse, named: dict[str, str], logs: list[str]
+) -> Outcome:
     res = done.result
     roles = list(fx.seats)
     for p in done.seating:  # commands given {name} say where they really sat
@@ -286,8 +309,11 @@ def _outcome(spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse,
     elif res.draw:
         score = 0.5
     else:
-        score = 1.0 if (res.winner_side in bot_sides if not money
-                        else res.winner_side in bot_seats) else 0.0
+        score = (
+            1.0
+            if (res.winner_side in bot_sides if not money else res.winner_side in bot_seats)
+            else 0.0
+        )
     if money:
         total = sum(res.chips[s] for s in bot_seats)
     else:
@@ -295,17 +321,30 @@ def _outcome(spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse,
     forfeited = [f.seat for f in res.forfeits]
     timeouts = list(res.timeouts) or [0] * spec.players
     return Outcome(
-        fx, score, total, money,
+        fx,
+        score,
+        total,
+        money,
         timeouts=sum(timeouts[s] for s in bot_seats),
         forfeits=sum(1 for s in forfeited if s in bot_seats),
         vs_timeouts=sum(t for s, t in enumerate(timeouts) if s not in bot_seats),
         vs_forfeits=sum(1 for s in forfeited if s not in bot_seats),
-        replay_path=done.replay_path, reason=reason, logs=logs)
+        replay_path=done.replay_path,
+        reason=reason,
+        logs=logs,
+    )
 
 
-def run(spec: PlaySpec, addresses: list[str], todo: Iterator[Fixture], concurrency: int,
-        tally: Tally, on_done: Callable[[Outcome], None], max_time_s: float | None = None,
-        stop: threading.Event | None = None) -> None:
+def run(
+    spec: PlaySpec,
+    addresses: list[str],
+    todo: Iterator[Fixture],
+    concurrency: int,
+    tally: Tally,
+    on_done: Callable[[Outcome], None],
+    max_time_s: float | None = None,
+    stop: threading.Event | None = None,
+) -> None:
     """Play fixtures ``concurrency`` at a time (spread over ``addresses``) until they run out,
     the SPRT is decided, ``max_time_s`` has passed or ``stop`` is set; matches under way then
     still count."""
@@ -327,8 +366,9 @@ def run(spec: PlaySpec, addresses: list[str], todo: Iterator[Fixture], concurren
                 if tally.decided() is not None:
                     stop.set()
 
-    threads = [threading.Thread(target=worker, args=(k,), daemon=True)
-               for k in range(max(1, concurrency))]
+    threads = [
+        threading.Thread(target=worker, args=(k,), daemon=True) for k in range(max(1, concurrency))
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -5,7 +5,6 @@ sealed duplicate halves are refused, live streams are the spectator hub's (publi
 full view held back by the referee's delay). Every list has a bounded size.
 """
 
-
 import asyncio
 import hashlib
 import json
@@ -14,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 from google.protobuf.json_format import MessageToDict
 from pydantic import BaseModel
@@ -179,31 +179,42 @@ class Api:
     async def ladder_names(self) -> list[str]:
         """The ladders served now and those the store has a record of."""
         served = self.sources.ladder_names() or []
-        stored = ([x["name"] for x in await asyncio.to_thread(self.queries.ladders)]
-                  if self.sources.store is not None else [])
+        stored = (
+            [x["name"] for x in await asyncio.to_thread(self.queries.ladders)]
+            if self.sources.store is not None
+            else []
+        )
         return sorted(set(served) | set(stored))
 
     async def details(self, match_id: str) -> dict[str, Any] | None:
         live = self.sources.live_detail(match_id)
-        d = await asyncio.to_thread(match_details, match_id, store=self.sources.store,
-                                    replays=self.sources.replays, live=live)
+        d = await asyncio.to_thread(
+            match_details,
+            match_id,
+            store=self.sources.store,
+            replays=self.sources.replays,
+            live=live,
+        )
         if d is None:
             return None
-        out = MessageToDict(d, preserving_proto_field_name=True,
-                            always_print_fields_with_no_presence=True)
+        out = MessageToDict(
+            d, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
         out["sealed"] = await self.sources.sealed(match_id)
         return out
 
     async def replay_file(self, match_id: str) -> tuple[bytes, str]:
         """A replay's bytes and ETag; 404 unknown, 403 sealed."""
         if await self.sources.sealed(match_id):
-            raise HTTPException(403, f"replay {match_id} is sealed until its duplicate twin "
-                                     "match has been played")
+            raise HTTPException(
+                403, f"replay {match_id} is sealed until its duplicate twin match has been played"
+            )
         try:
             data = await self.sources.replay_bytes(match_id, self.limits.max_replay_bytes)
         except OverflowError:
-            raise HTTPException(413, f"the replay is larger than "
-                                     f"{self.limits.max_replay_bytes} bytes") from None
+            raise HTTPException(
+                413, f"the replay is larger than {self.limits.max_replay_bytes} bytes"
+            ) from None
         except LiveError as exc:
             raise HTTPException(exc.status, exc.message) from None
         if data is None:
@@ -234,10 +245,22 @@ def _not_modified(request: Request, etag: str) -> bool:
     return etag in [t.strip() for t in tags.split(",")] or tags.strip() == "*"
 
 
-def _match_filter(ladder: str | None, bot: str | None, since: datetime | None,
-                  until: datetime | None, reason: str | None, status: str | None) -> MatchFilter:
-    return MatchFilter(ladder=ladder or None, bot=bot or None, since=since, until=until,
-                       reason=reason or None, status=status or None)
+def _match_filter(
+    ladder: str | None,
+    bot: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    reason: str | None,
+    status: str | None,
+) -> MatchFilter:
+    return MatchFilter(
+        ladder=ladder or None,
+        bot=bot or None,
+        since=since,
+        until=until,
+        reason=reason or None,
+        status=status or None,
+    )
 
 
 def build_router(api: Api) -> APIRouter:
@@ -247,27 +270,53 @@ def build_router(api: Api) -> APIRouter:
 
     @r.get("/ladders", response_model=list[Ladder], summary="Ladders with bot and match counts")
     async def ladders() -> list[dict[str, Any]]:
-        known = {x["name"]: x for x in (await asyncio.to_thread(api.queries.ladders)
-                                        if api.sources.store is not None else [])}
+        known = {
+            x["name"]: x
+            for x in (
+                await asyncio.to_thread(api.queries.ladders)
+                if api.sources.store is not None
+                else []
+            )
+        }
         names = sorted(set(api.sources.ladder_names() or []) | set(known))
         return [known.get(n, {"name": n, "bots": 0, "matches": {}}) for n in names]
 
-    @r.get("/ladders/{ladder}/standings", response_model=Standings,
-           summary="A ladder's standings by ordinal (mu - 3 sigma)")
-    async def standings(ladder: LadderName,
-                        limit: Annotated[int, Query(ge=1, le=lim.max_standings)]
-                        = lim.max_standings) -> dict[str, Any]:
+    @r.get(
+        "/ladders/{ladder}/standings",
+        response_model=Standings,
+        summary="A ladder's standings by ordinal (mu - 3 sigma)",
+    )
+    async def standings(
+        ladder: LadderName,
+        limit: Annotated[int, Query(ge=1, le=lim.max_standings)] = lim.max_standings,
+    ) -> dict[str, Any]:
         if ladder not in await api.ladder_names():
             raise HTTPException(404, f"no ladder {ladder}")
         rows = await asyncio.to_thread(api.queries.store.standings, ladder)
-        return {"ladder": ladder, "standings": [
-            {"rank": i + 1, "bot": x.name, "ordinal": x.ordinal, "mu": x.mu, "sigma": x.sigma,
-             "matches": x.matches, "wins": x.wins, "avg_penalty": x.avg_penalty,
-             "timeouts": x.timeouts, "forfeits": x.forfeits}
-            for i, x in enumerate(rows[:limit])]}
+        return {
+            "ladder": ladder,
+            "standings": [
+                {
+                    "rank": i + 1,
+                    "bot": x.name,
+                    "ordinal": x.ordinal,
+                    "mu": x.mu,
+                    "sigma": x.sigma,
+                    "matches": x.matches,
+                    "wins": x.wins,
+                    "avg_penalty": x.avg_penalty,
+                    "timeouts": x.timeouts,
+                    "forfeits": x.forfeits,
+                }
+                for i, x in enumerate(rows[:limit])
+            ],
+        }
 
-    @r.get("/bots/{name}", response_model=BotPage,
-           summary="A bot: its ladders, latest matches and results against each opponent")
+    @r.get(
+        "/bots/{name}",
+        response_model=BotPage,
+        summary="A bot: its ladders, latest matches and results against each opponent",
+    )
     async def bot(name: BotName) -> dict[str, Any]:
         q = api.queries
         found = await asyncio.to_thread(q.bot, name)
@@ -278,27 +327,42 @@ def build_router(api: Api) -> APIRouter:
         found["opponents"] = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
         return found
 
-    @r.get("/bots/{name}/ratings", response_model=RatingHistory,
-           summary="A bot's rating after each rated match on a ladder, oldest first")
-    async def ratings(name: BotName, ladder: Annotated[str, Query(pattern=NAME)],
-                      limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history
-                      ) -> dict[str, Any]:
+    @r.get(
+        "/bots/{name}/ratings",
+        response_model=RatingHistory,
+        summary="A bot's rating after each rated match on a ladder, oldest first",
+    )
+    async def ratings(
+        name: BotName,
+        ladder: Annotated[str, Query(pattern=NAME)],
+        limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history,
+    ) -> dict[str, Any]:
         q = api.queries
         if await asyncio.to_thread(q.bot, name) is None:
             raise HTTPException(404, f"no bot {name}")
         points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
         return {"bot": name, "ladder": ladder, "points": points}
 
-    @r.get("/matches", response_model=MatchPage,
-           summary="Matches newest first, filtered, one page at a time")
+    @r.get(
+        "/matches",
+        response_model=MatchPage,
+        summary="Matches newest first, filtered, one page at a time",
+    )
     async def matches(
         ladder: Annotated[str | None, Query(pattern=NAME)] = None,
         bot: Annotated[str | None, Query(pattern=NAME)] = None,
         since: Annotated[datetime | None, Query(description="started at or after")] = None,
         until: Annotated[datetime | None, Query(description="started before")] = None,
-        reason: Annotated[str | None, Query(pattern=NAME, description=(
-            "end reason as stored: MATCH_END_REASON_LIMIT, MATCH_END_REASON_FIXED_DEALS, "
-            "MATCH_END_REASON_FORFEIT, or an abort reason"))] = None,
+        reason: Annotated[
+            str | None,
+            Query(
+                pattern=NAME,
+                description=(
+                    "end reason as stored: MATCH_END_REASON_LIMIT, MATCH_END_REASON_FIXED_DEALS, "
+                    "MATCH_END_REASON_FORFEIT, or an abort reason"
+                ),
+            ),
+        ] = None,
         status: Annotated[str | None, Query(pattern="^(running|finished|aborted)$")] = None,
         limit: Annotated[int, Query(ge=1, le=lim.max_page)] = lim.default_page,
         cursor: Annotated[str | None, Query(max_length=200)] = None,
@@ -314,17 +378,24 @@ def build_router(api: Api) -> APIRouter:
             raise HTTPException(400, str(exc)) from None
         return {"matches": page, "next_cursor": nxt}
 
-    @r.get("/matches/{match_id}", summary="One match: seats, result, ranks, rating changes",
-           description="GetMatchResponse of match.proto as JSON (proto field names), plus "
-                       "`sealed` (true for a duplicate first half whose twin is to be played).")
+    @r.get(
+        "/matches/{match_id}",
+        summary="One match: seats, result, ranks, rating changes",
+        description="GetMatchResponse of match.proto as JSON (proto field names), plus "
+        "`sealed` (true for a duplicate first half whose twin is to be played).",
+    )
     async def match(match_id: MatchId) -> dict[str, Any]:
         d = await api.details(match_id)
         if d is None:
             raise HTTPException(404, f"no match {match_id}")
         return d
 
-    @r.get("/matches/{match_id}/replay.kzr", summary="The replay file (gzip Replay message)",
-           response_class=Response, responses={200: {"content": {"application/octet-stream": {}}}})
+    @r.get(
+        "/matches/{match_id}/replay.kzr",
+        summary="The replay file (gzip Replay message)",
+        response_class=Response,
+        responses={200: {"content": {"application/octet-stream": {}}}},
+    )
     async def replay_kzr(match_id: MatchId, request: Request) -> Response:
         data, etag = await api.replay_file(match_id)
         headers = {"ETag": etag, "Cache-Control": "no-cache"}
@@ -333,11 +404,13 @@ def build_router(api: Api) -> APIRouter:
         headers["Content-Disposition"] = f'attachment; filename="{match_id}.kzr"'
         return Response(data, media_type="application/octet-stream", headers=headers)
 
-    @r.get("/matches/{match_id}/replay.json",
-           summary="The replay as JSON, with the table after every step as each seat saw it",
-           description=f"Format `{JSON_FORMAT}`: header, deals, steps (action, think time, "
-                       "bank left) and frames (`all`: everything; `seats[n]`: what seat n "
-                       "knew), built with the engine's observation filter.")
+    @r.get(
+        "/matches/{match_id}/replay.json",
+        summary="The replay as JSON, with the table after every step as each seat saw it",
+        description=f"Format `{JSON_FORMAT}`: header, deals, steps (action, think time, "
+        "bank left) and frames (`all`: everything; `seats[n]`: what seat n "
+        "knew), built with the engine's observation filter.",
+    )
     async def replay_json(match_id: MatchId, request: Request) -> Response:
         data, etag = await api.replay_file(match_id)
         etag = etag[:-1] + '-json"'
@@ -350,16 +423,20 @@ def build_router(api: Api) -> APIRouter:
     @r.get("/live", response_model=Running, summary="The matches running now")
     async def live() -> dict[str, Any]:
         rows = await api.sources.running()
-        return {"matches": rows[:lim.max_page]}
+        return {"matches": rows[: lim.max_page]}
 
-    @r.get("/live/{match_id}/events", summary="A running match as Server-Sent Events",
-           description="Each event's data is one WatchMatch SpectatorEvent as JSON (proto "
-                       "field names); the event name is its kind (snapshot, deal_start, event, "
-                       "deal_end, match_end). `full=true` asks for every hand, held back by the "
-                       "referee's spectator delay (409 for a sealed duplicate half or a referee "
-                       "without a delay). An event named `dropped` ends a stream the referee "
-                       "dropped.", response_class=Response,
-           responses={200: {"content": {"text/event-stream": {}}}})
+    @r.get(
+        "/live/{match_id}/events",
+        summary="A running match as Server-Sent Events",
+        description="Each event's data is one WatchMatch SpectatorEvent as JSON (proto "
+        "field names); the event name is its kind (snapshot, deal_start, event, "
+        "deal_end, match_end). `full=true` asks for every hand, held back by the "
+        "referee's spectator delay (409 for a sealed duplicate half or a referee "
+        "without a delay). An event named `dropped` ends a stream the referee "
+        "dropped.",
+        response_class=Response,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
     async def live_events(match_id: MatchId, full: bool = False) -> Response:
         try:
             stream = await api.sources.watch(match_id, full)
@@ -370,8 +447,21 @@ def build_router(api: Api) -> APIRouter:
             n = 0
             async for ev in stream:
                 n += 1
-                kind = next((k for k in ("snapshot", "deal_start", "event", "deal_end",
-                                         "match_end", "dropped") if k in ev), "event")
+                kind = next(
+                    (
+                        k
+                        for k in (
+                            "snapshot",
+                            "deal_start",
+                            "event",
+                            "deal_end",
+                            "match_end",
+                            "dropped",
+                        )
+                        if k in ev
+                    ),
+                    "event",
+                )
                 yield {"event": kind, "id": str(n), "data": json.dumps(ev)}
 
         return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-cache"})

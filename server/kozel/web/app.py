@@ -29,9 +29,11 @@ from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.sources import Sources
 
 STATIC = resources.files("kozel.web") / "static"
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
-       "frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -45,11 +47,18 @@ _NAME = re.compile(NAME)
 def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTMLResponse:
     """A page: a fixed HTML shell whose script fills it from the API (names are set as text
     by the script; the only text put here is escaped)."""
-    body = (f'<p class="notice">{html.escape(message)}</p>' if message
-            else '<p class="loading">Loading…</p>')
+    body = (
+        f'<p class="notice">{html.escape(message)}</p>'
+        if message
+        else '<p class="loading">Loading…</p>'
+    )
     script = f'<script src="/static/js/{page}.js"></script>' if page in PAGES else ""
-    extra = ('<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
-             '<script src="/static/vendor/uPlot.iife.min.js"></script>' if page == "bot" else "")
+    extra = (
+        '<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
+        '<script src="/static/vendor/uPlot.iife.min.js"></script>'
+        if page == "bot"
+        else ""
+    )
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -74,10 +83,15 @@ def not_found(message: str) -> HTMLResponse:
 def create_app(sources: Sources, limits: WebLimits | None = None) -> FastAPI:
     """The app over ``sources``; no Swagger UI (it would load scripts from elsewhere)."""
     api = Api(sources, limits or WebLimits())
-    app = FastAPI(title="Kozel Arena", version="1", openapi_url="/api/openapi.json",
-                  docs_url=None, redoc_url=None,
-                  description="Read-only: ladders, standings, bots, matches, replays and live "
-                              "matches of a Kozel Arena referee. No token needed.")
+    app = FastAPI(
+        title="Kozel Arena",
+        version="1",
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        description="Read-only: ladders, standings, bots, matches, replays and live "
+        "matches of a Kozel Arena referee. No token needed.",
+    )
     app.state.api = api
     app.include_router(build_router(api))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
@@ -133,8 +147,11 @@ def create_app(sources: Sources, limits: WebLimits | None = None) -> FastAPI:
 
     @app.get("/bots/{name}", include_in_schema=False)
     async def bot_page(name: str) -> Response:
-        if (not _NAME.match(name) or sources.store is None
-                or await asyncio.to_thread(sources.store.bot, name) is None):
+        if (
+            not _NAME.match(name)
+            or sources.store is None
+            or await asyncio.to_thread(sources.store.bot, name) is None
+        ):
             return not_found("There is no such bot.")
         return shell("bot", "Bot")
 
@@ -175,8 +192,9 @@ def bind(host: str, port: int) -> socket.socket:
         sock.listen(2048)  # connections wait in the backlog until the server accepts them
     except OSError as exc:
         sock.close()
-        raise OSError(f"the web server cannot listen on {host}:{port}: "
-                      f"{exc.strerror or exc}") from None
+        raise OSError(
+            f"the web server cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from None
     return sock
 
 
@@ -193,9 +211,16 @@ class WebServer:
 
     def __init__(self, app: FastAPI, listen: str) -> None:
         host, port = parse_listen(listen)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                access_log=False, lifespan="off", proxy_headers=False,
-                                timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            proxy_headers=False,
+            timeout_graceful_shutdown=2,
+        )
         self.server = _Server(config)
         self.task: asyncio.Task[None] | None = None
 
@@ -219,7 +244,7 @@ class WebServer:
         self.server.should_exit = True
         try:
             await asyncio.wait_for(self.task, 5)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, asyncio.CancelledError):
             self.task.cancel()
 
 
@@ -257,10 +282,15 @@ class WebChild:
         try:
             # Started, not awaited: its output is read by a thread (pump, below).
             self.proc = subprocess.Popen(  # noqa: ASYNC220
-                [*self.cmd, "--listen-fd", str(sock.fileno())], stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                preexec_fn=self._preexec, pass_fds=(sock.fileno(),),
-                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                [*self.cmd, "--listen-fd", str(sock.fileno())],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                preexec_fn=self._preexec,
+                pass_fds=(sock.fileno(),),
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
             bound = sock.getsockname()[1]
         finally:
             sock.close()  # the child has its own copy
@@ -271,6 +301,7 @@ class WebChild:
             for line in self.proc.stdout:
                 if not line.startswith("web pages on "):
                     log.warning("web_child_output", line=line.rstrip()[:500])
+
         threading.Thread(target=pump, daemon=True).start()
         return bound
 
@@ -288,8 +319,18 @@ def _child_command(config: Any, bot_port: int) -> list[str]:
     host = config.listen.rsplit(":", 1)[0].strip("[]")
     if host in ("", "0.0.0.0", "::"):
         host = "127.0.0.1"
-    cmd = [sys.executable, "-m", "kozel.cli.main", "web", "--listen", config.web_listen,
-           "--replays", str(config.replay_dir), "--referee", f"{host}:{bot_port}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kozel.cli.main",
+        "web",
+        "--listen",
+        config.web_listen,
+        "--replays",
+        str(config.replay_dir),
+        "--referee",
+        f"{host}:{bot_port}",
+    ]
     if config.ladders:
         from kozel.ladder.store import default_url
 
@@ -299,8 +340,9 @@ def _child_command(config: Any, bot_port: int) -> list[str]:
     return cmd
 
 
-async def start_in_referee(lobby: Any, config: Any, bot_port: int
-                           ) -> tuple[WebServer | WebChild | None, int]:
+async def start_in_referee(
+    lobby: Any, config: Any, bot_port: int
+) -> tuple[WebServer | WebChild | None, int]:
     """Serve the web for a referee (``kozel serve``): by default as a niced child process
     (``kozel web`` following this referee over gRPC); in the referee's own event loop with
     ``web.in_process`` (or when the bot port has TLS, which the child would not speak). A port
@@ -314,10 +356,11 @@ async def start_in_referee(lobby: Any, config: Any, bot_port: int
         if lobby.store is not None:  # the same database, opened for reading only
             from kozel.web.readonly import ReadOnlyStore
 
-            store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(
-                hide_password=False)))
-        server = WebServer(create_app(LobbySources(lobby, store),
-                                      WebLimits(**dict(config.web_limits))), config.web_listen)
+            store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(hide_password=False)))
+        server = WebServer(
+            create_app(LobbySources(lobby, store), WebLimits(**dict(config.web_limits))),
+            config.web_listen,
+        )
     else:
         server = WebChild(_child_command(config, bot_port), config.web_nice, config.web_idle)
     try:

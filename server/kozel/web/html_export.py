@@ -32,8 +32,10 @@ def replay_html(replay: replay_pb2.Replay) -> str:
     """The HTML file's text for ``replay``."""
     css = (_STATIC / "css/site.css").read_text(encoding="utf-8")
     scripts = [(_STATIC / s).read_text(encoding="utf-8") for s in _SCRIPTS]
-    csp = ("default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; "
-           f"style-src {_hash(css)}; script-src {' '.join(_hash(s) for s in scripts)}")
+    csp = (
+        "default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; "
+        f"style-src {_hash(css)}; script-src {' '.join(_hash(s) for s in scripts)}"
+    )
     title = html.escape(f"Kozel match {replay.match_id}")
     body_scripts = "\n".join(f"<script>{s}</script>" for s in scripts)
     return f"""<!doctype html>

@@ -71,12 +71,15 @@ class WebQueries:
     def ladders(self) -> list[dict[str, Any]]:
         """Every ladder the store has matches or ratings for, with counts."""
         with self._session() as s:
-            bots = dict(s.execute(select(RatingRow.ladder, func.count())
-                                  .group_by(RatingRow.ladder)).all())
+            bots = dict(
+                s.execute(select(RatingRow.ladder, func.count()).group_by(RatingRow.ladder)).all()
+            )
             counts: dict[str, dict[str, int]] = {}
-            for ladder, status, n in s.execute(select(MatchRow.ladder, MatchRow.status,
-                                                      func.count())
-                                               .group_by(MatchRow.ladder, MatchRow.status)):
+            for ladder, status, n in s.execute(
+                select(MatchRow.ladder, MatchRow.status, func.count()).group_by(
+                    MatchRow.ladder, MatchRow.status
+                )
+            ):
                 counts.setdefault(ladder, {})[status] = n
         names = sorted(set(bots) | set(counts))
         return [{"name": n, "bots": bots.get(n, 0), "matches": counts.get(n, {})} for n in names]
@@ -87,28 +90,42 @@ class WebQueries:
             row = s.scalar(select(BotRow).where(BotRow.name == name))
             if row is None:
                 return None
-            ratings = s.scalars(select(RatingRow).where(RatingRow.bot_id == row.id)
-                                .order_by(RatingRow.ladder)).all()
-            return {"name": row.name, "status": row.status,
-                    "created_at": _utc(row.created_at),
-                    "ladders": [_rating(r) for r in ratings]}
+            ratings = s.scalars(
+                select(RatingRow).where(RatingRow.bot_id == row.id).order_by(RatingRow.ladder)
+            ).all()
+            return {
+                "name": row.name,
+                "status": row.status,
+                "created_at": _utc(row.created_at),
+                "ladders": [_rating(r) for r in ratings],
+            }
 
     def rating_history(self, name: str, ladder: str, limit: int) -> list[dict[str, Any]]:
         """The bot's rating after each of its last ``limit`` rated matches, oldest first."""
         with self._session() as s:
             rows = s.execute(
-                select(MatchRow.id, MatchRow.ended_at, MatchSeatRow.mu_after,
-                       MatchSeatRow.sigma_after)
+                select(
+                    MatchRow.id, MatchRow.ended_at, MatchSeatRow.mu_after, MatchSeatRow.sigma_after
+                )
                 .join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
                 .join(BotRow, BotRow.id == MatchSeatRow.bot_id)
-                .where(BotRow.name == name, MatchRow.ladder == ladder,
-                       MatchRow.status == "finished", MatchSeatRow.mu_after.is_not(None))
-                .order_by(MatchRow.ended_at.desc(), MatchRow.id.desc()).limit(limit)).all()
-        return [{"match_id": m, "at": _utc(at), "mu": mu, "sigma": sigma}
-                for m, at, mu, sigma in reversed(rows)]
+                .where(
+                    BotRow.name == name,
+                    MatchRow.ladder == ladder,
+                    MatchRow.status == "finished",
+                    MatchSeatRow.mu_after.is_not(None),
+                )
+                .order_by(MatchRow.ended_at.desc(), MatchRow.id.desc())
+                .limit(limit)
+            ).all()
+        return [
+            {"match_id": m, "at": _utc(at), "mu": mu, "sigma": sigma}
+            for m, at, mu, sigma in reversed(rows)
+        ]
 
-    def matches(self, f: MatchFilter, limit: int, cursor: str | None = None
-                ) -> tuple[list[dict[str, Any]], str | None]:
+    def matches(
+        self, f: MatchFilter, limit: int, cursor: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
         """Matches newest first, one page of at most ``limit``; returns (page, next cursor)."""
         q = select(MatchRow)
         if f.ladder is not None:
@@ -122,14 +139,21 @@ class WebQueries:
         if f.until is not None:
             q = q.where(MatchRow.started_at < f.until)
         if f.bot is not None:
-            q = q.where(MatchRow.id.in_(select(MatchSeatRow.match_id).join(BotRow)
-                                        .where(BotRow.name == f.bot)))
+            q = q.where(
+                MatchRow.id.in_(
+                    select(MatchSeatRow.match_id).join(BotRow).where(BotRow.name == f.bot)
+                )
+            )
         if cursor:
             when, last = decode_cursor(cursor)
             if self.store.engine.dialect.name == "sqlite":
                 when = when.astimezone(UTC).replace(tzinfo=None)
-            q = q.where(or_(MatchRow.started_at < when,
-                            and_(MatchRow.started_at == when, MatchRow.id < last)))
+            q = q.where(
+                or_(
+                    MatchRow.started_at < when,
+                    and_(MatchRow.started_at == when, MatchRow.id < last),
+                )
+            )
         q = q.order_by(MatchRow.started_at.desc(), MatchRow.id.desc()).limit(limit + 1)
         with self._session() as s:
             rows = list(s.scalars(q))
@@ -143,12 +167,23 @@ class WebQueries:
         out: dict[str, list[dict[str, Any]]] = {}
         if not ids:
             return out
-        for x, name in s.execute(select(MatchSeatRow, BotRow.name).join(BotRow)
-                                 .where(MatchSeatRow.match_id.in_(ids))
-                                 .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)):
+        for x, name in s.execute(
+            select(MatchSeatRow, BotRow.name)
+            .join(BotRow)
+            .where(MatchSeatRow.match_id.in_(ids))
+            .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)
+        ):
             out.setdefault(x.match_id, []).append(
-                {"seat": x.seat, "side": x.side, "bot": name, "rank": x.rank,
-                 "penalty": x.penalty, "mu_before": x.mu_before, "mu_after": x.mu_after})
+                {
+                    "seat": x.seat,
+                    "side": x.side,
+                    "bot": name,
+                    "rank": x.rank,
+                    "penalty": x.penalty,
+                    "mu_before": x.mu_before,
+                    "mu_after": x.mu_after,
+                }
+            )
         return out
 
     def opponents(self, name: str, limit: int) -> list[dict[str, Any]]:
@@ -158,10 +193,15 @@ class WebQueries:
             bot_id = s.scalar(select(BotRow.id).where(BotRow.name == name))
             if bot_id is None:
                 return []
-            ids = list(s.scalars(
-                select(MatchRow.id).join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
-                .where(MatchSeatRow.bot_id == bot_id, MatchRow.status == "finished")
-                .order_by(MatchRow.started_at.desc()).limit(limit)))
+            ids = list(
+                s.scalars(
+                    select(MatchRow.id)
+                    .join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
+                    .where(MatchSeatRow.bot_id == bot_id, MatchRow.status == "finished")
+                    .order_by(MatchRow.started_at.desc())
+                    .limit(limit)
+                )
+            )
             seats = self._seats(s, ids)
         table: dict[str, dict[str, Any]] = {}
         for match_seats in seats.values():
@@ -172,23 +212,44 @@ class WebQueries:
             for x in match_seats:
                 if x["side"] == me["side"] or x["rank"] is None:
                     continue
-                t = table.setdefault(x["bot"], {"opponent": x["bot"], "matches": 0, "wins": 0,
-                                                "losses": 0, "draws": 0})
+                t = table.setdefault(
+                    x["bot"],
+                    {"opponent": x["bot"], "matches": 0, "wins": 0, "losses": 0, "draws": 0},
+                )
                 t["matches"] += 1
-                key = ("wins" if me["rank"] < x["rank"] else "losses" if me["rank"] > x["rank"]
-                       else "draws")
+                key = (
+                    "wins"
+                    if me["rank"] < x["rank"]
+                    else "losses"
+                    if me["rank"] > x["rank"]
+                    else "draws"
+                )
                 t[key] += 1
         return sorted(table.values(), key=lambda t: (-t["matches"], t["opponent"]))
 
 
 def _rating(r: RatingRow) -> dict[str, Any]:
-    return {"ladder": r.ladder, "ordinal": Rating(r.mu, r.sigma).ordinal, "mu": r.mu,
-            "sigma": r.sigma, "matches": r.matches, "wins": r.wins,
-            "avg_penalty": r.penalty_sum / r.matches if r.matches else 0.0,
-            "timeouts": r.timeouts, "forfeits": r.forfeits}
+    return {
+        "ladder": r.ladder,
+        "ordinal": Rating(r.mu, r.sigma).ordinal,
+        "mu": r.mu,
+        "sigma": r.sigma,
+        "matches": r.matches,
+        "wins": r.wins,
+        "avg_penalty": r.penalty_sum / r.matches if r.matches else 0.0,
+        "timeouts": r.timeouts,
+        "forfeits": r.forfeits,
+    }
 
 
 def _match(r: MatchRow, seats: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"match_id": r.id, "ladder": r.ladder, "status": r.status, "reason": r.reason,
-            "players": r.players, "started_at": _utc(r.started_at),
-            "ended_at": _utc(r.ended_at), "seats": seats}
+    return {
+        "match_id": r.id,
+        "ladder": r.ladder,
+        "status": r.status,
+        "reason": r.reason,
+        "players": r.players,
+        "started_at": _utc(r.started_at),
+        "ended_at": _utc(r.ended_at),
+        "seats": seats,
+    }

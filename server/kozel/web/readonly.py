@@ -26,8 +26,11 @@ class ReadOnlyStore(Store):
             event.listen(self.engine, "connect", _sqlite_read_only)
             event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
         else:
-            self.engine = create_engine(url, pool_pre_ping=True, connect_args={
-                "options": "-c default_transaction_read_only=on"})
+            self.engine = create_engine(
+                url,
+                pool_pre_ping=True,
+                connect_args={"options": "-c default_transaction_read_only=on"},
+            )
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.engine.errors import IllegalAction
 from kozel.engine.observation import Observation, TrickView, full_view, observe
-from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.server.replay.render import start_deal
 from kozel.v1 import game_pb2, replay_pb2
 
@@ -26,19 +26,39 @@ JSON_FORMAT = "kozel-replay-json/1"
 def _trick(t: TrickView | None) -> dict[str, Any] | None:
     if t is None:
         return None
-    return {"leader": t.leader, "winner": t.winner, "combo": t.combo,
-            "points": t.known_points,
-            "plays": [{"seat": p.seat, "kind": p.kind, "count": p.count, "cards": list(p.cards),
-                       "forced": p.forced} for p in t.plays]}
+    return {
+        "leader": t.leader,
+        "winner": t.winner,
+        "combo": t.combo,
+        "points": t.known_points,
+        "plays": [
+            {
+                "seat": p.seat,
+                "kind": p.kind,
+                "count": p.count,
+                "cards": list(p.cards),
+                "forced": p.forced,
+            }
+            for p in t.plays
+        ],
+    }
 
 
 def frame(obs: Observation) -> dict[str, Any]:
     """What the table shows in one observation (a spectator's or a seat's)."""
     return {
         "hand": list(obs.hand),
-        "seats": [{"seat": s.seat, "active": s.active, "hand_size": s.hand_size,
-                   "known": list(s.known_cards), "tricks": s.tricks_won, "points": s.known_points}
-                  for s in obs.seats],
+        "seats": [
+            {
+                "seat": s.seat,
+                "active": s.active,
+                "hand_size": s.hand_size,
+                "known": list(s.known_cards),
+                "tricks": s.tricks_won,
+                "points": s.known_points,
+            }
+            for s in obs.seats
+        ],
         "trick": _trick(obs.trick),
         "last": _trick(obs.tricks[-1]) if obs.tricks else None,
         "tricks": len(obs.tricks),
@@ -50,26 +70,37 @@ def frame(obs: Observation) -> dict[str, Any]:
 
 
 def _views(deal, players: int) -> dict[str, Any]:
-    return {"all": frame(full_view(deal)),
-            "seats": [frame(observe(deal, s)) for s in range(players)]}
+    return {
+        "all": frame(full_view(deal)),
+        "seats": [frame(observe(deal, s)) for s in range(players)],
+    }
 
 
 def _action(action: game_pb2.Action) -> dict[str, Any]:
     kind = game_pb2.ActionKind.Name(action.kind).removeprefix("ACTION_KIND_").lower()
-    combo = (game_pb2.Combo.Name(action.combo).removeprefix("COMBO_").lower()
-             if action.combo else None)
+    combo = (
+        game_pb2.Combo.Name(action.combo).removeprefix("COMBO_").lower() if action.combo else None
+    )
     return {"kind": kind, "cards": list(action.cards), "combo": combo}
 
 
-def _deal(replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal, rules, totals: list[int],
-          banks: list[int]) -> dict[str, Any]:
+def _deal(
+    replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal, rules, totals: list[int], banks: list[int]
+) -> dict[str, Any]:
     tc = replay.time_control
     out: dict[str, Any] = {
-        "index": d.index, "dealer": d.dealer, "first_leader": d.first_leader,
-        "active": list(d.active_seats), "voided": d.voided,
-        "card_points": list(d.card_points), "tricks": list(d.tricks),
-        "penalties": list(d.penalties), "pot_winners": list(d.pot_winners),
-        "steps": [], "frames": [], "error": None,
+        "index": d.index,
+        "dealer": d.dealer,
+        "first_leader": d.first_leader,
+        "active": list(d.active_seats),
+        "voided": d.voided,
+        "card_points": list(d.card_points),
+        "tricks": list(d.tricks),
+        "penalties": list(d.penalties),
+        "pot_winners": list(d.pot_winners),
+        "steps": [],
+        "frames": [],
+        "error": None,
     }
     sim = start_deal(rules, replay, d)
     if isinstance(sim, str):
@@ -81,10 +112,16 @@ def _deal(replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal, rules, totals: li
     for step in d.steps:
         used = max(0, step.think_ms - tc.move_ms)
         banks[step.seat] = max(0, banks[step.seat] - used)
-        out["steps"].append({
-            "seat": step.seat, "action": _action(step.action), "think_ms": step.think_ms,
-            "timeout": step.timeout, "rejections": len(step.rejections),
-            "bank_left_ms": banks[step.seat]})
+        out["steps"].append(
+            {
+                "seat": step.seat,
+                "action": _action(step.action),
+                "think_ms": step.think_ms,
+                "timeout": step.timeout,
+                "rejections": len(step.rejections),
+                "bank_left_ms": banks[step.seat],
+            }
+        )
         try:
             kind, cards, combo = action_from_pb(step.action)
             sim.play(step.seat, kind, cards, combo)
@@ -118,13 +155,21 @@ def replay_to_json(replay: replay_pb2.Replay) -> dict[str, Any]:
         "preset": replay.ruleset.preset or "classic",
         "money": bool(rules is not None and rules.is_money),
         "players": replay.players,
-        "seats": [{"seat": s.seat, "name": s.name, "side": s.side}
-                  for s in sorted(replay.seats, key=lambda s: s.seat)],
+        "seats": [
+            {"seat": s.seat, "name": s.name, "side": s.side}
+            for s in sorted(replay.seats, key=lambda s: s.seat)
+        ],
         "seed_commitment": replay.seed_commitment,
-        "time_control": MessageToDict(replay.time_control, preserving_proto_field_name=True,
-                                      always_print_fields_with_no_presence=True),
-        "result": MessageToDict(replay.result, preserving_proto_field_name=True,
-                                always_print_fields_with_no_presence=True),
+        "time_control": MessageToDict(
+            replay.time_control,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        ),
+        "result": MessageToDict(
+            replay.result,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        ),
         "started_at": replay.started_at.ToJsonString() if replay.HasField("started_at") else None,
         "ended_at": replay.ended_at.ToJsonString() if replay.HasField("ended_at") else None,
         "deals": [_deal(replay, d, rules, totals, banks) for d in replay.deals],

@@ -19,11 +19,10 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
-from kozel.server.replay.archive import ReplayArchive
 from kozel.server import errors
-from kozel.v1 import game_pb2
+from kozel.server.replay.archive import ReplayArchive
+from kozel.v1 import game_pb2, match_pb2_grpc
 from kozel.v1 import match_pb2 as mpb
-from kozel.v1 import match_pb2_grpc
 
 if TYPE_CHECKING:
     from kozel.server.lobby import Lobby
@@ -40,10 +39,18 @@ class LiveError(Exception):
 
 FIRST_WAIT_S = 2.0  # how long a live stream through a referee waits for its first message
 # A remote referee's gRPC statuses, and a local referee's refusals, as HTTP statuses.
-_GRPC_TO_HTTP = {grpc.StatusCode.NOT_FOUND: 404, grpc.StatusCode.FAILED_PRECONDITION: 409,
-                 grpc.StatusCode.RESOURCE_EXHAUSTED: 429, grpc.StatusCode.INVALID_ARGUMENT: 400}
+_GRPC_TO_HTTP = {
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+}
 _HTTP_STATUS: dict[type[errors.Refused], int] = {
-    errors.NotFound: 404, errors.Conflict: 409, errors.Exhausted: 429, errors.Invalid: 400}
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.Exhausted: 429,
+    errors.Invalid: 400,
+}
 
 
 def event_dict(event: mpb.SpectatorEvent) -> dict[str, Any]:
@@ -92,7 +99,7 @@ class Sources:
         except OSError:
             return [], False
         out = []
-        for match_id in ids[offset:offset + limit]:
+        for match_id in ids[offset : offset + limit]:
             try:
                 r = self.replays.read(match_id)
             except (OSError, ValueError):
@@ -100,13 +107,29 @@ class Sources:
             if r is None:
                 continue
             reason = game_pb2.MatchEndReason.Name(r.result.reason)
-            out.append({"match_id": r.match_id, "ladder": "", "status": "finished",
-                        "reason": reason, "players": r.players,
-                        "started_at": r.started_at.ToDatetime(tzinfo=UTC),
-                        "ended_at": r.ended_at.ToDatetime(tzinfo=UTC),
-                        "seats": [{"seat": x.seat, "side": x.side, "bot": x.name, "rank": None,
-                                   "penalty": None, "mu_before": None, "mu_after": None}
-                                  for x in r.seats]})
+            out.append(
+                {
+                    "match_id": r.match_id,
+                    "ladder": "",
+                    "status": "finished",
+                    "reason": reason,
+                    "players": r.players,
+                    "started_at": r.started_at.ToDatetime(tzinfo=UTC),
+                    "ended_at": r.ended_at.ToDatetime(tzinfo=UTC),
+                    "seats": [
+                        {
+                            "seat": x.seat,
+                            "side": x.side,
+                            "bot": x.name,
+                            "rank": None,
+                            "penalty": None,
+                            "mu_before": None,
+                            "mu_after": None,
+                        }
+                        for x in r.seats
+                    ],
+                }
+            )
         return out, offset + limit < len(ids)
 
 
@@ -128,11 +151,17 @@ class LobbySources(Sources):
         for runner in self.lobby.runners.values():
             if runner.outcome is not None:
                 continue
-            out.append({"match_id": runner.match_id, "ladder": runner.ladder,
-                        "table_id": runner.table_id, "players": runner.players,
-                        "seats": [p.name for p in runner.seating],
-                        "started_at": runner.started_at,
-                        "deal": len(runner.match.records)})
+            out.append(
+                {
+                    "match_id": runner.match_id,
+                    "ladder": runner.ladder,
+                    "table_id": runner.table_id,
+                    "players": runner.players,
+                    "seats": [p.name for p in runner.seating],
+                    "started_at": runner.started_at,
+                    "deal": len(runner.match.records),
+                }
+            )
         return sorted(out, key=lambda m: m["started_at"], reverse=True)
 
     def live_detail(self, match_id: str) -> mpb.GetMatchResponse | None:
@@ -147,8 +176,11 @@ class LobbySources(Sources):
         if hub is None:
             raise LiveError(404, f"no running match {match_id}")
         if full and self.lobby.replays.sealed(match_id):
-            raise LiveError(409, "this match is the first half of a duplicate pair: its hands "
-                                 "stay secret until its twin has been played")
+            raise LiveError(
+                409,
+                "this match is the first half of a duplicate pair: its hands "
+                "stay secret until its twin has been played",
+            )
         try:
             sub = hub.subscribe(full)
         except errors.Refused as exc:
@@ -162,6 +194,7 @@ class LobbySources(Sources):
                 hub.unsubscribe(sub)
             if sub.dropped:
                 yield {"dropped": sub.dropped}
+
         return stream()
 
 
@@ -178,9 +211,15 @@ class StandaloneSources(Sources):
 
     FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
 
-    def __init__(self, store: Store | None, replays: ReplayArchive, *, referee: str = "",
-                 duplicate_ladders: frozenset[str] = frozenset(),
-                 check_limit: int = 32 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        store: Store | None,
+        replays: ReplayArchive,
+        *,
+        referee: str = "",
+        duplicate_ladders: frozenset[str] = frozenset(),
+        check_limit: int = 32 * 1024 * 1024,
+    ) -> None:
         super().__init__(store, replays)
         self.referee = referee
         self.duplicate_ladders = duplicate_ladders
@@ -235,8 +274,9 @@ class StandaloneSources(Sources):
             return False
         seed = first.seed
         page, _ = WebQueries(store).matches(
-            MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at,
-                        status="finished"), limit=20)
+            MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at, status="finished"),
+            limit=20,
+        )
         for m in page:
             if m["match_id"] == row.id or sorted(x["bot"] for x in m["seats"]) != bots:
                 continue
@@ -269,7 +309,8 @@ class StandaloneSources(Sources):
         chunks, size = [], 0
         try:
             async for msg in stub.DownloadReplay(
-                    ladder_pb2.DownloadReplayRequest(replay_id=match_id), timeout=60):
+                ladder_pb2.DownloadReplayRequest(replay_id=match_id), timeout=60
+            ):
                 size += len(msg.chunk)
                 if size > limit:
                     raise OverflowError(limit)
@@ -291,22 +332,41 @@ class StandaloneSources(Sources):
         if self.referee:
             try:
                 got = await match_pb2_grpc.MatchServiceStub(self._chan()).ListLiveMatches(
-                    mpb.ListLiveMatchesRequest(limit=100), timeout=10)
-                return [{"match_id": m.match_id, "ladder": m.ladder, "table_id": m.table_id,
-                         "players": m.players, "seats": list(m.seats),
-                         "started_at": m.started_at.ToDatetime(tzinfo=UTC),
-                         "deal": m.deal_index} for m in got.matches]
+                    mpb.ListLiveMatchesRequest(limit=100), timeout=10
+                )
+                return [
+                    {
+                        "match_id": m.match_id,
+                        "ladder": m.ladder,
+                        "table_id": m.table_id,
+                        "players": m.players,
+                        "seats": list(m.seats),
+                        "started_at": m.started_at.ToDatetime(tzinfo=UTC),
+                        "deal": m.deal_index,
+                    }
+                    for m in got.matches
+                ]
             except grpc.aio.AioRpcError:
                 pass  # an older or unreachable referee: the store's running ladder matches
         if self.store is None:
             return []
         from kozel.web.queries import MatchFilter, WebQueries
 
-        page, _ = await asyncio.to_thread(WebQueries(self.store).matches,
-                                          MatchFilter(status="running"), 100)
-        return [{"match_id": m["match_id"], "ladder": m["ladder"], "table_id": "",
-                 "players": m["players"], "seats": [x["bot"] for x in m["seats"]],
-                 "started_at": m["started_at"], "deal": None} for m in page]
+        page, _ = await asyncio.to_thread(
+            WebQueries(self.store).matches, MatchFilter(status="running"), 100
+        )
+        return [
+            {
+                "match_id": m["match_id"],
+                "ladder": m["ladder"],
+                "table_id": "",
+                "players": m["players"],
+                "seats": [x["bot"] for x in m["seats"]],
+                "started_at": m["started_at"],
+                "deal": None,
+            }
+            for m in page
+        ]
 
     async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
         if not self.referee:
@@ -335,6 +395,7 @@ class StandaloneSources(Sources):
             finally:
                 first.cancel()
                 call.cancel()
+
         return stream()
 
     async def close(self) -> None:

@@ -37,8 +37,12 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
 # Statuses after which the session may still be resumed: the network dropped (UNAVAILABLE, or
 # INTERNAL/UNKNOWN when a send races with the stream dying), or the referee cut a stream that
 # read too slowly. If the session is gone, the resume itself is refused with NOT_FOUND.
-_RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
-              grpc.StatusCode.RESOURCE_EXHAUSTED)
+_RESUMABLE = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+)
 _BACKOFF_START_S = 0.05
 _BACKOFF_MAX_S = 2.0
 _CLOSE_TIMEOUT_S = 5.0  # how long to wait for the referee to close the stream after Leave
@@ -75,13 +79,25 @@ class _Match:
 class _Client:
     """One :func:`play` call: the session, its matches and its successive streams."""
 
-    def __init__(self, factory: BotFactory, address: str, *, name: str,
-                 join_table: str | None, join_queue: tuple[str | game_pb2.Ruleset, int] | None,
-                 token: str, max_matches: int, matches: int | None, reconnect: bool,
-                 grace_s: float, channel_options: Sequence[tuple[str, Any]] | None,
-                 drop_after_requests: int | None, join_ladder: str | None = None,
-                 credentials: grpc.ChannelCredentials | None = None,
-                 skip_events: bool = False) -> None:
+    def __init__(
+        self,
+        factory: BotFactory,
+        address: str,
+        *,
+        name: str,
+        join_table: str | None,
+        join_queue: tuple[str | game_pb2.Ruleset, int] | None,
+        token: str,
+        max_matches: int,
+        matches: int | None,
+        reconnect: bool,
+        grace_s: float,
+        channel_options: Sequence[tuple[str, Any]] | None,
+        drop_after_requests: int | None,
+        join_ladder: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        skip_events: bool = False,
+    ) -> None:
         if sum(x is not None for x in (join_table, join_queue, join_ladder)) != 1:
             raise ValueError("give exactly one of join_table, join_queue and join_ladder")
         self.join_ladder = join_ladder
@@ -132,10 +148,13 @@ class _Client:
         try:
             while True:
                 if channel is None:
-                    channel = (grpc.aio.secure_channel(self.address, self.credentials,
-                                                       options=self.options)
-                               if self.credentials is not None else
-                               grpc.aio.insecure_channel(self.address, options=self.options))
+                    channel = (
+                        grpc.aio.secure_channel(
+                            self.address, self.credentials, options=self.options
+                        )
+                        if self.credentials is not None
+                        else grpc.aio.insecure_channel(self.address, options=self.options)
+                    )
                     stub = referee_pb2_grpc.RefereeServiceStub(channel)
                 error: grpc.aio.AioRpcError | None = None
                 try:
@@ -161,9 +180,13 @@ class _Client:
                 if outcome == _CLOSED and self.target is None and not running:
                     return self.results  # the referee is done with us
                 if not self.reconnect:
-                    log.warning("the stream ended with %d matches running and %d of %s done; "
-                                "not reconnecting", len(running), len(self.results),
-                                self.target if self.target is not None else "any")
+                    log.warning(
+                        "the stream ended with %d matches running and %d of %s done; "
+                        "not reconnecting",
+                        len(running),
+                        len(self.results),
+                        self.target if self.target is not None else "any",
+                    )
                     return self.results
                 now = loop.time()
                 # A welcomed stream restarts the grace period, unless the referee closed it
@@ -180,10 +203,15 @@ class _Client:
                         raise error
                     raise ConnectionError(
                         f"the stream to {self.address} ended and could not be resumed within "
-                        f"{self.grace_s:g} s")
+                        f"{self.grace_s:g} s"
+                    )
                 wait = min(left, delay * random.uniform(0.75, 1.25))
-                log.info("stream %s (%s); reconnecting in %.2f s", outcome,
-                         error.code().name if error is not None else "no error", wait)
+                log.info(
+                    "stream %s (%s); reconnecting in %.2f s",
+                    outcome,
+                    error.code().name if error is not None else "no error",
+                    wait,
+                )
                 await asyncio.sleep(wait)
                 delay = min(delay * 2, _BACKOFF_MAX_S)
         finally:
@@ -193,8 +221,11 @@ class _Client:
 
     def _finished(self) -> bool:
         """All wanted matches have ended and none is running."""
-        return (self.target is not None and len(self.results) + self.lost >= self.target
-                and not self.matches)
+        return (
+            self.target is not None
+            and len(self.results) + self.lost >= self.target
+            and not self.matches
+        )
 
     def _follow_redirect(self) -> None:
         assert self.redirect is not None
@@ -220,10 +251,15 @@ class _Client:
     # -- one stream ----------------------------------------------------------------------------
 
     def _hello(self) -> referee_pb2.PlayRequest:
-        hello = referee_pb2.Hello(protocol_version=PROTOCOL_VERSION, bot_name=self.name,
-                                  token=self.token, resume_token=self.resume_token,
-                                  max_matches=self.max_matches, client=CLIENT_NAME,
-                                  skip_events=self.skip_events)
+        hello = referee_pb2.Hello(
+            protocol_version=PROTOCOL_VERSION,
+            bot_name=self.name,
+            token=self.token,
+            resume_token=self.resume_token,
+            max_matches=self.max_matches,
+            client=CLIENT_NAME,
+            skip_events=self.skip_events,
+        )
         if self.join_table is not None:
             hello.join_table.table_id = self.join_table
         elif self.join_ladder is not None:
@@ -257,8 +293,11 @@ class _Client:
                 elif self._finished():
                     self._send_leave()
                     if close_timer is None:  # the referee closes after Leave; do not hang
-                        close_timer = loop.call_later(_CLOSE_TIMEOUT_S, self._cancel_call,
-                                                      "the referee did not close after Leave")
+                        close_timer = loop.call_later(
+                            _CLOSE_TIMEOUT_S,
+                            self._cancel_call,
+                            "the referee did not close after Leave",
+                        )
                 elif close_timer is not None:  # a match started after all
                     close_timer.cancel()
                     close_timer = None
@@ -302,12 +341,18 @@ class _Client:
 
     def _send_reply(self, reply: referee_pb2.ActionReply) -> None:
         if not self._send(referee_pb2.PlayRequest(action=reply)):
-            log.debug("not connected: answer to %s/%d kept for the resent request",
-                      reply.match_id, reply.request_id)
+            log.debug(
+                "not connected: answer to %s/%d kept for the resent request",
+                reply.match_id,
+                reply.request_id,
+            )
             return
         self._answered += 1
-        if (self.drop_after_requests is not None and not self._dropped_once
-                and self._answered >= self.drop_after_requests):
+        if (
+            self.drop_after_requests is not None
+            and not self._dropped_once
+            and self._answered >= self.drop_after_requests
+        ):
             self._dropped_once = True
             self._cancel_call(f"test hook after {self._answered} answers")
 
@@ -329,15 +374,22 @@ class _Client:
     def _on_welcome(self, msg: referee_pb2.Welcome) -> None:
         self.welcomed = True
         if msg.protocol_version and msg.protocol_version != PROTOCOL_VERSION:
-            log.warning("the referee speaks protocol %d, this client %d",
-                        msg.protocol_version, PROTOCOL_VERSION)
+            log.warning(
+                "the referee speaks protocol %d, this client %d",
+                msg.protocol_version,
+                PROTOCOL_VERSION,
+            )
         if self._resuming and not msg.resumed:
             for m in list(self.matches.values()):
                 self._lose(m, "the referee did not resume the session")
         self._unconfirmed = set(self.matches) if msg.resumed else set()
         self.resume_token = msg.resume_token
-        log.info("welcome: session %s%s (referee %s)", msg.session_id,
-                 ", resumed" if msg.resumed else "", msg.server_version)
+        log.info(
+            "welcome: session %s%s (referee %s)",
+            msg.session_id,
+            ", resumed" if msg.resumed else "",
+            msg.server_version,
+        )
 
     def _lose(self, m: _Match, why: str) -> None:
         log.warning("match %s lost: %s", m.match_id, why)
@@ -432,32 +484,49 @@ class _Client:
             choice = await asyncio.to_thread(m.bot.choose, request)
             reply = _reply_for(request, choice)
         except Exception:
-            log.exception("match %s: choose failed on request %d; answering legal index 0",
-                          m.match_id, rid)
-            reply = referee_pb2.ActionReply(match_id=request.match_id, request_id=rid,
-                                            legal_index=0)
+            log.exception(
+                "match %s: choose failed on request %d; answering legal index 0", m.match_id, rid
+            )
+            reply = referee_pb2.ActionReply(
+                match_id=request.match_id, request_id=rid, legal_index=0
+            )
         refused = m.refused.get(rid)
         if refused and reply in refused:
             reply = _other_reply(request, refused)
-            log.warning("match %s: the bot repeated a refused answer; sending %s", m.match_id,
-                        reply.WhichOneof("choice"))
+            log.warning(
+                "match %s: the bot repeated a refused answer; sending %s",
+                m.match_id,
+                reply.WhichOneof("choice"),
+            )
         m.answers[rid] = reply
         while len(m.answers) > _ANSWERS_KEPT:
             del m.answers[next(iter(m.answers))]
         if self.matches.get(m.match_id) is not m:
             return  # ended or lost meanwhile
         if m.request is not None and m.request.request_id != rid:
-            log.warning("match %s: request %d was superseded while the bot thought (timeout?)",
-                        m.match_id, rid)
+            log.warning(
+                "match %s: request %d was superseded while the bot thought (timeout?)",
+                m.match_id,
+                rid,
+            )
             return
         self._send_reply(reply)
 
     async def _retry(self, m: _Match, rej: referee_pb2.Rejection) -> None:
-        log.warning("match %s: answer to request %d refused (%s): %s", m.match_id,
-                    rej.request_id, game_pb2.ErrorCode.Name(rej.code), rej.message)
+        log.warning(
+            "match %s: answer to request %d refused (%s): %s",
+            m.match_id,
+            rej.request_id,
+            game_pb2.ErrorCode.Name(rej.code),
+            rej.message,
+        )
         request = m.request
-        if (not rej.retry_allowed or rej.code == game_pb2.ERROR_CODE_UNKNOWN_REQUEST
-                or request is None or request.request_id != rej.request_id):
+        if (
+            not rej.retry_allowed
+            or rej.code == game_pb2.ERROR_CODE_UNKNOWN_REQUEST
+            or request is None
+            or request.request_id != rej.request_id
+        ):
             return
         previous = m.answers.pop(rej.request_id, None)
         if previous is not None:
@@ -465,8 +534,9 @@ class _Client:
         await self._decide(m, request)
 
 
-async def _requests(out: asyncio.Queue[referee_pb2.PlayRequest | None],
-                    ) -> AsyncIterator[referee_pb2.PlayRequest]:
+async def _requests(
+    out: asyncio.Queue[referee_pb2.PlayRequest | None],
+) -> AsyncIterator[referee_pb2.PlayRequest]:
     """The stream's only writer: whatever is queued, until ``None``."""
     while (msg := await out.get()) is not None:
         yield msg
@@ -479,8 +549,9 @@ def _hook(m: _Match, name: str, msg: Message) -> None:
         log.exception("match %s: %s failed", m.match_id, name)
 
 
-def _reply_for(request: referee_pb2.DecisionRequest,
-               choice: int | game_pb2.Action) -> referee_pb2.ActionReply:
+def _reply_for(
+    request: referee_pb2.DecisionRequest, choice: int | game_pb2.Action
+) -> referee_pb2.ActionReply:
     reply = referee_pb2.ActionReply(match_id=request.match_id, request_id=request.request_id)
     if isinstance(choice, game_pb2.Action):
         reply.action.CopyFrom(choice)
@@ -494,8 +565,9 @@ def _reply_for(request: referee_pb2.DecisionRequest,
     return reply
 
 
-def _other_reply(request: referee_pb2.DecisionRequest,
-                 refused: list[referee_pb2.ActionReply]) -> referee_pb2.ActionReply:
+def _other_reply(
+    request: referee_pb2.DecisionRequest, refused: list[referee_pb2.ActionReply]
+) -> referee_pb2.ActionReply:
     """A legal index not refused yet (the first one, if all were)."""
     refused_idx = {r.legal_index for r in refused if r.WhichOneof("choice") == "legal_index"}
     refused_act = [r.action for r in refused if r.WhichOneof("choice") == "action"]
@@ -504,8 +576,9 @@ def _other_reply(request: referee_pb2.DecisionRequest,
             break
     else:
         i = 0
-    return referee_pb2.ActionReply(match_id=request.match_id, request_id=request.request_id,
-                                   legal_index=i)
+    return referee_pb2.ActionReply(
+        match_id=request.match_id, request_id=request.request_id, legal_index=i
+    )
 
 
 def _task_cancelling() -> bool:
@@ -513,16 +586,24 @@ def _task_cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-async def play(factory: BotFactory, address: str, *, name: str,
-               join_table: str | None = None,
-               join_queue: tuple[str | game_pb2.Ruleset, int] | None = None,
-               token: str = "", max_matches: int = 1, matches: int | None = None,
-               reconnect: bool = True, grace_s: float = 10,
-               channel_options: Sequence[tuple[str, Any]] | None = None,
-               drop_after_requests: int | None = None,
-               join_ladder: str | None = None,
-               credentials: grpc.ChannelCredentials | None = None,
-               skip_events: bool = False) -> list[referee_pb2.MatchEnd]:
+async def play(
+    factory: BotFactory,
+    address: str,
+    *,
+    name: str,
+    join_table: str | None = None,
+    join_queue: tuple[str | game_pb2.Ruleset, int] | None = None,
+    token: str = "",
+    max_matches: int = 1,
+    matches: int | None = None,
+    reconnect: bool = True,
+    grace_s: float = 10,
+    channel_options: Sequence[tuple[str, Any]] | None = None,
+    drop_after_requests: int | None = None,
+    join_ladder: str | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+    skip_events: bool = False,
+) -> list[referee_pb2.MatchEnd]:
     """Connect to the referee at ``address`` and play until done; returns the MatchEnds.
 
     ``factory()`` makes one :class:`Bot` per match (a Bot subclass itself will do).
@@ -538,28 +619,61 @@ async def play(factory: BotFactory, address: str, *, name: str,
     referee for no Event messages (``Bot.on_event`` is then never called; every request still
     carries the whole observation).
     """
-    client = _Client(factory, address, name=name, join_table=join_table, join_queue=join_queue,
-                     token=token, max_matches=max_matches, matches=matches,
-                     reconnect=reconnect, grace_s=grace_s, channel_options=channel_options,
-                     drop_after_requests=drop_after_requests, join_ladder=join_ladder,
-                     credentials=credentials, skip_events=skip_events)
+    client = _Client(
+        factory,
+        address,
+        name=name,
+        join_table=join_table,
+        join_queue=join_queue,
+        token=token,
+        max_matches=max_matches,
+        matches=matches,
+        reconnect=reconnect,
+        grace_s=grace_s,
+        channel_options=channel_options,
+        drop_after_requests=drop_after_requests,
+        join_ladder=join_ladder,
+        credentials=credentials,
+        skip_events=skip_events,
+    )
     return await client.run()
 
 
-def run_bot(factory: BotFactory, address: str, *, name: str,
-            join_table: str | None = None,
-            join_queue: tuple[str | game_pb2.Ruleset, int] | None = None,
-            token: str = "", max_matches: int = 1, matches: int | None = None,
-            reconnect: bool = True, grace_s: float = 10,
-            channel_options: Sequence[tuple[str, Any]] | None = None,
-            drop_after_requests: int | None = None,
-            join_ladder: str | None = None,
-            credentials: grpc.ChannelCredentials | None = None,
-            skip_events: bool = False) -> list[referee_pb2.MatchEnd]:
+def run_bot(
+    factory: BotFactory,
+    address: str,
+    *,
+    name: str,
+    join_table: str | None = None,
+    join_queue: tuple[str | game_pb2.Ruleset, int] | None = None,
+    token: str = "",
+    max_matches: int = 1,
+    matches: int | None = None,
+    reconnect: bool = True,
+    grace_s: float = 10,
+    channel_options: Sequence[tuple[str, Any]] | None = None,
+    drop_after_requests: int | None = None,
+    join_ladder: str | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+    skip_events: bool = False,
+) -> list[referee_pb2.MatchEnd]:
     """:func:`play` for scripts: the same arguments, run in its own event loop."""
-    return asyncio.run(play(
-        factory, address, name=name, join_table=join_table, join_queue=join_queue,
-        token=token, max_matches=max_matches, matches=matches, reconnect=reconnect,
-        grace_s=grace_s, channel_options=channel_options,
-        drop_after_requests=drop_after_requests, join_ladder=join_ladder,
-        credentials=credentials, skip_events=skip_events))
+    return asyncio.run(
+        play(
+            factory,
+            address,
+            name=name,
+            join_table=join_table,
+            join_queue=join_queue,
+            token=token,
+            max_matches=max_matches,
+            matches=matches,
+            reconnect=reconnect,
+            grace_s=grace_s,
+            channel_options=channel_options,
+            drop_after_requests=drop_after_requests,
+            join_ladder=join_ladder,
+            credentials=credentials,
+            skip_events=skip_events,
+        )
+    )

@@ -95,8 +95,10 @@ class GreedyBot(Bot):
         if "game" in opts:
             self.money = opts["game"].string_value == "money"
         if "removed_cards" in opts:
-            removed = {CARD_OF.get(v.string_value.upper(), -1)
-                       for v in opts["removed_cards"].list_value.values}
+            removed = {
+                CARD_OF.get(v.string_value.upper(), -1)
+                for v in opts["removed_cards"].list_value.values
+            }
             self.deck = frozenset(range(36)) - removed
 
     # -- the decision --------------------------------------------------------------------------
@@ -187,8 +189,9 @@ class _Context:
         k = len(cards)
         pool = len(self.unseen)
         beat_all = [u for u in self.unseen if beats(u, strongest, self.trump, bot.shokha)]
-        beat_any = [u for u in self.unseen
-                    if any(beats(u, c, self.trump, bot.shokha) for c in cards)]
+        beat_any = [
+            u for u in self.unseen if any(beats(u, c, self.trump, bot.shokha) for c in cards)
+        ]
         p_keep = 1.0
         for s in seats:
             view = self.obs.seats[s]
@@ -197,8 +200,7 @@ class _Context:
             if view.hand_size < k:
                 continue
             k_all = sum(1 for c in known if beats(c, strongest, self.trump, bot.shokha))
-            k_any = sum(1 for c in known
-                        if any(beats(c, x, self.trump, bot.shokha) for x in cards))
+            k_any = sum(1 for c in known if any(beats(c, x, self.trump, bot.shokha) for x in cards))
             low = _at_least(k - k_all, len(beat_all), pool, unknown)
             high = _at_least(k - k_any, len(beat_any), pool, unknown)
             p_keep *= 1.0 - bot.will_beat * (low + high) / 2
@@ -210,8 +212,11 @@ class _Context:
         played = {p.seat for p in obs.trick.plays} if obs.HasField("trick") else set()
         n = obs.players
         order = [(self.me + i) % n for i in range(1, n)]
-        return [s for s in order if s not in played and obs.seats[s].active
-                and obs.seats[s].hand_size > 0]
+        return [
+            s
+            for s in order
+            if s not in played and obs.seats[s].active and obs.seats[s].hand_size > 0
+        ]
 
     # -- scores --------------------------------------------------------------------------------
 
@@ -220,15 +225,21 @@ class _Context:
         cards = _cards(action.cards)
         k = len(cards)
         pts = sum(POINTS[c] for c in cards)
-        others = [s for s in range(self.obs.players) if s != self.me
-                  and self.obs.seats[s].active and self.obs.seats[s].hand_size > 0]
+        others = [
+            s
+            for s in range(self.obs.players)
+            if s != self.me and self.obs.seats[s].active and self.obs.seats[s].hand_size > 0
+        ]
         opps = self.opponents(others)
         p = self.p_beaten(cards, opps)
         taken = pts + len(others) * k * self.avg_points * bot.discard_share + bot.trick_bonus
         lost = pts + k * self.avg_points
         value = (1 - p) * taken - p * lost - self.power(cards)
-        if bot.money and sum(1 for c in cards if SUIT_OF[c] == self.trump
-                             or (bot.shokha and c == SHOKHA)) >= 3:
+        if (
+            bot.money
+            and sum(1 for c in cards if SUIT_OF[c] == self.trump or (bot.shokha and c == SHOKHA))
+            >= 3
+        ):
             value += bot.bura_bonus
         return value
 
@@ -250,8 +261,12 @@ class _Context:
             return ((1 - p) * (stake + bot.trick_bonus) - p * stake) - self.power(cards)
         stake = on_table + pts
         if self.side_of[trick.winner] == self.my_side:  # partner is winning
-            winning = _cards(next((p.cards for p in reversed(trick.plays)
-                                   if p.seat == trick.winner and p.cards), ()))
+            winning = _cards(
+                next(
+                    (p.cards for p in reversed(trick.plays) if p.seat == trick.winner and p.cards),
+                    (),
+                )
+            )
             p = self.p_beaten(winning, later_opps)
             return (1 - p) * (stake + later_cards) - p * stake - self.power(cards)
         return -stake - self.power(cards)

@@ -23,4 +23,8 @@ def _ismcts_fast() -> Bot:
 
 # Factories by name: each call makes a fresh bot for one match.
 HOUSE_BOTS: dict[str, Callable[[], Bot]] = {
-    "random": RandomBot, "greedy": GreedyBot, "ismcts": _ismcts, "ismcts-fast": _ismcts_fast}
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "ismcts": _ismcts,
+    "ismcts-fast": _ismcts_fast,
+}

@@ -35,8 +35,8 @@ from kozel.engine import (
     Combo,
     Deal,
     IllegalAction,
-    Ruleset,
     RulesError,
+    Ruleset,
     observe,
 )
 from kozel.engine.cards import CODES, SUIT_OF, points
@@ -44,8 +44,11 @@ from kozel.engine.rules import FirstLead, TrumpMode
 from kozel.sdk.house import GreedyBot
 from kozel.v1 import game_pb2, referee_pb2
 
-_KIND = {game_pb2.ACTION_KIND_LEAD: ActionKind.LEAD, game_pb2.ACTION_KIND_BEAT: ActionKind.BEAT,
-         game_pb2.ACTION_KIND_DISCARD: ActionKind.DISCARD}
+_KIND = {
+    game_pb2.ACTION_KIND_LEAD: ActionKind.LEAD,
+    game_pb2.ACTION_KIND_BEAT: ActionKind.BEAT,
+    game_pb2.ACTION_KIND_DISCARD: ActionKind.DISCARD,
+}
 _COMBO = {game_pb2.COMBO_MOSCOW: Combo.MOSCOW, game_pb2.COMBO_MOLODKA: Combo.MOLODKA}
 _CARD = {c: i for i, c in enumerate(CODES)}
 _UCB_C = 0.7
@@ -67,7 +70,7 @@ def _ruleset(preset: str, options: dict[str, Any], players: int) -> Ruleset:
             for suit in range(4):  # a deck whose trump card is of this suit
                 top = next(c for c in deck if SUIT_OF[c] == suit)
                 rest = [c for c in deck if c != top]
-                order = rest[:4 * players] + [top] + rest[4 * players:]
+                order = rest[: 4 * players] + [top] + rest[4 * players :]
                 Deal.start(rules, players, order, 0)
         _RULESETS[key] = rules
     return rules
@@ -148,8 +151,11 @@ class IsmctsBot(GreedyBot):
     def on_match_start(self, msg: referee_pb2.MatchStart) -> None:
         super().on_match_start(msg)
         try:
-            options = (_whole(MessageToDict(msg.ruleset.options))
-                       if msg.ruleset.HasField("options") else {})
+            options = (
+                _whole(MessageToDict(msg.ruleset.options))
+                if msg.ruleset.HasField("options")
+                else {}
+            )
             self.rules = _ruleset(msg.ruleset.preset or "classic", options, msg.players)
         except (RulesError, ValueError, TypeError, KeyError, IllegalAction):
             self.rules = None  # unknown knobs: play greedy
@@ -165,9 +171,11 @@ class IsmctsBot(GreedyBot):
 
     def choose(self, request: referee_pb2.DecisionRequest) -> int:
         legal = request.legal_actions
-        if (len(legal) == 1 or request.kind not in (game_pb2.DECISION_KIND_LEAD,
-                                                    game_pb2.DECISION_KIND_RESPOND)
-                or self.rules is None):
+        if (
+            len(legal) == 1
+            or request.kind not in (game_pb2.DECISION_KIND_LEAD, game_pb2.DECISION_KIND_RESPOND)
+            or self.rules is None
+        ):
             return super().choose(request)
         started = time.monotonic()
         wall = self.max_wall_s
@@ -182,15 +190,14 @@ class IsmctsBot(GreedyBot):
         self.stats["worlds"] += len(worlds)
         scores = self.scores(request) or [0.0] * len(legal)
         ranked = sorted(range(len(legal)), key=lambda i: -scores[i])
-        return self._search(worlds, request.observation.seat, ranked[:self.candidates], clock)
+        return self._search(worlds, request.observation.seat, ranked[: self.candidates], clock)
 
     def _search(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
         if self.paired:
             return self._search_paired(worlds, me, cands, clock)
         return self._search_ucb(worlds, me, cands, clock)
 
-    def _search_paired(self, worlds: list[Deal], me: int, cands: list[int],
-                       clock: _Clock) -> int:
+    def _search_paired(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
         """Every candidate on the same determinization with the same playout dice (common
         random numbers), so the differences to greedy's pick are measured in pairs; greedy's
         pick stands unless another beats it by ``margin`` standard errors."""
@@ -242,8 +249,10 @@ class IsmctsBot(GreedyBot):
                 a = it
             else:
                 log_t = math.log(it)
-                a = max(range(n), key=lambda i: totals[i] / visits[i]
-                        + _UCB_C * math.sqrt(log_t / visits[i]))
+                a = max(
+                    range(n),
+                    key=lambda i: totals[i] / visits[i] + _UCB_C * math.sqrt(log_t / visits[i]),
+                )
             sim = world.clone()
             sim.apply(me, sim.legal_actions(me)[cands[a]])
             reward = _playout(sim, side, self.rng, self.points_weight)
@@ -296,8 +305,13 @@ class _Plan:
     """What one observation fixes: the deal's set-up, the plays in order, and which cards
     each seat must have held by when."""
 
-    def __init__(self, rules: Ruleset, obs: game_pb2.Observation, start_hand: int,
-                 prev_last_winner: int | None) -> None:
+    def __init__(
+        self,
+        rules: Ruleset,
+        obs: game_pb2.Observation,
+        start_hand: int,
+        prev_last_winner: int | None,
+    ) -> None:
         self.rules = rules
         self.me = me = obs.seat
         self.players = n = obs.players
@@ -310,10 +324,12 @@ class _Plan:
         self.indicator = _CARD[obs.trump_card]
         self.first_leader: int | None = None
         if rules.first_lead == FirstLead.PREV_LAST_TRICK and prev_last_winner is not None:
-            self.first_leader = next(s for k in range(n)
-                                     if (s := (prev_last_winner + k) % n) in active)
-        tricks = list(obs.tricks) + ([obs.trick] if obs.HasField("trick") and obs.trick.plays
-                                     else [])
+            self.first_leader = next(
+                s for k in range(n) if (s := (prev_last_winner + k) % n) in active
+            )
+        tricks = list(obs.tricks) + (
+            [obs.trick] if obs.HasField("trick") and obs.trick.plays else []
+        )
         self.tricks = tricks
         na = len(active)
         # Deck positions: the deal goes clockwise from the dealer's left, four rounds; then the
@@ -330,8 +346,15 @@ class _Plan:
         for t, trick in enumerate(obs.tricks):  # completed tricks: then the draw
             for play in trick.plays:
                 held[play.seat] -= play.count
-            tpos = _draw(slots, held, talon, tpos, _clockwise(active, trick.winner, n),
-                         rules.draw_mode == "round_robin", t + 1)
+            tpos = _draw(
+                slots,
+                held,
+                talon,
+                tpos,
+                _clockwise(active, trick.winner, n),
+                rules.draw_mode == "round_robin",
+                t + 1,
+            )
         if len(deck) - 4 * na - tpos != obs.talon:
             raise _Fail  # the draw model does not match what the seat saw
         self.slots = slots
@@ -362,11 +385,12 @@ class _Plan:
                 raise _Fail
         # The trump card, once drawn, is known to be in its drawer's hand; if it is known
         # nowhere now and was never played face up, it went in a face-down discard.
-        self.shed_indicator = (obs.trump_card_drawn and not seen >> self.indicator & 1)
+        self.shed_indicator = obs.trump_card_drawn and not seen >> self.indicator & 1
         seen |= 1 << self.indicator
         self.keep = {s: {c for c, _ in ds} for s, ds in demands.items()}  # never discarded
-        self.demands = {s: [(c, d) for c, d in ds if c != self.indicator]
-                        for s, ds in demands.items()}
+        self.demands = {
+            s: [(c, d) for c, d in ds if c != self.indicator] for s, ds in demands.items()
+        }
         self.unseen = [c for c in deck if not seen >> c & 1]
 
     def sample(self, rng: random.Random) -> Deal:
@@ -459,8 +483,15 @@ def _clockwise(active: Sequence[int], start: int, n: int) -> list[int]:
     return [s for k in range(n) if (s := (start + k) % n) in active]
 
 
-def _draw(slots: dict[int, list[tuple[int, int]]], held: dict[int, int], talon: list[int],
-          pos: int, order: list[int], round_robin: bool, time_: int) -> int:
+def _draw(
+    slots: dict[int, list[tuple[int, int]]],
+    held: dict[int, int],
+    talon: list[int],
+    pos: int,
+    order: list[int],
+    round_robin: bool,
+    time_: int,
+) -> int:
     """Who takes which talon positions after a trick (RULES.md: the winner first, clockwise,
     up to four cards each; one card a turn or a whole hand a turn)."""
     end = len(talon)
@@ -475,7 +506,7 @@ def _draw(slots: dict[int, list[tuple[int, int]]], held: dict[int, int], talon: 
     else:
         for i, s in enumerate(order):
             take = min(need[i], end - pos)
-            for p in talon[pos:pos + take]:
+            for p in talon[pos : pos + take]:
                 slots[s].append((time_, p))
             held[s] += take
             pos += take
@@ -497,7 +528,8 @@ def _playout(deal: Deal, side: int, rng: random.Random, points_weight: float = 0
         return (pts[side] - opp_pts) / 120
     opp_pen = sum(pen[s] or 0 for s in others) / max(1, len(others))
     return ((opp_pen - (pen[side] or 0)) / 6 + points_weight * (pts[side] - opp_pts) / 120) / (
-        1 + points_weight)
+        1 + points_weight
+    )
 
 
 def _cost(mask: int, trump: int) -> float:

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from importlib import metadata
 
+from kozel.core.convert import END_REASON_TO_PB, action_to_pb, ruleset_to_pb
+from kozel.core.requests import StepMeta
 from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
 from kozel.engine.match import DealRecord, Match
 from kozel.engine.shuffle import commitment
-from kozel.core.convert import END_REASON_TO_PB, action_to_pb, ruleset_to_pb
-from kozel.core.requests import StepMeta
 from kozel.server.replay.file import FORMAT_VERSION
 from kozel.v1 import game_pb2, replay_pb2
 
@@ -29,8 +29,12 @@ ENGINE_VERSION = _engine_version()
 
 
 def result_to_pb(
-    match: Match, *, forfeits: Sequence[game_pb2.Forfeit], timeouts: Sequence[int],
-    rejections: Sequence[int], aborted: bool = False,
+    match: Match,
+    *,
+    forfeits: Sequence[game_pb2.Forfeit],
+    timeouts: Sequence[int],
+    rejections: Sequence[int],
+    aborted: bool = False,
 ) -> game_pb2.MatchResult:
     """The result of a match (an aborted one has no winner)."""
     outcome = match.outcome()
@@ -42,18 +46,33 @@ def result_to_pb(
         reason = END_REASON_TO_PB[outcome.reason]
     winner = None if aborted else outcome.winner
     return game_pb2.MatchResult(
-        reason=reason, draw=winner is None, winner_side=winner or 0,
-        penalty_totals=outcome.penalty_totals, chips=outcome.chips,
-        eliminated_sides=outcome.eliminated, forfeits=forfeits, timeouts=timeouts,
-        rejections=rejections, deals=len(match.records),
+        reason=reason,
+        draw=winner is None,
+        winner_side=winner or 0,
+        penalty_totals=outcome.penalty_totals,
+        chips=outcome.chips,
+        eliminated_sides=outcome.eliminated,
+        forfeits=forfeits,
+        timeouts=timeouts,
+        rejections=rejections,
+        deals=len(match.records),
     )
 
 
 def build_replay(
-    match: Match, *, match_id: str, names: Sequence[str], time_control: game_pb2.TimeControl,
-    steps: Sequence[Sequence[StepMeta]], result: game_pb2.MatchResult, started_at: datetime,
-    ended_at: datetime, table_id: str = "", engine_version: str = ENGINE_VERSION,
-    protocol_version: int = 1, ladder: str = "",
+    match: Match,
+    *,
+    match_id: str,
+    names: Sequence[str],
+    time_control: game_pb2.TimeControl,
+    steps: Sequence[Sequence[StepMeta]],
+    result: game_pb2.MatchResult,
+    started_at: datetime,
+    ended_at: datetime,
+    table_id: str = "",
+    engine_version: str = ENGINE_VERSION,
+    protocol_version: int = 1,
+    ladder: str = "",
 ) -> replay_pb2.Replay:
     """The replay of ``match``. ``steps[i]`` holds one :class:`StepMeta` per action of deal i.
 
@@ -70,13 +89,23 @@ def build_replay(
         index = len(match.records)
         deals.append(_deal_to_pb(match.deal, index, _metas(steps, index, len(match.deal.history))))
     replay = replay_pb2.Replay(
-        format_version=FORMAT_VERSION, protocol_version=protocol_version,
-        engine_version=engine_version, match_id=match_id, ruleset=ruleset_to_pb(match.rules),
+        format_version=FORMAT_VERSION,
+        protocol_version=protocol_version,
+        engine_version=engine_version,
+        match_id=match_id,
+        ruleset=ruleset_to_pb(match.rules),
         players=match.players,
-        seats=[replay_pb2.ReplaySeat(seat=s, name=n, side=match.side_of[s])
-               for s, n in enumerate(names)],
-        seed=match.seed, seed_commitment=commitment(match.seed), time_control=time_control,
-        deals=deals, result=result, table_id=table_id, ladder=ladder,
+        seats=[
+            replay_pb2.ReplaySeat(seat=s, name=n, side=match.side_of[s])
+            for s, n in enumerate(names)
+        ],
+        seed=match.seed,
+        seed_commitment=commitment(match.seed),
+        time_control=time_control,
+        deals=deals,
+        result=result,
+        table_id=table_id,
+        ladder=ladder,
     )
     replay.started_at.FromDatetime(started_at)
     replay.ended_at.FromDatetime(ended_at)
@@ -90,23 +119,35 @@ def _metas(steps: Sequence[Sequence[StepMeta]], index: int, n_actions: int) -> S
     return metas
 
 
-
 def _steps_to_pb(actions: Sequence, metas: Sequence[StepMeta]) -> list[replay_pb2.ReplayStep]:
     return [
-        replay_pb2.ReplayStep(seat=seat, action=action_to_pb(action), request_id=m.request_id,
-                              think_ms=m.think_ms, timeout=m.timeout, rejections=m.rejections)
+        replay_pb2.ReplayStep(
+            seat=seat,
+            action=action_to_pb(action),
+            request_id=m.request_id,
+            think_ms=m.think_ms,
+            timeout=m.timeout,
+            rejections=m.rejections,
+        )
         for (seat, action), m in zip(actions, metas)
     ]
 
 
-def _record_to_pb(rec: DealRecord, active: Sequence[int],
-                  metas: Sequence[StepMeta]) -> replay_pb2.ReplayDeal:
+def _record_to_pb(
+    rec: DealRecord, active: Sequence[int], metas: Sequence[StepMeta]
+) -> replay_pb2.ReplayDeal:
     msg = replay_pb2.ReplayDeal(
-        index=rec.index, dealer=rec.dealer, deck=[CODES[c] for c in rec.deck],
-        first_leader=rec.first_leader, active_seats=active,
-        steps=_steps_to_pb(rec.actions, metas), card_points=zeros(rec.card_points),
-        tricks=zeros(rec.tricks), penalties=zeros(rec.penalties or ()),
-        pot_winners=rec.pot_winners, voided=rec.voided,
+        index=rec.index,
+        dealer=rec.dealer,
+        deck=[CODES[c] for c in rec.deck],
+        first_leader=rec.first_leader,
+        active_seats=active,
+        steps=_steps_to_pb(rec.actions, metas),
+        card_points=zeros(rec.card_points),
+        tricks=zeros(rec.tricks),
+        penalties=zeros(rec.penalties or ()),
+        pot_winners=rec.pot_winners,
+        voided=rec.voided,
     )
     if rec.trump_index is not None:
         msg.trump_index = rec.trump_index
@@ -116,8 +157,11 @@ def _record_to_pb(rec: DealRecord, active: Sequence[int],
 def _deal_to_pb(deal: Deal, index: int, metas: Sequence[StepMeta]) -> replay_pb2.ReplayDeal:
     """The deal in play of an aborted match: its history so far, no scores."""
     msg = replay_pb2.ReplayDeal(
-        index=index, dealer=deal.dealer, deck=[CODES[c] for c in deal.deck],
-        first_leader=deal.first_leader, active_seats=deal.active,
+        index=index,
+        dealer=deal.dealer,
+        deck=[CODES[c] for c in deal.deck],
+        first_leader=deal.first_leader,
+        active_seats=deal.active,
         steps=_steps_to_pb(deal.history, metas),
     )
     if deal.trump_index is not None:

@@ -21,7 +21,6 @@ class ReplayError(ValueError):
     """A file or byte string that is not a readable replay."""
 
 
-
 def encode_replay(replay: replay_pb2.Replay) -> bytes:
     """The file content of a replay: the serialized message, gzip-compressed."""
     return gzip.compress(replay.SerializeToString(deterministic=True), mtime=0)
@@ -82,6 +81,8 @@ def decode_replay(data: bytes) -> replay_pb2.Replay:
     if replay.format_version == 0:
         raise ReplayError("not a replay: the message has no format_version")
     if replay.format_version != FORMAT_VERSION:
-        raise ReplayError(f"unknown replay format_version {replay.format_version}; "
-                          f"this reader knows version {FORMAT_VERSION}")
+        raise ReplayError(
+            f"unknown replay format_version {replay.format_version}; "
+            f"this reader knows version {FORMAT_VERSION}"
+        )
     return replay

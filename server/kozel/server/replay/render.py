@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
+from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.engine.cards import CODES, codes
 from kozel.engine.deal import Deal, Declared, Play, Returned, Trick
 from kozel.engine.errors import IllegalAction, SetupError
-from kozel.engine.rules import Ruleset, RulesError
-from kozel.core.convert import action_from_pb, ruleset_from_pb
+from kozel.engine.rules import RulesError, Ruleset
 from kozel.server.text import escape
 from kozel.v1 import game_pb2, replay_pb2
 
@@ -50,7 +50,7 @@ def _side_name(replay: replay_pb2.Replay, side: int) -> str:
 
 
 def _when(ts) -> str:
-    return ts.ToDatetime(tzinfo=timezone.utc).isoformat(timespec="seconds")
+    return ts.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
 
 
 def _header_lines(replay: replay_pb2.Replay, names: dict[int, str]) -> list[str]:
@@ -58,41 +58,56 @@ def _header_lines(replay: replay_pb2.Replay, names: dict[int, str]) -> list[str]
     lines = [
         f"Kozel replay of match {replay.match_id or '(no id)'}"
         + (f" at table {replay.table_id}" if replay.table_id else ""),
-        f"format {replay.format_version}, protocol {replay.protocol_version}, "
-        f"engine {replay.engine_version or 'unknown'}",
+        (
+            f"format {replay.format_version}, protocol {replay.protocol_version}, "
+            f"engine {replay.engine_version or 'unknown'}"
+        ),
         f"ruleset {replay.ruleset.preset or 'classic'}, {replay.players} players",
     ]
     lines += [f"  {_who(s.seat, names)}, side {s.side}" for s in replay.seats]
     lines += [
         f"seed            {replay.seed.hex()}",
         f"seed commitment {replay.seed_commitment}",
-        f"time control: {tc.move_ms} ms a move, bank {tc.bank_ms} ms, {tc.max_strikes} strikes, "
-        f"{tc.max_retries} retries, grace {tc.grace_ms} ms",
+        (
+            f"time control: {tc.move_ms} ms a move, bank {tc.bank_ms} ms, "
+            f"{tc.max_strikes} strikes, {tc.max_retries} retries, grace {tc.grace_ms} ms"
+        ),
     ]
     if replay.HasField("started_at"):
         lines.append(f"played {_when(replay.started_at)} to {_when(replay.ended_at)}")
     return lines
 
 
-def start_deal(rules: Ruleset | None, replay: replay_pb2.Replay,
-                d: replay_pb2.ReplayDeal) -> Deal | str:
+def start_deal(
+    rules: Ruleset | None, replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal
+) -> Deal | str:
     """The deal as recorded, for re-playing, or why it cannot be set up."""
     if rules is None:
         return "the ruleset cannot be read"
     try:
-        return Deal.start(rules, replay.players, [CODES.index(c.upper()) for c in d.deck],
-                          d.dealer, active=list(d.active_seats),
-                          trump_index=d.trump_index if d.HasField("trump_index") else None,
-                          first_leader=d.first_leader)
+        return Deal.start(
+            rules,
+            replay.players,
+            [CODES.index(c.upper()) for c in d.deck],
+            d.dealer,
+            active=list(d.active_seats),
+            trump_index=d.trump_index if d.HasField("trump_index") else None,
+            first_leader=d.first_leader,
+        )
     except (SetupError, ValueError) as exc:
         return str(exc)
 
 
-def _deal_lines(replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal, rules: Ruleset | None,
-                names: dict[int, str]) -> list[str]:
+def _deal_lines(
+    replay: replay_pb2.Replay,
+    d: replay_pb2.ReplayDeal,
+    rules: Ruleset | None,
+    names: dict[int, str],
+) -> list[str]:
     sim = start_deal(rules, replay, d)
-    lines = [f"Deal {d.index}: dealer {_who(d.dealer, names)}, "
-             f"first lead {_who(d.first_leader, names)}"]
+    lines = [
+        f"Deal {d.index}: dealer {_who(d.dealer, names)}, first lead {_who(d.first_leader, names)}"
+    ]
     if isinstance(sim, str):
         lines.append(f"  (cannot re-play this deal: {sim})")
         sim = None

@@ -47,8 +47,9 @@ def upgrade() -> None:
     op.create_table(
         "match_seats",
         sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("match_id", sa.String(64), sa.ForeignKey("matches.id"), nullable=False,
-                  index=True),
+        sa.Column(
+            "match_id", sa.String(64), sa.ForeignKey("matches.id"), nullable=False, index=True
+        ),
         sa.Column("seat", sa.Integer, nullable=False),
         sa.Column("side", sa.Integer, nullable=False),
         sa.Column("bot_id", sa.Integer, sa.ForeignKey("bots.id"), nullable=False, index=True),
