@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,15 @@ def test_a_ladder_clock_is_the_table_clock() -> None:
     )
     assert plain.time_control == Clock()
     assert quick.time_control == Clock(move_ms=500, grace_ms=0)
+
+
+def test_the_documented_clock_is_the_clock() -> None:
+    """docs/referee.md lists each setting of the clock with Clock's own default and bounds."""
+    doc = (ROOT / "docs" / "referee.md").read_text(encoding="utf-8")
+    for f in dataclasses.fields(Clock):
+        bounds = typing.get_type_hints(Clock, include_extras=True)[f.name].__metadata__[0]
+        row = f"| `{f.name}` | {f.default} | {bounds.ge} to {bounds.le} |"
+        assert row in doc, row
 
 
 def test_serve_refuses_a_bad_ladder_file(tmp_path: Path) -> None:
