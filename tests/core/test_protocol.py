@@ -246,6 +246,7 @@ def test_jitter_gets_no_grace_and_a_second_stall_none_either() -> None:
     table.take(table.core.timer(table.now))  # a stall: graced
     assert table.core.timeouts[seat] == before
     graced = table.core.deadline
+    assert graced is not None
     assert graced == pytest.approx(table.now + 0.2)
     table.now = graced + 0.2
     table.take(table.core.timer(table.now))  # late again: no second grace

@@ -126,10 +126,10 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
             for bot in links:
                 bot.free_slots = 0
             task = asyncio.get_running_loop().create_task(run())
-            lobby.matches[match_id] = task
-            task.add_done_callback(lambda t: lobby._match_done(match_id, t))
+            lobby.matches[match_id] = task  # type: ignore[assignment]
+            task.add_done_callback(lambda t: lobby._match_done(match_id, t))  # type: ignore[arg-type]
 
-        lobby._start = start  # type: ignore[method-assign]
+        lobby._start = start  # type: ignore[method-assign,assignment]
         from kozel.engine import Ruleset
 
         for i in range(4):

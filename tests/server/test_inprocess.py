@@ -41,6 +41,8 @@ class Recorder:
 
 
 class RecordingLink(LocalLink):
+    bot: Recorder
+
     def send(self, msg: rpb.PlayResponse) -> None:
         self.bot.seen.append(msg)
         if (
@@ -150,7 +152,9 @@ def test_the_referee_seats_only_the_house_bots_it_is_handed(tmp_path: Path) -> N
         lobby = Lobby(config, {"r": Recorder})
         table = lobby.create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r", "r"])
         outcome = await lobby.wait_table(table.id)
-        return type(table.house_at[0].bot).__name__, outcome.result.reason
+        house = table.house_at[0]
+        assert isinstance(house, LocalLink)
+        return type(house.bot).__name__, outcome.result.reason
 
     assert asyncio.run(scenario()) == ("Recorder", pb.MATCH_END_REASON_LIMIT)
 
@@ -258,6 +262,7 @@ def test_spectators_hear_the_end_of_a_match_cancelled_while_it_finishes(tmp_path
         links = [LocalLink(f"b{s}", Recorder(s)) for s in range(2)]
         runner = lobby._start(links, Ruleset.preset("classic"), 2, Clock(), b"\4" * 32, "")
         hub = runner.spectators
+        assert hub is not None
         sub = hub.subscribe(False)
         task = lobby.matches[runner.match_id]
         finishing = runner._finish

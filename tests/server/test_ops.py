@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
@@ -326,12 +327,16 @@ def test_operator_port_admin_token_ladder_control_and_metrics(tmp_path: Path) ->
         assert ref.stop() == 0
 
 
-def _wait(cond, what: str, bots: list[subprocess.Popen] = (), timeout: float = 180) -> None:
+def _wait(cond, what: str, bots: Sequence[subprocess.Popen] = (), timeout: float = 180) -> None:
     """Poll ``cond``; on timeout fail with the bot processes' exit codes and output."""
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
-            states = [(b.args[-1], b.poll(), Path(b.log).read_text()[-2000:]) for b in bots]
+            # The bot helpers give each process a .log, the file its output goes to.
+            states = [
+                (b.args, b.poll(), Path(b.log).read_text()[-2000:])  # type: ignore[attr-defined]
+                for b in bots
+            ]
             raise AssertionError(f"timed out waiting until {what}; bots: {states}")
         time.sleep(0.1)
 

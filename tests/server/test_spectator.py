@@ -245,7 +245,9 @@ def test_the_full_view_shows_every_hand_and_is_held_back_by_the_delay(tmp_path: 
             game = GatedMatch(ref.address)
             match_id = await game.start()
             watcher = asyncio.create_task(_watch(ref.address, match_id, full=True))
-            while not ref.lobby.runners[match_id].spectators.subs:
+            hub = ref.lobby.runners[match_id].spectators
+            assert hub is not None
+            while not hub.subs:
                 await asyncio.sleep(0.01)
             cli = await asyncio.create_subprocess_exec(
                 sys.executable,

@@ -132,10 +132,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 1
     # The composition root: the referee is handed the SDK's house bots and the web pages.
     from kozel.sdk.house_bots import HOUSE_BOTS
+    from kozel.web.app import start_in_referee
 
-    start_web = None
-    if config.web_listen:
-        from kozel.web.app import start_in_referee as start_web
+    start_web = start_in_referee if config.web_listen else None
     try:
         return asyncio.run(serve(config, house_bots=HOUSE_BOTS, start_web=start_web))
     except Exception as exc:  # the first minutes: one line, not a traceback

@@ -83,7 +83,7 @@ class MatchProtocol:
         match_id: str,
         rules: Ruleset,
         players: int,
-        seed: bytes,
+        seed: bytes | str | int,
         clock: Clock,
         names: Sequence[str],
         table_id: str = "",

@@ -38,7 +38,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 "admin calls are disabled: the referee has no operator.admin_token configured",
             )
-        given = dict(context.invocation_metadata() or ()).get("authorization", "")
+        given = str(dict(context.invocation_metadata() or ()).get("authorization", ""))
         scheme, _, token = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), self._token):
             metrics.AUTH_FAILURES.inc()
@@ -96,6 +96,8 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         store = await self._store(context)
         await self._store_call(context, store.set_status, request.name, status)
         bot = await asyncio.to_thread(store.bot, request.name)
+        if bot is None:  # removed meanwhile
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no bot {request.name!r}")
         running = 0
         for ladder in self.lobby.ladders.values():
             ladder.exclude(bot.id, status != "active")

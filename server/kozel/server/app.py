@@ -223,7 +223,12 @@ async def start_referee(
             )
         if opened.others:
             log.warning("ladder_standby", waiting_for=opened.others)
-        shared = SharedStore(opened, config, on_change=lambda: [f() for f in changed])
+
+        def on_change() -> None:
+            for f in changed:
+                f()
+
+        shared = SharedStore(opened, config, on_change=on_change)
         lobby.rated_ok = shared.rated_ok
         lobby.standby_reason = shared.standby_reason
         for spec in config.ladders:

@@ -148,7 +148,7 @@ class LadderRuntime:
             if len({e.bot_id for e in entrants}) < self.spec.players:
                 return
             for e in entrants:
-                e.ordinal = self.ratings.get(e.key.bot.name, 0.0)
+                e.ordinal = self.ratings.get(e.key.bot.name, 0.0)  # type: ignore[attr-defined]
             now = time.monotonic()
             patient = now - min(e.since for e in entrants) < PATIENCE_S
             group = pick(
@@ -158,7 +158,7 @@ class LadderRuntime:
                 self.spec.rating_scale,
                 self.rng,
                 allow_repeat=not patient,
-                blocked=lambda ids, now=now: self.cap.blocked(ids, now),
+                blocked=functools.partial(self.cap.blocked, now=now),
             )
             if group is None:  # held back (repeat window) or capped: look again soon
                 self._retry_later()

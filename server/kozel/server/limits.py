@@ -11,6 +11,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -56,9 +57,11 @@ class CallLimits(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is None:
             return handler
@@ -176,6 +179,7 @@ def _replace(
         ("stream_stream", grpc.stream_stream_rpc_method_handler, True),
     )
     encode = handler.response_serializer
+    assert encode is not None, "every handler of a generated servicer has a serializer"
 
     def serialize(msg: object) -> bytes:  # a handler may yield messages it encoded once for all
         return msg if isinstance(msg, bytes) else encode(msg)

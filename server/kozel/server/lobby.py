@@ -8,7 +8,7 @@ import json
 import re
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -325,7 +325,7 @@ class Lobby:
 
     def _start(
         self,
-        links: list[SeatLink],
+        links: Sequence[SeatLink],
         rules: Ruleset,
         players: int,
         clock: Clock,

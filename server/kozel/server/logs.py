@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
 
@@ -34,7 +36,9 @@ structlog.configure(
 )
 
 
-def _escape_strings(_logger: object, _name: str, event: dict) -> dict:
+def _escape_strings(
+    _logger: object, _name: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     """Console lines: client strings (bot names, ids) may hold terminal escapes; JSON lines
     escape them already."""
     return {k: escape(v) if isinstance(v, str) else v for k, v in event.items()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kozel.core import convert
 from kozel.engine.rules import Ruleset
@@ -124,7 +124,7 @@ def from_store(row: MatchDetail, rules: Ruleset | None) -> mpb.GetMatchResponse:
     reason = (row.reason or "") if row.status == "finished" else ""
     out.result.CopyFrom(
         pb.MatchResult(
-            reason=pb.MatchEndReason.Value(reason)
+            reason=cast("pb.MatchEndReason", pb.MatchEndReason.Value(reason))
             if reason in pb.MatchEndReason.keys()  # noqa: SIM118 (an enum wrapper, not a dict)
             else pb.MATCH_END_REASON_ABORTED
             if row.status == "aborted"

@@ -51,7 +51,7 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
 
     async def WatchMatch(
         self, request: mpb.WatchMatchRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[mpb.WatchMatchResponse]:
+    ) -> AsyncIterator[mpb.WatchMatchResponse | bytes]:  # bytes: encoded once for all
         runner = self.lobby.runners.get(request.match_id)
         hub = runner.spectators if runner is not None else None
         if hub is None:

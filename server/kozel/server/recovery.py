@@ -16,6 +16,7 @@ Blocking (file and store I/O): call from a worker thread.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -130,7 +131,7 @@ def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
     for match_id in ids:
         if match_id in done:
             continue
-        replay = _read(lambda match_id=match_id: replays.read(match_id))
+        replay = _read(functools.partial(replays.read, match_id))
         if replay is None or not replay.ladder or replay.match_id != match_id:
             continue
         if replay.result.reason == pb.MATCH_END_REASON_ABORTED:
@@ -158,12 +159,13 @@ def adopt(
     out = Recovery()
     for match in orphans.values():
         where = match.replay_path
-        replay = _read(lambda where=where: replays.read_location(where)) if where else None
+        replay = _read(functools.partial(replays.read_location, where)) if where else None
         if (
-            replay is not None
+            where
+            and replay is not None
             and replay.result.reason != pb.MATCH_END_REASON_ABORTED
             and _commit(store, replay, where, referee_id, out)
-        ):  # type: ignore[arg-type]
+        ):
             continue
         store.abort_match(match.id, "host lost", where if replay is not None else None)
         out.aborted.append(match.id)

@@ -14,7 +14,7 @@ import grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 
-class MethodAwareReflection(reflection.aio.ReflectionServicer):  # type: ignore[misc]
+class MethodAwareReflection(reflection.aio.ReflectionServicer):
     """The stock aio reflection servicer, plus ``Service.Method`` symbols."""
 
     def _file_containing_symbol(self, request: Any, fully_qualified_name: str) -> Any:

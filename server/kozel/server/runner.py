@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -56,7 +57,7 @@ class MatchRunner(MatchHooks):
         players: int,
         seed: bytes,
         clock: Clock,
-        links: list[SeatLink],
+        links: Sequence[SeatLink],
         replays: ReplayArchive,
         table_id: str = "",
         match_id: str | None = None,

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from kozel.core.protocol import NotPending
 from kozel.server.house import HousePlayer
+from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 
 
@@ -106,7 +107,7 @@ class LocalLink(SeatLink):
         if hook is not None:
             hook(body)
 
-    def _thought(self, request: rpb.DecisionRequest, fut: asyncio.Future[object]) -> None:
+    def _thought(self, request: rpb.DecisionRequest, fut: asyncio.Future[int | pb.Action]) -> None:
         if fut.cancelled():
             return
         if fut.exception() is not None:  # the runner's clock and retries deal with a bad bot

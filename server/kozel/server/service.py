@@ -21,7 +21,7 @@ from kozel.server.config import ServerConfig
 from kozel.server.errors import Refused
 from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
-from kozel.server.session import CLOSE, Outbox, Session
+from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
 from kozel.server.text import id_problem, name_problem
 from kozel.v1 import game_pb2 as pb
@@ -87,7 +87,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         try:
             while True:
                 msg = await outbox.get()
-                if msg is CLOSE:
+                if msg is None:
                     break
                 if msg.HasField("decision"):
                     session.written(msg.decision, loop.time())

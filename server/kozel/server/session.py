@@ -19,7 +19,6 @@ from kozel.v1 import referee_pb2 as rpb
 
 log = structlog.get_logger("kozel.session")
 
-CLOSE = object()  # outbox sentinel: end the stream
 MISSED_LIMIT = 256  # DealEnd/MatchEnd messages kept for a detached session
 
 
@@ -28,7 +27,7 @@ class Outbox:
     off rather than allowed to grow the server's memory."""
 
     def __init__(self, limit: int) -> None:
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._queue: asyncio.Queue[rpb.PlayResponse | None] = asyncio.Queue()  # None: end
         self._limit = limit
         self.status: tuple[grpc.StatusCode, str] | None = None
         self.closed = False
@@ -50,9 +49,10 @@ class Outbox:
         if not self.closed:
             self.closed = True
             self.status = (code, details) if code is not None else None
-            self._queue.put_nowait(CLOSE)
+            self._queue.put_nowait(None)
 
-    async def get(self) -> object:
+    async def get(self) -> rpb.PlayResponse | None:
+        """The next message to write; None once the stream is to end."""
         return await self._queue.get()
 
 

@@ -135,4 +135,5 @@ async def cancel(task: asyncio.Task[None] | None) -> None:
 
 
 def _name(call: Callable[..., object]) -> str:
-    return getattr(call, "__qualname__", None) or getattr(call, "__name__", repr(call))
+    name = getattr(call, "__qualname__", None) or getattr(call, "__name__", None)
+    return str(name) if name else repr(call)

@@ -108,18 +108,19 @@ def _deal_lines(
     lines = [
         f"Deal {d.index}: dealer {_who(d.dealer, names)}, first lead {_who(d.first_leader, names)}"
     ]
+    deal: Deal | None = None
     if isinstance(sim, str):
         lines.append(f"  (cannot re-play this deal: {sim})")
-        sim = None
     else:
+        deal = sim
         shown = f", talon card {d.trump_index} shown" if d.HasField("trump_index") else ""
         lines.append(f"  trump card {CODES[sim.indicator]} (trump {sim.trump_suit}){shown}")
         lines += [f"  {_who(s, names)}: {' '.join(codes(sim.hands[s]))}" for s in sim.active]
     for k, step in enumerate(d.steps, 1):
         lines.append(f"  {k:3}. " + _step_text(step, names))
         lines += [f"         refused: {_rejection_text(r)}" for r in step.rejections]
-        if sim is not None:
-            sim, events = _replay_step(sim, step)
+        if deal is not None:
+            deal, events = _replay_step(deal, step)
             lines += [f"         {e}" for e in _event_lines(events, names)]
     lines.extend(_score_lines(replay, d))
     return lines
