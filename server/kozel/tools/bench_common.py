@@ -193,7 +193,7 @@ def start_server(
 class Child:
     """A benchmark child process (``python -m MODULE ARGS``) that speaks JSON lines."""
 
-    def __init__(self, module: str, *args: str, idle: bool = False) -> None:
+    def __init__(self, module: str, *args: str) -> None:
         self.module = module
         self.proc = subprocess.Popen(
             [*_python(), "-m", module, *args],
@@ -202,7 +202,7 @@ class Child:
             text=True,
             bufsize=1,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            preexec_fn=_idle_child if idle else _die_with_parent,
+            preexec_fn=_die_with_parent,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -266,15 +266,6 @@ def _die_with_parent() -> None:
     import signal
 
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _idle_child() -> None:
-    """:func:`_die_with_parent`, and run at idle priority (nice 19, SCHED_IDLE)."""
-    from kozel.web.app import idle_priority
-
-    _die_with_parent()
-    os.nice(19)
-    idle_priority()
 
 
 class EchoServer:

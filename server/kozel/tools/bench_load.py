@@ -96,12 +96,9 @@ def run(bench: LoadBench) -> dict[str, Any]:
         readies = [child.expect("ready", timeout=90) for child in children]
         web = None
         if bench.web_load:
-            # At idle priority: it stands for browsers on other machines, so what it measures
-            # is the web child's effect on the clocks, not the generator's own CPU.
             web = Child(
                 "kozel.tools.bench_web",
                 json.dumps({"base": server.web, "connections": bench.web_load}),
-                idle=True,
             )
             children.append(web)  # closed with the bots
             web.expect("ready", timeout=60)
