@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kozel.core.clock import MAX_STALL_GRACE_S, STALL_S, Clock
+from kozel.core.clock import MAX_STALL_GRACE_S, STALL_S, Clock, ClockError
 from kozel.core.protocol import MatchProtocol, NotPending, Send
 from kozel.core.requests import OPEN, TRANSITIONS, Event, Request, State, TransitionError
 from kozel.engine.actions import PASS, Decision
@@ -424,3 +424,11 @@ def test_any_sequence_of_events_keeps_the_protocol_consistent(
         ]
         assert ids == list(range(1, len(ids) + 1))  # per seat, one by one
         assert table.core.public_timeouts[s] <= table.core.timeouts[s]
+
+
+def test_a_requested_clock_is_checked_against_the_bounds_of_each_field() -> None:
+    assert Clock().merged(pb.TimeControl(move_ms=500, bank_ms=0)) == Clock(move_ms=500)
+    with pytest.raises(ClockError, match=r"^time_control\.grace_ms is 600001; it must be 0 to"):
+        Clock().merged(pb.TimeControl(grace_ms=600_001))
+    with pytest.raises(ClockError, match=r"time_control\.move_ms is 9; it must be 10 to 600000"):
+        Clock().merged(pb.TimeControl(move_ms=9))

@@ -382,3 +382,25 @@ def test_a_hello_is_kept_without_its_unknown_fields(tmp_path: Path) -> None:
 
     sizes = asyncio.run(scenario())
     assert len(sizes) == 3 and max(sizes) < 200, sizes
+
+
+def test_a_table_clock_outside_its_bounds_is_refused_by_name(ref: Served) -> None:
+    async def scenario() -> list[tuple[grpc.StatusCode, str]]:
+        async with grpc.aio.insecure_channel(honest(ref)) as channel:
+            stub = referee_pb2_grpc.RefereeServiceStub(channel)
+            clocks = [pb.TimeControl(move_ms=10**9), pb.TimeControl(max_retries=101)]
+            return [
+                await status_of(
+                    stub.CreateTable(
+                        rpb.CreateTableRequest(
+                            ruleset=pb.Ruleset(preset="classic"), players=2, time_control=tc
+                        )
+                    )
+                )
+                for tc in clocks
+            ]
+
+    (code1, why1), (code2, why2) = asyncio.run(scenario())
+    assert code1 == code2 == grpc.StatusCode.INVALID_ARGUMENT
+    assert why1 == "time_control.move_ms is 1000000000; it must be 10 to 600000"
+    assert why2 == "time_control.max_retries is 101; it must be 0 to 100"

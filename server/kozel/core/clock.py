@@ -7,12 +7,16 @@ pydantic enforces them where a clock is read from a file (the referee's ``clock`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Annotated, ClassVar
+from dataclasses import dataclass, fields, replace
+from typing import Annotated, ClassVar, get_type_hints
 
 from annotated_types import Interval
 
 from kozel.v1 import game_pb2 as pb
+
+
+class ClockError(ValueError):
+    """A clock value outside its bounds; the message names the field."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +43,29 @@ class Clock:
         )
 
     def merged(self, msg: pb.TimeControl | None) -> Clock:
-        """This clock with the non-zero fields of a request's ``TimeControl`` applied."""
+        """This clock with the non-zero fields of a request's ``TimeControl`` applied; raises
+        :class:`ClockError` naming the first field outside its bounds."""
         if msg is None:
             return self
-        changes = {
-            f: getattr(msg, f)
-            for f in ("move_ms", "bank_ms", "max_strikes", "max_retries", "grace_ms")
-            if getattr(msg, f)
-        }
-        return replace(self, **changes)
+        changes = {f.name: getattr(msg, f.name) for f in fields(self) if getattr(msg, f.name)}
+        clock = replace(self, **changes)
+        for name, low, high in _bounds():
+            value = getattr(clock, name)
+            if not low <= value <= high:
+                raise ClockError(f"time_control.{name} is {value}; it must be {low} to {high}")
+        return clock
+
+
+def _bounds() -> list[tuple[str, int, int]]:
+    """(field, lowest, highest) of every clock field, from its ``Interval``."""
+    hints = get_type_hints(Clock, include_extras=True)
+    out = []
+    for f in fields(Clock):
+        (interval,) = (m for m in hints[f.name].__metadata__ if isinstance(m, Interval))
+        low, high = interval.ge, interval.le
+        assert isinstance(low, int) and isinstance(high, int), f"{f.name}: whole bounds"
+        out.append((f.name, low, high))
+    return out
 
 
 # A deadline timer that runs this late means the referee stalled (seconds; less is ordinary

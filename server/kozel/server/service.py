@@ -13,6 +13,7 @@ import structlog
 from google.protobuf.message import DecodeError
 
 from kozel.core import convert, messages
+from kozel.core.clock import ClockError
 from kozel.core.messages import PROTOCOL_VERSION
 from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
@@ -368,7 +369,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 list(request.house_bots),
                 owner=peer_host(context.peer()),
             )
-        except RulesError as exc:
+        except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
