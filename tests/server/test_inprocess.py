@@ -10,8 +10,10 @@ import random
 import threading
 import time
 import weakref
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 from kozel.core.clock import Clock
@@ -25,6 +27,7 @@ from kozel.server.runner import MatchRunner
 from kozel.server.seats import LocalLink, Reply
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
+from kozel.v1 import referee_pb2_grpc
 
 
 class Recorder:
@@ -283,3 +286,57 @@ def test_spectators_hear_the_end_of_a_match_cancelled_while_it_finishes(tmp_path
         return last.WhichOneof("kind") == "match_end"
 
     assert asyncio.run(scenario())
+
+
+def test_play_streams_are_capped_and_an_ended_stream_gives_its_slot_back(tmp_path: Path) -> None:
+    """``limits.max_streams``: a stream past the cap is refused at once; when a stream ends,
+    however it ends, its slot is free again."""
+
+    async def probe(stub: referee_pb2_grpc.RefereeServiceStub) -> tuple[grpc.StatusCode, str]:
+        hello = rpb.PlayRequest(hello=rpb.Hello(protocol_version=99, bot_name="probe"))
+        try:
+            async for _ in stub.Play(iter([hello])):
+                pass
+        except grpc.aio.AioRpcError as exc:
+            return exc.code(), exc.details() or ""
+        return grpc.StatusCode.OK, ""
+
+    async def scenario() -> tuple[list[tuple[grpc.StatusCode, str]], tuple[grpc.StatusCode, str]]:
+        config = ServerConfig(
+            listen="127.0.0.1:0", replay_dir=tmp_path, max_streams=2, hello_timeout_s=120
+        )
+        ref = await start_referee(config)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = referee_pb2_grpc.RefereeServiceStub(channel)
+                quiet = asyncio.Event()
+
+                async def nothing() -> AsyncIterator[rpb.PlayRequest]:
+                    await quiet.wait()
+                    yield rpb.PlayRequest()
+
+                holders = [stub.Play(nothing()) for _ in range(2)]
+                codes = []
+                deadline = time.monotonic() + 30
+                while (code := await probe(stub))[0] != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    assert time.monotonic() < deadline, "the two holders were never counted"
+                    await asyncio.sleep(0.05)
+                codes.append(code)
+                holders[0].cancel()
+                while (code := await probe(stub))[0] == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    assert time.monotonic() < deadline, "the ended stream kept its slot"
+                    await asyncio.sleep(0.05)
+                codes.append(code)
+                holders[1].cancel()
+                return codes, await probe(stub)
+        finally:
+            await ref.stop(0)
+
+    codes, last = asyncio.run(scenario())
+    assert codes[0] == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "the referee serves 2 streams already (limits.max_streams); retry later",
+    )
+    assert codes[1][0] == grpc.StatusCode.FAILED_PRECONDITION  # admitted: the Hello is read
+    assert "protocol version 99 is not supported" in codes[1][1]
+    assert last[0] == grpc.StatusCode.FAILED_PRECONDITION

@@ -26,7 +26,7 @@ class Clock:
     move_ms: Annotated[int, Interval(ge=10, le=600_000)] = 2000
     bank_ms: Annotated[int, Interval(ge=0, le=3_600_000)] = 10_000
     max_strikes: Annotated[int, Interval(ge=0, le=1000)] = 3
-    max_retries: Annotated[int, Interval(ge=0, le=100)] = 2
+    max_retries: Annotated[int, Interval(ge=0, le=1000)] = 2
     grace_ms: Annotated[int, Interval(ge=0, le=600_000)] = 10_000
 
     # Read by pydantic (a plain dict, so nothing here imports it): a key that is not a field

@@ -1,6 +1,7 @@
 """Concurrent-call limits: long calls that carry no credentials (``WaitTable``, ``WatchMatch``,
-``health.Watch``) are capped in all and per peer address and given a deadline, and ``Play``
-streams are capped, all below gRPC's own ``maximum_concurrent_rpcs``. The slots left over are
+``health.Watch``) are capped in all and per peer address and given a deadline; ``Play`` streams
+(capped by the servicer itself, so no wrapper sits on their messages) have their slots too, all
+below gRPC's own ``maximum_concurrent_rpcs``. The slots left over are
 reserved for short calls, so a health check is answered even while every long-call slot is
 taken.
 """
@@ -15,7 +16,6 @@ from typing import Any
 
 import grpc
 
-PLAY = "/kozel.v1.RefereeService/Play"
 IDLE_METHODS = frozenset(
     {
         "/kozel.v1.RefereeService/WaitTable",
@@ -53,7 +53,6 @@ class CallLimits(grpc.aio.ServerInterceptor):
         self.caps = caps
         self.idle = 0
         self.idle_by_peer: dict[str, int] = {}
-        self.streams = 0
 
     async def intercept_service(
         self,
@@ -67,8 +66,6 @@ class CallLimits(grpc.aio.ServerInterceptor):
             return handler
         if details.method in IDLE_METHODS:
             return _replace(handler, self._idle_call)
-        if details.method == PLAY and self.caps.streams:
-            return _replace(handler, self._stream_call)
         return handler
 
     # -- bookkeeping ---------------------------------------------------------------------------
@@ -147,26 +144,6 @@ class CallLimits(grpc.aio.ServerInterceptor):
 
         return coroutine
 
-    def _stream_call(self, behaviour: Callable, streaming: bool) -> Callable:
-        """A Play stream, counted against ``streams``."""
-        limits = self
-
-        async def generator(requests, context):  # noqa: ANN001, ANN202
-            if limits.streams >= limits.caps.streams:
-                await context.abort(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"the referee serves {limits.caps.streams} streams already "
-                    "(limits.max_streams); retry later",
-                )
-            limits.streams += 1
-            try:
-                async for msg in behaviour(requests, context):
-                    yield msg
-            finally:
-                limits.streams -= 1
-
-        return generator
-
 
 def _replace(
     handler: grpc.RpcMethodHandler, wrap: Callable[[Callable, bool], Callable]
@@ -190,6 +167,6 @@ def _replace(
             return make(
                 wrap(behaviour, streaming),
                 request_deserializer=handler.request_deserializer,
-                response_serializer=serialize if encode is not None else None,
+                response_serializer=serialize,
             )
     return handler

@@ -53,6 +53,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         self.lobby = lobby
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
+        self.open_streams = 0  # Play streams at once, capped at config.max_streams
         # By peer host: (bad tokens, time of the last one). A good token from the same host
         # does not clear it (many bots may share one address); a quiet spell does.
         self.auth_failures: dict[str, tuple[int, float]] = {}
@@ -66,38 +67,52 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
     async def Play(
         self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[rpb.PlayResponse]:
-        loop = asyncio.get_running_loop()
-        opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
-        # One reader per stream; it is never cancelled (see shared/engineering.md).
-        reader = loop.create_task(self._read(request_iterator, opened, peer_host(context.peer())))
-        self._readers.add(reader)
-        reader.add_done_callback(self._readers.discard)
-        try:
-            got = await asyncio.wait_for(asyncio.shield(opened), self.config.hello_timeout_s)
-        except TimeoutError:
-            if not opened.done():  # a Hello arriving later is ignored
-                opened.set_result(HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"))
+        # The stream cap is kept here rather than by the call limits interceptor, whose
+        # wrapping generator would add a frame to every message of every stream.
+        if self.open_streams >= self.config.max_streams:
             await context.abort(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"no Hello within {self.config.hello_timeout_s:g} s",
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the referee serves {self.config.max_streams} streams already "
+                "(limits.max_streams); retry later",
             )
-        if isinstance(got, HelloError):
-            await context.abort(got.code, got.message)
-        session, outbox = got
-        metrics.ACTIVE_STREAMS.inc()
+        self.open_streams += 1
         try:
-            while True:
-                msg = await outbox.get()
-                if msg is None:
-                    break
-                if msg.HasField("decision"):
-                    session.written(msg.decision, loop.time())
-                yield msg
+            loop = asyncio.get_running_loop()
+            opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
+            # One reader per stream; it is never cancelled (see shared/engineering.md).
+            reader = loop.create_task(
+                self._read(request_iterator, opened, peer_host(context.peer()))
+            )
+            self._readers.add(reader)
+            reader.add_done_callback(self._readers.discard)
+            try:
+                got = await asyncio.wait_for(asyncio.shield(opened), self.config.hello_timeout_s)
+            except TimeoutError:
+                if not opened.done():  # a Hello arriving later is ignored
+                    opened.set_result(HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"))
+                await context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"no Hello within {self.config.hello_timeout_s:g} s",
+                )
+            if isinstance(got, HelloError):
+                await context.abort(got.code, got.message)
+            session, outbox = got
+            metrics.ACTIVE_STREAMS.inc()
+            try:
+                while True:
+                    msg = await outbox.get()
+                    if msg is None:
+                        break
+                    if msg.HasField("decision"):
+                        session.written(msg.decision, loop.time())
+                    yield msg
+            finally:
+                metrics.ACTIVE_STREAMS.dec()
+                session.detach(outbox)
+            if outbox.status is not None and outbox.status[0] is not None:
+                await context.abort(*outbox.status)
         finally:
-            metrics.ACTIVE_STREAMS.dec()
-            session.detach(outbox)
-        if outbox.status is not None and outbox.status[0] is not None:
-            await context.abort(*outbox.status)
+            self.open_streams -= 1
 
     async def _read(
         self, requests: AsyncIterator[rpb.PlayRequest], opened: asyncio.Future, peer: str
