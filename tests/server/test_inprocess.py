@@ -311,17 +311,23 @@ def test_play_streams_are_capped_and_an_ended_stream_gives_its_slot_back(tmp_pat
                 stub = referee_pb2_grpc.RefereeServiceStub(channel)
                 quiet = asyncio.Event()
 
-                async def nothing() -> AsyncIterator[rpb.PlayRequest]:
-                    await quiet.wait()
-                    yield rpb.PlayRequest()
+                async def wait_in_queue(i: int) -> AsyncIterator[rpb.PlayRequest]:
+                    ruleset = pb.Ruleset(preset="classic")
+                    yield rpb.PlayRequest(
+                        hello=rpb.Hello(
+                            protocol_version=1,
+                            bot_name=f"holder-{i}",
+                            join_queue=rpb.JoinQueue(ruleset=ruleset, players=3),
+                        )
+                    )
+                    await quiet.wait()  # two of three: they wait in the queue
 
-                holders = [stub.Play(nothing()) for _ in range(2)]
+                holders = [stub.Play(wait_in_queue(i)) for i in range(2)]
+                for holder in holders:  # welcomed: both streams are open and counted
+                    assert (await holder.read()).HasField("welcome")
                 codes = []
                 deadline = time.monotonic() + 30
-                while (code := await probe(stub))[0] != grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    assert time.monotonic() < deadline, "the two holders were never counted"
-                    await asyncio.sleep(0.05)
-                codes.append(code)
+                codes.append(await probe(stub))
                 holders[0].cancel()
                 while (code := await probe(stub))[0] == grpc.StatusCode.RESOURCE_EXHAUSTED:
                     assert time.monotonic() < deadline, "the ended stream kept its slot"
