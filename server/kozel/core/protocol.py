@@ -478,17 +478,17 @@ class MatchProtocol:
         while len(self.steps) <= index:
             self.steps.append([])
         deal = self.match.deal
+        standing = self.match.outcome()  # once for every seat's DealStart
         for seat in range(self.players):
-            self._out.append(
-                (
-                    seat,
-                    rpb.PlayResponse(
-                        deal_start=messages.deal_start_of(
-                            self.match_id, self.match, observe(deal, seat)
-                        )
-                    ),
-                )
+            start = messages.deal_start(
+                self.match_id,
+                index,
+                deal,
+                observe(deal, seat),
+                totals=standing.penalty_totals,
+                chips=standing.chips,
             )
+            self._out.append((seat, rpb.PlayResponse(deal_start=start)))
         self.hooks.deal_started(index, deal)
 
     def _emit_events(self, deal: Deal) -> None:
