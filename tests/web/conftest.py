@@ -57,9 +57,10 @@ class Arena:
         return self.web.rstrip("/") + path
 
 
-def _start(
+def start(
     cmd: list[str], patterns: dict[str, str]
 ) -> tuple[subprocess.Popen[str], dict[str, str], list[str]]:
+    """Start a process and wait (60 s at most) until its output matched every pattern."""
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
@@ -106,7 +107,9 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     tokens = {name: store.register_bot(name) for _, name in BOTS}
     config = {
         "listen": "127.0.0.1:0",
-        "web": {"listen": "127.0.0.1:0"},
+        # The suite keeps both cores busy, and an idle-class child would wait for it to end:
+        # these tests are about the pages. test_web_child checks the idle defaults.
+        "web": {"listen": "127.0.0.1:0", "nice": 0, "idle": False},
         "storage": {
             "data_dir": str(tmp / "data"),
             "replay_dir": str(tmp / "replays"),
@@ -126,7 +129,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     }
     path = tmp / "referee.yaml"
     path.write_text(yaml.safe_dump(config))
-    proc, found, lines = _start(
+    proc, found, lines = start(
         [sys.executable, "-m", "kozel.cli.main", "serve", "--config", str(path)],
         {"grpc": r"kozel referee listening on \S+:(\d+)", "web": r"web pages on (http://\S+)"},
     )

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.web.conftest import LADDER, Arena, _start, get, stop
+from tests.web.conftest import LADDER, Arena, get, start, stop
 
 
 def kozel(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -57,7 +57,7 @@ def test_demo_ends_with_how_to_view_the_replays_in_a_browser(tmp_path: Path) -> 
     assert "In a browser" in res.stdout and f"file://{html[0].resolve()}" in out
     assert f"kozel web --replays {replays}" in out
     # ... and that command serves them: the match list comes from the replay folder.
-    web, found, _ = _start(
+    web, found, _ = start(
         [
             sys.executable,
             "-m",

@@ -19,7 +19,7 @@ from kozel.ladder.store import Store
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
 from kozel.v1 import referee_pb2 as rpb
-from tests.web.conftest import _start, get, stop
+from tests.web.conftest import get, start, stop
 
 LADDER = {
     "name": "dup",
@@ -71,7 +71,7 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
         "ladders_file": str(tmp_path / "ladders.yaml"),
     }
     (tmp_path / "referee.yaml").write_text(yaml.safe_dump(config))
-    ref, found, _ = _start(
+    ref, found, _ = start(
         [
             sys.executable,
             "-m",
@@ -84,7 +84,7 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
     )
     web = found["web"].rstrip("/")
     grpc_addr = f"127.0.0.1:{found['grpc']}"
-    alone, alone_found, _ = _start(
+    alone, alone_found, _ = start(
         [
             sys.executable,
             "-m",
@@ -163,7 +163,7 @@ def test_standalone_web_serves_the_store_and_the_referees_replays_and_live_match
 ) -> None:
     url = str(arena.store.engine.url)
     empty = tmp_path / "no-replays-here"  # replays come from the referee (DownloadReplay)
-    alone, found, _ = _start(
+    alone, found, _ = start(
         [
             sys.executable,
             "-m",

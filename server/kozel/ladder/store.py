@@ -628,7 +628,7 @@ class Store:
             q = select(MatchRow.status, func.count()).group_by(MatchRow.status)
             if ladder is not None:
                 q = q.where(MatchRow.ladder == ladder)
-            return dict(s.execute(q).tuples().all())
+            return dict(s.execute(q).all())
 
     def matches(
         self,
