@@ -32,7 +32,7 @@ class PlayRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., leave: _Optional[_Union[Leave, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "bot_name", "token", "resume_token", "join_table", "join_queue", "join_ladder", "max_matches", "client", "skip_events")
+    __slots__ = ("protocol_version", "bot_name", "token", "resume_token", "join_table", "join_queue", "join_ladder", "max_matches", "client", "skip_events", "redirect_ticket")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,7 @@ class Hello(_message.Message):
     MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     SKIP_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_TICKET_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     bot_name: str
     token: str
@@ -53,7 +54,8 @@ class Hello(_message.Message):
     max_matches: int
     client: str
     skip_events: bool
-    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., resume_token: _Optional[str] = ..., join_table: _Optional[_Union[JoinTable, _Mapping]] = ..., join_queue: _Optional[_Union[JoinQueue, _Mapping]] = ..., join_ladder: _Optional[_Union[JoinLadder, _Mapping]] = ..., max_matches: _Optional[int] = ..., client: _Optional[str] = ..., skip_events: _Optional[bool] = ...) -> None: ...
+    redirect_ticket: str
+    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., resume_token: _Optional[str] = ..., join_table: _Optional[_Union[JoinTable, _Mapping]] = ..., join_queue: _Optional[_Union[JoinQueue, _Mapping]] = ..., join_ladder: _Optional[_Union[JoinLadder, _Mapping]] = ..., max_matches: _Optional[int] = ..., client: _Optional[str] = ..., skip_events: _Optional[bool] = ..., redirect_ticket: _Optional[str] = ...) -> None: ...
 
 class JoinTable(_message.Message):
     __slots__ = ("table_id",)

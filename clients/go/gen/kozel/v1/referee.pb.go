@@ -232,9 +232,14 @@ type Hello struct {
 	// stream. Every DecisionRequest carries the seat's whole observation, so a bot that only
 	// reads requests loses nothing it needs to play; DealStart, DealEnd, MatchEnd, Rejection
 	// and resends after a resume still come. Cuts the messages per decision about fivefold.
-	SkipEvents    bool `protobuf:"varint,10,opt,name=skip_events,json=skipEvents,proto3" json:"skip_events,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SkipEvents bool `protobuf:"varint,10,opt,name=skip_events,json=skipEvents,proto3" json:"skip_events,omitempty"`
+	// The ticket of a Redirect from another referee of the same ladder: this stream takes the
+	// seat that referee's ladder scheduler gave the bot. Send it with an otherwise unchanged Hello
+	// (the same bot_name, token, join_ladder and max_matches; no resume_token). Single use;
+	// unknown, used or expired tickets are refused with UNAUTHENTICATED.
+	RedirectTicket string `protobuf:"bytes,11,opt,name=redirect_ticket,json=redirectTicket,proto3" json:"redirect_ticket,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -348,6 +353,13 @@ func (x *Hello) GetSkipEvents() bool {
 		return x.SkipEvents
 	}
 	return false
+}
+
+func (x *Hello) GetRedirectTicket() string {
+	if x != nil {
+		return x.RedirectTicket
+	}
+	return ""
 }
 
 type isHello_Want interface {
@@ -2151,14 +2163,19 @@ func (x *MatchEnd) GetSeed() []byte {
 	return nil
 }
 
-// Connect to another referee with a ticket (multi-server ladders). Running matches on this
-// referee continue; close this stream after them, then send a fresh Hello (not a resume) to the
-// new address with the ticket in Hello.token.
+// Connect to another referee (ladders shared by several referees): the ladder's scheduler
+// seated this bot in a match that another referee hosts. It is sent only to a ladder stream that
+// plays no match at the time, and the referee ends the stream (status OK) right after it.
+// The bot connects to `address` (with the same TLS settings) and sends the same Hello with
+// `redirect_ticket` set. What a bot must keep: the address it first connected to and its Hello.
+// If the new referee cannot be reached, or later goes away for good, the bot goes back to its
+// first address with its first Hello; a referee there queues it again.
 type Redirect struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// host:port of the referee to connect to.
+	// host:port of the referee that hosts the match.
 	Address string `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
-	// Present it in Hello.token to the other referee.
+	// Present it in Hello.redirect_ticket to that referee, once, within the ladder's connection
+	// grace time; the seat forfeits as a missed connection otherwise.
 	Ticket        string `protobuf:"bytes,2,opt,name=ticket,proto3" json:"ticket,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2577,7 +2594,7 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\x05hello\x18\x01 \x01(\v2\x0f.kozel.v1.HelloH\x00R\x05hello\x12/\n" +
 	"\x06action\x18\x02 \x01(\v2\x15.kozel.v1.ActionReplyH\x00R\x06action\x12'\n" +
 	"\x05leave\x18\x03 \x01(\v2\x0f.kozel.v1.LeaveH\x00R\x05leaveB\t\n" +
-	"\amessage\"\x8d\x03\n" +
+	"\amessage\"\xb6\x03\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x19\n" +
 	"\bbot_name\x18\x02 \x01(\tR\abotName\x12\x14\n" +
@@ -2594,7 +2611,8 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\x06client\x18\b \x01(\tR\x06client\x12\x1f\n" +
 	"\vskip_events\x18\n" +
 	" \x01(\bR\n" +
-	"skipEventsB\x06\n" +
+	"skipEvents\x12'\n" +
+	"\x0fredirect_ticket\x18\v \x01(\tR\x0eredirectTicketB\x06\n" +
 	"\x04want\"&\n" +
 	"\tJoinTable\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"$\n" +
