@@ -25,6 +25,8 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "referee_id": ("referee", "id"),
     "lease": ("referee", "lease_s"),
     "standby": ("referee", "standby"),
+    "cluster": ("referee", "cluster"),
+    "advertise_address": ("referee", "advertise_address"),
     "log_level": ("logging", "level"),
     "log_format": ("logging", "format"),
     "drain_timeout": ("drain_timeout_s",),
@@ -75,6 +77,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="wait for ladders another live referee serves, and take them over "
         "when it stops or dies (default: refuse to start)",
+    )
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        default=None,
+        help="share the ladders with every referee on the same store (bots are redirected "
+        "to the referee hosting their match)",
+    )
+    p.add_argument(
+        "--advertise-address",
+        help="host:port other referees redirect bots to (default: the listen address)",
     )
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
     p.add_argument("--log-format", choices=("json", "console"))

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -86,6 +95,8 @@ class RefereeRow(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     lease_until: Mapped[float] = mapped_column(Float)  # expired once the db clock passes it
     ladders: Mapped[list | None] = mapped_column(JSON, nullable=True)  # configured ladders
+    # host:port where bots reach it (redirects of shared ladders); None before schema 3
+    address: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class LadderHostRow(Base):
@@ -94,3 +105,40 @@ class LadderHostRow(Base):
     __tablename__ = "ladder_hosts"
     ladder: Mapped[str] = mapped_column(String(64), primary_key=True)
     referee_id: Mapped[str] = mapped_column(ForeignKey("referees.id"))
+
+
+class TicketRow(Base):
+    """A bot waiting on a ladder shared by several referees: one row per waiting session, kept
+    by the referee that holds its stream (it replaces its rows at every poll)."""
+
+    __tablename__ = "ladder_tickets"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # the session's id
+    ladder: Mapped[str] = mapped_column(String(64), index=True)
+    referee_id: Mapped[str] = mapped_column(String(64), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    slots: Mapped[int] = mapped_column(Integer)  # free match slots of the session
+    max_matches: Mapped[int] = mapped_column(Integer)  # what the session declared
+    since: Mapped[float] = mapped_column(Float)  # waiting since (database clock)
+
+
+class AssignmentRow(Base):
+    """A match the ladder's scheduler formed and gave a host, until the host starts it (then it
+    is a running ``matches`` row). ``seats`` holds, by seat: bot id, ticket id, the referee the
+    bot waits on, and the one-time pass of a bot to be redirected (empty when local)."""
+
+    __tablename__ = "ladder_assignments"
+    match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ladder: Mapped[str] = mapped_column(String(64), index=True)
+    host_id: Mapped[str] = mapped_column(String(64), index=True)
+    seed: Mapped[str] = mapped_column(String(64))  # hex
+    created: Mapped[float] = mapped_column(Float)  # database clock
+    seats: Mapped[list] = mapped_column(JSON)
+
+
+class ReplayRow(Base):
+    """A replay kept in the database (a shared store), so that every referee can serve it."""
+
+    __tablename__ = "replays"
+    match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

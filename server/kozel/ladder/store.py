@@ -178,6 +178,11 @@ class Store:
             )
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
+    def transaction(self) -> Any:
+        """A session in one transaction (``with store.transaction() as s``), for the modules
+        that keep their own tables' SQL beside this one (:mod:`kozel.ladder.matchmaking`)."""
+        return self._session.begin()
+
     def close(self) -> None:
         """Close every connection. On SQLite a checkpoint first moves the WAL into the
         database file, so ``kozel.db`` alone is then a complete copy (no -wal file left)."""
@@ -303,7 +308,7 @@ class Store:
         that exists already does nothing (a retried call)."""
         with self._session.begin() as s:
             if s.get(MatchRow, match_id) is None:
-                _add_match(
+                add_match(
                     s,
                     match_id,
                     ladder,
@@ -336,7 +341,7 @@ class Store:
             match = s.get(MatchRow, match_id, with_for_update=True)
             if match is None and start is not None:
                 ladder, players, referee_id, started_at = start
-                _add_match(
+                add_match(
                     s,
                     match_id,
                     ladder,
@@ -469,7 +474,7 @@ class Store:
         the ladders held by others, with their hosts.
         """
         with self._session.begin() as s:
-            now = _db_now(s)
+            now = db_now(s)
             row = s.get(RefereeRow, referee_id, with_for_update=True)
             if row is None:
                 s.add(
@@ -502,7 +507,7 @@ class Store:
             row = s.get(RefereeRow, referee_id)
             if row is None:
                 raise StoreError(f"no referee {referee_id!r}")
-            row.lease_until = _db_now(s) + lease_s
+            row.lease_until = db_now(s) + lease_s
             return set(
                 s.scalars(
                     select(LadderHostRow.ladder).where(LadderHostRow.referee_id == referee_id)
@@ -513,7 +518,14 @@ class Store:
         """Take every ladder of ``ladders`` that has no live host; returns those held by
         other live referees, with their hosts."""
         with self._session.begin() as s:
-            return _claim(s, referee_id, ladders, _db_now(s))
+            return _claim(s, referee_id, ladders, db_now(s))
+
+    def set_referee_address(self, referee_id: str, address: str) -> None:
+        """Where bots reach ``referee_id`` (redirects to the matches it hosts)."""
+        with self._session.begin() as s:
+            row = s.get(RefereeRow, referee_id)
+            if row is not None:
+                row.address = address
 
     def release_referee(self, referee_id: str) -> None:
         """A clean stop: give up the lease and the ladders at once (a standby takes over)."""
@@ -530,7 +542,7 @@ class Store:
         if not ladders:
             return {}
         with self._session.begin() as s:
-            now = _db_now(s)
+            now = db_now(s)
             live = select(RefereeRow.id).where(RefereeRow.lease_until > now)
             q = (
                 select(MatchRow)
@@ -691,7 +703,7 @@ class Store:
             )
 
 
-def _add_match(
+def add_match(
     s: Session,
     match_id: str,
     ladder: str,
@@ -701,6 +713,7 @@ def _add_match(
     replay_path: str | None,
     started_at: datetime,
 ) -> None:
+    """Add a running match and its seats (``seats``: seat, side, bot id) in session ``s``."""
     s.add(
         MatchRow(
             id=match_id,
@@ -731,7 +744,7 @@ def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
     return {r.id: HostedMatch(r.id, r.ladder, tuple(bots[r.id]), r.replay_path) for r in rows}
 
 
-def _db_now(s: Session) -> float:
+def db_now(s: Session) -> float:
     """The database's clock in epoch seconds: leases of processes on different machines are
     compared on one clock, so clock skew cannot make two hosts overlap."""
     if s.get_bind().dialect.name == "postgresql":

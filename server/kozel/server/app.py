@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import gc
 import signal
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 
 from kozel.server import metrics
 from kozel.server.admin_service import AdminService
+from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.house import HouseBots
 from kozel.server.ladder_service import LadderService
@@ -149,6 +151,17 @@ class Referee:
         metrics.DRAINING.set(0)
 
 
+def advertised(config: ServerConfig, port: int) -> str:
+    """The host:port other referees redirect bots to: ``advertise_address``, else the listen
+    address with the bound port (a wildcard host becomes this machine's name)."""
+    if config.advertise_address:
+        return config.advertise_address
+    host = config.listen.rsplit(":", 1)[0].strip("[]")
+    if host in ("", "0.0.0.0", "::"):
+        host = socket.getfqdn()
+    return f"{host}:{port}"
+
+
 def server_options(config: ServerConfig) -> list[tuple[str, int]]:
     """gRPC channel arguments: explicit limits and keepalive rules that match the SDK's."""
     return [
@@ -232,9 +245,13 @@ async def start_referee(
         lobby.rated_ok = shared.rated_ok
         lobby.standby_reason = shared.standby_reason
         for spec in config.ladders:
-            lobby.add_ladder(spec, shared.store, shared.queue, shared.referee_id)
+            lobby.add_ladder(
+                spec, shared.store, shared.queue, shared.referee_id, shared=config.cluster
+            )
             metrics.init_ladder(spec.name)
-    service = RefereeService(config, lobby)
+        if config.cluster:
+            shared.cluster = Cluster(lobby, shared.store, shared.referee_id, config.cluster_poll_s)
+    service = RefereeService(config, lobby, shared.cluster if shared is not None else None)
     health_servicer = health.aio.HealthServicer()
     admin = AdminService(lobby, config.admin_token)
 
@@ -296,6 +313,10 @@ async def start_referee(
         if shared is not None:
             await shared.stop()
         raise
+    if shared is not None and shared.cluster is not None:
+        await asyncio.to_thread(
+            shared.store.set_referee_address, shared.referee_id, advertised(config, port)
+        )
     await server.start()
     if operator is not None:
         await operator.start()

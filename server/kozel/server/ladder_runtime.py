@@ -9,6 +9,7 @@ import asyncio
 import functools
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import structlog
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
+from kozel.ladder.matchmaking import start_assigned
 from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
 from kozel.ladder.store import Store
 from kozel.server import metrics
@@ -61,8 +63,12 @@ class LadderRuntime:
         admit: Callable[[], bool] = lambda: True,
         queue: StoreQueue | None = None,
         referee_id: str | None = None,
+        shared: bool = False,
     ) -> None:
         self.spec = spec
+        # Shared with other referees: the store's scheduler pairs the waiting sessions
+        # (kozel.server.cluster publishes them and launches what it assigns), not drain().
+        self.shared = shared
         self.rules = spec.rules()
         self.clock = spec.time_control
         self.store = store
@@ -79,6 +85,7 @@ class LadderRuntime:
         # lobby and the web refuse it meanwhile).
         self.replays = replays
         self.waiting: list = []  # sessions (one entry per free slot)
+        self.reserved: Counter = Counter()  # session -> slots held for assigned, unstarted matches
         self.running: dict[str, list[int]] = {}  # match id -> bot ids by seat
         self._since: dict[int, float] = {}
         # Store calls run in a worker thread, in order, retried through outages (the
@@ -95,7 +102,7 @@ class LadderRuntime:
                 self._refresh_after, self.store.ensure_rating, self.spec.name, session.bot.id
             )
             session.ladder_rated = True
-        missing = session.free_slots - self.waiting.count(session)
+        missing = session.free_slots - self.reserved[session] - self.waiting.count(session)
         self.waiting.extend([session] * max(missing, 0))
         self._since.setdefault(id(session), time.monotonic())
         self.drain()
@@ -134,6 +141,8 @@ class LadderRuntime:
     def drain(self) -> None:
         """Start every match the waiting bots allow. A group that met within the repeat window
         is held back for up to ``PATIENCE_S`` in case other opponents free up."""
+        if self.shared:
+            return
         reserved = self._start_twins()
         while (
             self.scheduling
@@ -207,7 +216,22 @@ class LadderRuntime:
 
             self._retry = asyncio.get_running_loop().call_later(PATIENCE_S / 4, again)
 
-    def _launch(self, sessions: list, seed: bytes | None = None, twin_of: str = "") -> None:
+    def launch_assigned(
+        self, sessions: list, seed: bytes, match_id: str, absent: dict[int, float]
+    ) -> MatchRunner:
+        """Start a match the shared scheduler assigned to this referee (``absent``: seats whose
+        bot has not arrived, with the loop time their grace period began). The sessions are
+        out of ``waiting`` already (:mod:`kozel.server.cluster` reserved their slots)."""
+        return self._launch(sessions, seed, match_id=match_id, absent=absent)
+
+    def _launch(
+        self,
+        sessions: list,
+        seed: bytes | None = None,
+        twin_of: str = "",
+        match_id: str | None = None,
+        absent: dict[int, float] | None = None,
+    ) -> MatchRunner:
         links: list[SeatLink] = [s.new_link() for s in sessions]
         for link, s in zip(links, sessions):
             link.name = s.bot.name
@@ -223,6 +247,8 @@ class LadderRuntime:
             on_done=self._done,
             ladder=self.spec.name,
             reveal_seed=not first_half,
+            match_id=match_id,
+            absent=absent,
         )
         if first_half:
             self.replays.seal(runner.match_id)
@@ -235,17 +261,33 @@ class LadderRuntime:
         self.history.record(bots)
         self.cap.record(bots, time.monotonic())
         sides = runner.match.side_of
-        self._write(
-            functools.partial(
-                self.store.start_match,
-                runner.match_id,
-                self.spec.name,
-                self.spec.players,
-                [(seat, sides[seat], bot) for seat, bot in enumerate(bots)],
-                referee_id=self.referee_id,
-                replay_path=self.replays.location(runner.match_id),
+        seats = [(seat, sides[seat], bot) for seat, bot in enumerate(bots)]
+        location = self.replays.location(runner.match_id)
+        if match_id is not None:  # the shared scheduler's assignment becomes a running match
+            self._write(
+                functools.partial(
+                    start_assigned,
+                    self.store,
+                    runner.match_id,
+                    self.spec.name,
+                    seats,
+                    self.referee_id or "",
+                    location,
+                )
             )
-        )
+        else:
+            self._write(
+                functools.partial(
+                    self.store.start_match,
+                    runner.match_id,
+                    self.spec.name,
+                    self.spec.players,
+                    seats,
+                    referee_id=self.referee_id,
+                    replay_path=location,
+                )
+            )
+        return runner
 
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""

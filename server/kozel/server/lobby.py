@@ -115,6 +115,7 @@ class Lobby:
         store: Store,
         queue: StoreQueue | None = None,
         referee_id: str | None = None,
+        shared: bool = False,
     ) -> LadderRuntime:
         """Serve a ladder from its definition; its results go to ``store`` through ``queue``."""
         self.store = store
@@ -126,6 +127,7 @@ class Lobby:
             admit=lambda: self.admits() and self.rated_ok(spec.name),
             queue=queue,
             referee_id=referee_id,
+            shared=shared,
         )
         self.ladders[spec.name] = ladder
         return ladder
@@ -335,6 +337,8 @@ class Lobby:
         ladder: str = "",
         reveal_seed: bool = True,
         budget: bool = False,
+        match_id: str | None = None,
+        absent: dict[int, float] | None = None,
     ) -> MatchRunner:
         if not table_id or budget:  # queue, ladder and house-bot matches spend the budget
             self._starts_left -= 1
@@ -349,6 +353,8 @@ class Lobby:
             ladder=ladder,
             reveal_seed=reveal_seed,
             max_deals=self.config.max_match_deals,
+            match_id=match_id,
+            absent=absent,
         )
         runner.spectators = SpectatorHub(
             runner,

@@ -64,6 +64,12 @@ FORFEITS = Counter("kozel_forfeits", "Seats that forfeited", ["ladder"])
 REJECTED = Counter("kozel_rejected_actions", "Answers refused, by error code", ["code"])
 DISCONNECTS = Counter("kozel_disconnects", "Bot streams lost with matches still running")
 RESUMES = Counter("kozel_resumes", "Sessions resumed on a new stream")
+REDIRECTS = Counter(
+    "kozel_redirects",
+    "Shared ladders: bots sent to the referee hosting their match (sent), redirected bots "
+    "seated here (arrived), and seats that forfeited because their bot never came (missed)",
+    ["outcome"],
+)
 AUTH_FAILURES = Counter("kozel_auth_failures", "Hellos refused for a bad ladder token")
 ACTIVE_STREAMS = Gauge("kozel_active_streams", "Open Play streams")
 ACTIVE_MATCHES = Gauge("kozel_active_matches", "Matches being played", ["ladder"])

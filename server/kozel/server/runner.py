@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -64,8 +64,12 @@ class MatchRunner(MatchHooks):
         ladder: str = "",
         reveal_seed: bool = True,
         max_deals: int = 0,
+        absent: Mapping[int, float] | None = None,
     ) -> None:
         self.match_id = match_id or uuid.uuid4().hex
+        # Seats whose bot is not connected at the start, with the loop time their grace period
+        # began (a redirected bot that has not arrived: its grace ran from the assignment).
+        self._absent = dict(absent or {})
         self.ladder = ladder
         self.log = log.bind(match_id=self.match_id, ladder=ladder)
         self.metrics = metrics.for_ladder(ladder)
@@ -135,6 +139,8 @@ class MatchRunner(MatchHooks):
         aborted = True
         try:
             self._feed(self.core.start, loop.time())
+            for seat, since in self._absent.items():
+                self._feed(self.core.disconnect, seat, since)
             await self._done
             aborted = self.core.cut
         finally:

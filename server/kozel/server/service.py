@@ -18,6 +18,7 @@ from kozel.core.messages import PROTOCOL_VERSION
 from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
 from kozel.server import metrics
+from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.errors import Refused
 from kozel.server.limits import peer_host
@@ -48,9 +49,10 @@ class HelloError(Exception):
 class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
     """``kozel.v1.RefereeService``."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby) -> None:
+    def __init__(self, config: ServerConfig, lobby: Lobby, cluster: Cluster | None = None) -> None:
         self.config = config
         self.lobby = lobby
+        self.cluster = cluster  # the shared ladders (referee.cluster), which redirect bots here
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
         self.open_streams = 0  # Play streams at once, capped at config.max_streams
@@ -204,7 +206,13 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
             return session, outbox
-        if self.lobby.draining:
+        redirected = hello.redirect_ticket
+        if redirected and (len(redirected) > 128 or hello.WhichOneof("want") != "join_ladder"):
+            raise HelloError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "redirect_ticket (at most 128 characters) goes with join_ladder only",
+            )
+        if self.lobby.draining and not redirected:  # a redirected bot's match is assigned here
             raise HelloError(
                 grpc.StatusCode.UNAVAILABLE,
                 "the referee is draining before it stops; connect to another "
@@ -227,6 +235,14 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             bot = await self._authenticate(hello, peer)
             if opened is not None and opened.done():
                 raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
+            if redirected:
+                why = (
+                    "this referee shares no ladder with other referees"
+                    if self.cluster is None
+                    else self.cluster.expects(redirected, bot.id, hello.join_ladder.ladder)
+                )
+                if why:
+                    raise HelloError(grpc.StatusCode.UNAUTHENTICATED, why)
             cap = self.config.max_sessions_per_bot
             if (
                 sum(
@@ -257,6 +273,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 session.bot = bot
                 session.name = bot.name
                 self.lobby.join_ladder(hello.join_ladder.ladder, session)
+                if redirected and self.cluster is not None:
+                    self.cluster.arrive(redirected, session)  # checked above, in this same step
             elif queue_rules is not None:
                 self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
             else:

@@ -8,6 +8,7 @@ import secrets
 import uuid
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 import structlog
@@ -89,7 +90,7 @@ class Session:
         self.leaving = False
         self.queue_key: str | None = None  # set by the lobby when the session queues
         self.ladder: str | None = None  # set when it joined a ladder
-        self.bot = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
+        self.bot: Any = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
         self.ladder_rated = False  # its rating row exists on its ladder
         self.missed: deque[rpb.PlayResponse] = deque(maxlen=MISSED_LIMIT)
         self._on_idle = on_idle

@@ -18,6 +18,7 @@ import structlog
 
 from kozel.ladder.store import Store, default_url
 from kozel.server import metrics
+from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.identity import FolderLock, referee_id
 from kozel.server.lease import LeaseKeeper
@@ -50,7 +51,9 @@ def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
         store = Store(config.database_url or default_url(config.data_dir))
         store.migrate()
         names = [spec.name for spec in config.ladders]
-        others = store.register_referee(rid, names, config.lease_s, config.ladder_standby)
+        # Shared ladders: every referee serves them; the host row is only the scheduler's.
+        standby = config.ladder_standby or config.cluster
+        others = store.register_referee(rid, names, config.lease_s, standby)
         recovery = recover(store, rid, replays)
     except BaseException:
         if store is not None:
@@ -82,6 +85,7 @@ class SharedStore:
             self._changed,
             opened.replays,
         )
+        self.cluster: Cluster | None = None  # set by the referee when its ladders are shared
         metrics.STORE_AVAILABLE.set(1)
         metrics.STORE_BACKLOG.set(0)
 
@@ -92,11 +96,11 @@ class SharedStore:
 
     def rated_ok(self, ladder: str) -> bool:
         """Whether a rated match of ``ladder`` may start here now."""
-        return self.available and ladder in self.held
+        return self.available and (self.config.cluster or ladder in self.held)
 
     def standby_reason(self, ladder: str) -> str:
         """Why this referee does not take bots for ``ladder`` ("" when it does)."""
-        if ladder in self.held:
+        if ladder in self.held or self.config.cluster:
             return ""
         host = self.others.get(ladder, "another referee")
         return (
@@ -106,6 +110,8 @@ class SharedStore:
 
     def start(self) -> None:
         self.keeper.start()
+        if self.cluster is not None:
+            self.cluster.start()
 
     def _changed(self) -> None:
         metrics.STORE_AVAILABLE.set(int(self.available))
@@ -115,6 +121,8 @@ class SharedStore:
         """Flush queued writes (up to ``store_flush_timeout_s``), give back the lease and the
         ladders, close the store. What is left unwritten is in the replays: the next start
         commits it."""
+        if self.cluster is not None:
+            await self.cluster.stop()
         await self.keeper.stop()
         left = await self.queue.flush(self.config.store_flush_timeout_s)
         await self.queue.close()

@@ -126,6 +126,7 @@ class _Client:
         self.resume_token = ""
         self.welcomed = False  # a Welcome arrived on the current stream
         self.redirect: referee_pb2.Redirect | None = None
+        self.redirect_ticket = ""  # the pass of the last Redirect, for the next Hello
         self.leave_sent = False
         self.lost = 0  # matches given up without a MatchEnd
         self.progress = False  # a match message arrived on the current stream
@@ -232,7 +233,7 @@ class _Client:
         for m in list(self.matches.values()):
             self._lose(m, "redirected to another referee")
         log.info("redirected to %s", self.redirect.address)
-        self.address, self.token = self.redirect.address, self.redirect.ticket
+        self.address, self.redirect_ticket = self.redirect.address, self.redirect.ticket
         self.resume_token, self.redirect, self.leave_sent = "", None, False
 
     async def _stop_workers(self) -> None:
@@ -256,6 +257,7 @@ class _Client:
             bot_name=self.name,
             token=self.token,
             resume_token=self.resume_token,
+            redirect_ticket=self.redirect_ticket,
             max_matches=self.max_matches,
             client=CLIENT_NAME,
             skip_events=self.skip_events,
@@ -384,6 +386,7 @@ class _Client:
                 self._lose(m, "the referee did not resume the session")
         self._unconfirmed = set(self.matches) if msg.resumed else set()
         self.resume_token = msg.resume_token
+        self.redirect_ticket = ""  # used: a later reconnect resumes instead
         log.info(
             "welcome: session %s%s (referee %s)",
             msg.session_id,
