@@ -56,12 +56,20 @@ class Cluster:
         self.referees[name] = ref
         return ref
 
-    def add_bots(self, store: Store, count: int, rng: random.Random, kind: str = "random") -> None:
-        """``count`` bots, each connected to a referee picked at random."""
-        for i in range(count):
-            name = f"{kind}-{len(self.bots) + i}"
+    def add_bots(
+        self,
+        store: Store,
+        count: int,
+        rng: random.Random,
+        kind: str = "random",
+        address: str = "",
+    ) -> None:
+        """``count`` bots, each connected to ``address`` or else to a referee picked at
+        random."""
+        for _ in range(count):
+            name = f"{kind}-{len(self.bots)}"
             token = store.register_bot(name)
-            ref = rng.choice(sorted(self.referees))
-            self.first[name] = ref
-            (proc,) = bots(self.referees[ref].address, LADDER, {name: token})
+            target = address or self.referees[rng.choice(sorted(self.referees))].address
+            self.first[name] = target
+            (proc,) = bots(target, LADDER, {name: token})
             self.bots[name] = proc

@@ -57,14 +57,18 @@ def cmd_match(args: argparse.Namespace) -> int:
     else:
         from kozel.server.lobby import REPLAY_ID
         from kozel.server.match_details import match_details
-        from kozel.server.replay.archive import FolderArchive
+        from kozel.server.replay.archive import FolderArchive, StoreArchive
 
         if not REPLAY_ID.fullmatch(args.match_id):
             print("error: a match id is 8 to 64 lowercase hex digits")
             return 1
-        details = match_details(
-            args.match_id, store=open_store(args), replays=FolderArchive(args.replay_dir)
+        store = open_store(args)
+        archive = (
+            StoreArchive(args.replay_dir, store)
+            if store.keeps_replays
+            else FolderArchive(args.replay_dir)
         )
+        details = match_details(args.match_id, store=store, replays=archive)
         if details is None:
             print(f"error: no match {args.match_id}")
             return 1

@@ -79,15 +79,19 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> int:
-    from kozel.server.replay.archive import FolderArchive
+    from kozel.server.replay.archive import FolderArchive, StoreArchive
     from kozel.web.app import WebServer, create_app
     from kozel.web.readonly import ReadOnlyStore
     from kozel.web.sources import StandaloneSources
 
     store = ReadOnlyStore(args.db) if args.db else None
-    sources = StandaloneSources(
-        store, FolderArchive(args.replays), referee=args.referee, duplicate_ladders=duplicate
+    # With PostgreSQL the store has every ladder replay: a web pod needs no replay volume.
+    archive = (
+        StoreArchive(args.replays, store)
+        if store is not None and store.keeps_replays
+        else FolderArchive(args.replays)
     )
+    sources = StandaloneSources(store, archive, referee=args.referee, duplicate_ladders=duplicate)
     server = WebServer(create_app(sources, limits), args.listen)
     sock = None
     if args.listen_fd is not None:

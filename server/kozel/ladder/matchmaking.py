@@ -147,12 +147,14 @@ def start_assigned(
     recorded all the same: it is being played, and its result counts."""
     with store.transaction() as s:
         row = s.get(AssignmentRow, match_id, with_for_update=True)
+        redirected = sum(bool(x["pass"]) for x in row.seats) if row is not None else None
         if row is not None:
             s.delete(row)
         if s.get(MatchRow, match_id) is None:
             add_match(
                 s, match_id, ladder, len(seats), seats, host_id, replay_path, datetime.now(UTC)
             )
+            s.get_one(MatchRow, match_id).redirected = redirected
 
 
 def drop_tickets(store: Store, referee_id: str) -> None:

@@ -65,6 +65,8 @@ class MatchRow(Base):
     # The referee hosting the match (its lease says whether it lives); None for matches from
     # before referee ids existed, which any live referee serving the ladder may take over.
     referee_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    # Seats whose bot the shared scheduler redirected here from another referee (schema 3).
+    redirected: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class MatchSeatRow(Base):

@@ -30,7 +30,15 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
-from kozel.ladder.models import BotRow, LadderHostRow, MatchRow, MatchSeatRow, RatingRow, RefereeRow
+from kozel.ladder.models import (
+    BotRow,
+    LadderHostRow,
+    MatchRow,
+    MatchSeatRow,
+    RatingRow,
+    RefereeRow,
+    ReplayRow,
+)
 from kozel.ladder.ratings import Rating, rate
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -177,6 +185,9 @@ class Store:
                 ),
             )
         self._session = sessionmaker(self.engine, expire_on_commit=False)
+        # A shared (PostgreSQL) store keeps every ladder replay beside its result, so that every
+        # referee can serve it; with SQLite the referee's replay folder is the only copy.
+        self.keeps_replays = self.engine.dialect.name == "postgresql"
 
     def transaction(self) -> Any:
         """A session in one transaction (``with store.transaction() as s``), for the modules
@@ -328,6 +339,7 @@ class Store:
         result: dict[str, Any],
         seats: Sequence[SeatResult],
         start: tuple[str, int, str | None, datetime] | None = None,
+        replay: bytes | None = None,
     ) -> dict[int, Rating]:
         """Commit a finished match, its rating update and its replay reference at once.
 
@@ -335,7 +347,8 @@ class Store:
         (empty when the match was committed already: a retry records nothing twice). A match
         that recovery marked aborted (its host seemed lost) is committed all the same; one
         the store does not know is recorded first when ``start`` gives its (ladder, players,
-        referee id, start time), as when it is committed from its replay alone.
+        referee id, start time), as when it is committed from its replay alone. ``replay``
+        (the ``.kzr`` bytes) is kept in the store in the same transaction when given.
         """
         with self._session.begin() as s:
             match = s.get(MatchRow, match_id, with_for_update=True)
@@ -418,6 +431,8 @@ class Store:
             match.status, match.reason = "finished", reason
             match.replay_path, match.result = replay_path, result
             match.ended_at = datetime.now(UTC)
+            if replay is not None:
+                _keep_replay(s, match_id, replay)
         return out
 
     def running_matches(self, referee_id: str | None = None) -> dict[str, HostedMatch]:
@@ -429,15 +444,27 @@ class Store:
             return _hosted(s, list(s.scalars(q)))
 
     def abort_match(
-        self, match_id: str, reason: str = "aborted", replay_path: str | None = None
+        self,
+        match_id: str,
+        reason: str = "aborted",
+        replay_path: str | None = None,
+        replay: bytes | None = None,
     ) -> None:
         """Mark one running match aborted, with no rating change (shutdown, crash, a lost
-        host); ``replay_path`` names the aborted match's replay if it was written."""
+        host); ``replay_path`` names the aborted match's replay if it was written (``replay``:
+        its bytes, kept in the store as for :meth:`finish_match`)."""
         with self._session.begin() as s:
             row = s.get(MatchRow, match_id, with_for_update=True)
             if row is not None and row.status == "running":
                 row.status, row.reason, row.ended_at = "aborted", reason, datetime.now(UTC)
                 row.replay_path = replay_path
+                if replay is not None:
+                    _keep_replay(s, match_id, replay)
+
+    def replay_bytes(self, match_id: str) -> bytes | None:
+        """The replay the store keeps for ``match_id`` (``.kzr`` bytes), or None."""
+        with self._session() as s:
+            return s.scalar(select(ReplayRow.data).where(ReplayRow.match_id == match_id))
 
     def finished_ids(self, match_ids: Sequence[str]) -> set[str]:
         """Those of ``match_ids`` the store holds as finished."""
@@ -519,6 +546,11 @@ class Store:
         other live referees, with their hosts."""
         with self._session.begin() as s:
             return _claim(s, referee_id, ladders, db_now(s))
+
+    def ladder_hosts(self) -> dict[str, str]:
+        """Which referee hosts (schedules) each ladder now, by ladder."""
+        with self._session() as s:
+            return dict(s.execute(select(LadderHostRow.ladder, LadderHostRow.referee_id)).all())
 
     def set_referee_address(self, referee_id: str, address: str) -> None:
         """Where bots reach ``referee_id`` (redirects to the matches it hosts)."""
@@ -742,6 +774,11 @@ def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
         ):
             bots[match_id].append(bot_id)
     return {r.id: HostedMatch(r.id, r.ladder, tuple(bots[r.id]), r.replay_path) for r in rows}
+
+
+def _keep_replay(s: Session, match_id: str, data: bytes) -> None:
+    if s.get(ReplayRow, match_id) is None:
+        s.add(ReplayRow(match_id=match_id, data=data, created_at=datetime.now(UTC)))
 
 
 def db_now(s: Session) -> float:

@@ -226,6 +226,7 @@ async def start_referee(
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
     if config.ladders:
         opened = await asyncio.to_thread(open_store, config, lobby.replays)
+        lobby.replays = opened.replays  # with PostgreSQL, it also reads the store's copies
         rec = opened.recovery
         if rec:
             log.warning(

@@ -13,6 +13,7 @@ grace already spent). For a seat of its own hosted elsewhere, it sends the sessi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -30,9 +31,9 @@ from kozel.v1 import referee_pb2 as rpb
 
 log = structlog.get_logger("kozel.cluster")
 
-EXPIRE_MARGIN_S = (
-    10.0  # an assignment its host has not started this long after its grace is dropped
-)
+MIN_GAP_S = 0.05  # the shortest time between two polls of one referee
+# An assignment its host has not started this long after its grace time is dropped.
+EXPIRE_MARGIN_S = 10.0
 
 
 @dataclass
@@ -58,7 +59,10 @@ class Cluster:
         self._passes: dict[str, tuple[Pending, int]] = {}  # redirect pass -> (match, seat)
         self._seen: set[str] = set()  # assignments already acted on
         self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()  # a bot waits anew: poll soon rather than at the next tick
         self.ok = True  # the last poll succeeded
+        for rt in self.ladders.values():
+            rt.on_waiting = self._wake.set
 
     @property
     def ladders(self) -> dict[str, LadderRuntime]:
@@ -99,7 +103,11 @@ class Cluster:
     async def _run(self) -> None:
         policies = self.policies()
         while True:
-            await asyncio.sleep(self.poll_s)
+            # At most every MIN_GAP_S, at least every poll_s, sooner when a bot waits anew.
+            await asyncio.sleep(min(MIN_GAP_S, self.poll_s))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), max(0.0, self.poll_s - MIN_GAP_S))
+            self._wake.clear()
             tickets = self.tickets()
             try:
                 found, _ = await asyncio.to_thread(

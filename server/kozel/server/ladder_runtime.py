@@ -69,6 +69,7 @@ class LadderRuntime:
         # Shared with other referees: the store's scheduler pairs the waiting sessions
         # (kozel.server.cluster publishes them and launches what it assigns), not drain().
         self.shared = shared
+        self.on_waiting: Callable[[], None] = lambda: None  # a shared ladder's bots wait anew
         self.rules = spec.rules()
         self.clock = spec.time_control
         self.store = store
@@ -105,6 +106,8 @@ class LadderRuntime:
         missing = session.free_slots - self.reserved[session] - self.waiting.count(session)
         self.waiting.extend([session] * max(missing, 0))
         self._since.setdefault(id(session), time.monotonic())
+        if self.shared:
+            self.on_waiting()
         self.drain()
 
     def start(self) -> None:
@@ -329,19 +332,13 @@ class LadderRuntime:
             if not outcome.replay_id:
                 self._write(self.store.abort_match, runner.match_id, "replay not written")
             elif outcome.result.reason == pb.MATCH_END_REASON_ABORTED:
-                self._write(
-                    self.store.abort_match, runner.match_id, "aborted", str(outcome.replay_path)
-                )
+                self._write(self._aborted, runner.match_id, str(outcome.replay_path))
             else:
                 self._write(
                     self._rated,
-                    commit_result,
-                    self.store,
                     runner.match_id,
                     outcome.result,
                     str(outcome.replay_path),
-                    self.rules,
-                    self.spec.players,
                     bots,
                 )
 
@@ -349,9 +346,27 @@ class LadderRuntime:
         """Reload the ordinals the scheduler pairs by (after a rating reset)."""
         self._write(self._refresh_after, lambda: None)
 
-    def _rated(self, commit: Callable[..., None], *args) -> None:
-        """(In the worker thread.) Commit a result, then refresh the rating cache."""
-        commit(*args)
+    def _stored_replay(self, match_id: str) -> bytes | None:
+        """(In the worker thread.) The replay's bytes for a store that keeps replays."""
+        return self.replays.read_bytes(match_id) if self.store.keeps_replays else None
+
+    def _aborted(self, match_id: str, location: str) -> None:
+        """(In the worker thread.) Record an aborted match (no rating change)."""
+        self.store.abort_match(match_id, "aborted", location, self._stored_replay(match_id))
+
+    def _rated(self, match_id: str, result: pb.MatchResult, location: str, bots: list[int]) -> None:
+        """(In the worker thread.) Commit a result (with the replay, for a store that keeps
+        them), then refresh the rating cache."""
+        commit_result(
+            self.store,
+            match_id,
+            result,
+            location,
+            self.rules,
+            self.spec.players,
+            bots,
+            replay=self._stored_replay(match_id),
+        )
         metrics.RATING_UPDATES.labels(self.spec.name).inc()
         self._refresh_after(lambda: None)
 

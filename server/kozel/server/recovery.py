@@ -26,7 +26,7 @@ from kozel.core.convert import outcome_from_pb, ruleset_from_pb
 from kozel.engine.rules import Ruleset
 from kozel.ladder.store import HostedMatch, SeatResult, Store, StoreError
 from kozel.server.replay.archive import ReplayArchive
-from kozel.server.replay.file import ReplayError
+from kozel.server.replay.file import ReplayError, encode_replay
 from kozel.server.replay.verify import verify_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import replay_pb2
@@ -55,8 +55,10 @@ def commit_result(
     players: int,
     bots: list[int],
     start: tuple[str, int, str | None, object] | None = None,
+    replay: bytes | None = None,
 ) -> None:
-    """Commit a finished match's result and rating update (its replay is on disk)."""
+    """Commit a finished match's result and rating update (its replay is on disk; ``replay``,
+    its bytes, goes into a store that keeps replays)."""
     side_of = rules.side_of(players)
     outcome = outcome_from_pb(result, side_of, rules.is_money)
     ranks = outcome.ranks
@@ -86,6 +88,7 @@ def commit_result(
         },
         seats=seats,
         start=start,  # type: ignore[arg-type]
+        replay=replay if store.keeps_replays else None,
     )
 
 
@@ -116,6 +119,7 @@ def commit_replay(
         replay.players,
         [ids[n] for n in names],
         start=start,
+        replay=encode_replay(replay) if store.keeps_replays else None,
     )
     return ""
 

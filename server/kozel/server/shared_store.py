@@ -23,7 +23,7 @@ from kozel.server.config import ServerConfig
 from kozel.server.identity import FolderLock, referee_id
 from kozel.server.lease import LeaseKeeper
 from kozel.server.recovery import Recovery, recover
-from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.archive import FolderArchive, ReplayArchive, StoreArchive
 from kozel.server.store_queue import StoreQueue
 
 log = structlog.get_logger("kozel.store")
@@ -50,6 +50,8 @@ def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
         rid = referee_id(config.data_dir, config.referee_id)
         store = Store(config.database_url or default_url(config.data_dir))
         store.migrate()
+        if store.keeps_replays and isinstance(replays, FolderArchive):
+            replays = StoreArchive(replays.folder, store)  # the store's copies for every referee
         names = [spec.name for spec in config.ladders]
         # Shared ladders: every referee serves them; the host row is only the scheduler's.
         standby = config.ladder_standby or config.cluster

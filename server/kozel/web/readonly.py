@@ -32,6 +32,7 @@ class ReadOnlyStore(Store):
                 connect_args={"options": "-c default_transaction_read_only=on"},
             )
         self._session = sessionmaker(self.engine, expire_on_commit=False)
+        self.keeps_replays = self.engine.dialect.name == "postgresql"
 
 
 def _sqlite_read_only(dbapi_conn: Any, _record: Any) -> None:

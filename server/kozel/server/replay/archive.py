@@ -5,6 +5,10 @@ web and the tools use; none of them spells out a file name. :class:`FolderArchiv
 default, keeps one ``<match id>.kzr`` file (:mod:`kozel.server.replay.file`) per match in a
 folder. Another backend (a shared database, for a cluster) implements the same few methods.
 
+:class:`StoreArchive` adds the ladder store's copy (PostgreSQL): the ladder commits a match's
+replay into the store in the same transaction as its result, so any referee sharing the store
+(and ``kozel web``) serves it, also after the host's disk is gone.
+
 Sealing: the first half of a duplicate pair holds the seed of its twin's decks, so its replay
 is withheld until the twin has ended. The seals are kept by the archive object (in memory for
 the folder archive: a referee seals only the first halves it plays itself).
@@ -17,6 +21,7 @@ import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+from kozel.ladder.store import Store
 from kozel.server.replay.file import decode_replay, read_replay, write_replay
 from kozel.v1 import replay_pb2
 
@@ -148,3 +153,28 @@ class FolderArchive(ReplayArchive):
                 except OSError:  # removed meanwhile
                     continue
         return [match_id for _, match_id in sorted(found, reverse=True)]
+
+
+class StoreArchive(FolderArchive):
+    """The host's folder first, then the copy in the ladder store (a shared PostgreSQL), which
+    has every ladder replay any referee committed."""
+
+    def __init__(self, folder: Path | str, store: Store) -> None:
+        super().__init__(folder)
+        self.store = store
+
+    def read_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
+        data = super().read_bytes(match_id, limit)
+        if data is None:
+            data = self.store.replay_bytes(check_id(match_id))
+            if data is not None and limit is not None and len(data) > limit:
+                raise OverflowError(limit)
+        return data
+
+    def read_location(self, location: str) -> replay_pb2.Replay | None:
+        found = super().read_location(location)
+        if found is None:  # another host's folder: its copy in the store, by the file's name
+            match_id = Path(location).name.removesuffix(SUFFIX)
+            data = self.store.replay_bytes(match_id) if MATCH_ID.fullmatch(match_id) else None
+            found = None if data is None else decode_replay(data)
+        return found

@@ -13,6 +13,8 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("referees") as batch:
         batch.add_column(sa.Column("address", sa.String(255)))
+    with op.batch_alter_table("matches") as batch:
+        batch.add_column(sa.Column("redirected", sa.Integer))
     op.create_table(
         "ladder_tickets",
         sa.Column("id", sa.String(64), primary_key=True),
@@ -44,5 +46,7 @@ def downgrade() -> None:
     op.drop_table("replays")
     op.drop_table("ladder_assignments")
     op.drop_table("ladder_tickets")
+    with op.batch_alter_table("matches") as batch:
+        batch.drop_column("redirected")
     with op.batch_alter_table("referees") as batch:
         batch.drop_column("address")
