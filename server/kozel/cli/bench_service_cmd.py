@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,20 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     s.add_argument("--tables", type=int, default=20, help=HIDDEN)
     s.set_defaults(func=cmd_soak)
 
+    c = bsub.add_parser("cluster", help="one ladder on 1, 2 and 3 referees sharing one PostgreSQL")
+    c.add_argument("--json", action="store_true", help="print JSON only")
+    c.add_argument(
+        "--db",
+        default=os.environ.get("KOZEL_BENCH_DATABASE_URL", ""),
+        help="PostgreSQL URL whose user may create databases (default: "
+        "$KOZEL_BENCH_DATABASE_URL); a database is made and dropped per size",
+    )
+    c.add_argument("--sizes", default="1,2,3", help="referee counts to measure (1,2,3)")
+    c.add_argument("--bots", type=int, default=24, help="random house bots (24)")
+    c.add_argument("--duration", type=float, default=30.0, help="seconds measured per size")
+    c.add_argument("--warmup", type=float, default=8.0, help=HIDDEN)
+    c.set_defaults(func=cmd_cluster)
+
 
 def _print(title: str, result: dict[str, Any], as_json: bool) -> None:
     result = rounded(result)
@@ -127,6 +142,35 @@ def cmd_load(args: argparse.Namespace) -> int:
         )
     )
     _print("kozel bench load", result, args.json)
+    return 0
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from kozel.tools.bench_cluster import ClusterBench, run
+
+    if not args.db.startswith("postgresql"):
+        print(
+            "kozel bench cluster: needs PostgreSQL: give --db "
+            "postgresql+psycopg://USER:PASS@HOST/DB or set KOZEL_BENCH_DATABASE_URL",
+            file=sys.stderr,
+        )
+        return 2
+    sizes = tuple(int(x) for x in args.sizes.split(",") if x.strip())
+    result = run(
+        ClusterBench(
+            db=args.db,
+            sizes=sizes,
+            bots=args.bots,
+            duration_s=args.duration,
+            warmup_s=args.warmup,
+        )
+    )
+    if args.json:
+        _print("kozel bench cluster", result, True)
+        return 0
+    for size in result.pop("sizes"):
+        _print(f"kozel bench cluster: {size['referees']} referee(s)", size, False)
+    _print("kozel bench cluster", result, False)
     return 0
 
 

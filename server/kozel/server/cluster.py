@@ -211,6 +211,7 @@ class Cluster:
         rt = self.lobby.ladders[p.assignment.ladder]
         self._seat(rt, p, seat, session)
         metrics.REDIRECTS.labels("arrived").inc()
+        metrics.REDIRECT_SECONDS.observe(asyncio.get_running_loop().time() - p.since)
         if all(s is not None for s in p.sessions):
             self._launch(p)
 

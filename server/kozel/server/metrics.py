@@ -70,6 +70,11 @@ REDIRECTS = Counter(
     "seated here (arrived), and seats that forfeited because their bot never came (missed)",
     ["outcome"],
 )
+REDIRECT_SECONDS = Histogram(
+    "kozel_redirect_seconds",
+    "Shared ladders: from the host receiving an assignment to a redirected bot's arrival",
+    buckets=(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30),
+)
 AUTH_FAILURES = Counter("kozel_auth_failures", "Hellos refused for a bad ladder token")
 ACTIVE_STREAMS = Gauge("kozel_active_streams", "Open Play streams")
 ACTIVE_MATCHES = Gauge("kozel_active_matches", "Matches being played", ["ladder"])

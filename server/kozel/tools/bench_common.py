@@ -115,11 +115,12 @@ def start_server(
     timeout: float = 60.0,
     env: dict[str, str] | None = None,
     web: bool = False,
+    extra: Sequence[str] = (),
 ) -> ServerProcess:
     """Start a referee on a free loopback port, with ``/metrics`` on another, replays in a
     temporary folder and no drain on stop. With ``profile`` the referee runs under cProfile and
     writes its profile there when stopped. ``env`` adds environment variables (e.g.
-    ``KOZEL_LIMITS__...`` settings)."""
+    ``KOZEL_LIMITS__...`` settings), ``extra`` more ``kozel serve`` flags."""
     workdir = Path(tempfile.mkdtemp(prefix="kozel-bench-"))
     args = [
         "--listen",
@@ -136,6 +137,7 @@ def start_server(
         "0",
         "--web-listen",
         "127.0.0.1:0" if web else "",
+        *extra,
     ]  # web pages only when measured
     if move_ms is not None:
         args += ["--move-ms", str(move_ms)]
