@@ -226,7 +226,10 @@ def test_the_dashboard_is_well_formed() -> None:
         assert refs and len(refs) == len(set(refs)), panel["title"]
         for target in panel["targets"]:
             assert target["expr"] and _balanced(target["expr"]), panel["title"]
-    assert len([p for p in dash["panels"] if p["type"] != "row"]) >= 12
+    panels = [p for p in dash["panels"] if p["type"] != "row"]
+    assert len(panels) >= 12
+    descriptions = [p["description"] for p in panels]
+    assert len(set(descriptions)) == len(descriptions), "a description copied to another panel"
     assert all(_balanced(q) for q in dashboard_queries(dash))
 
 
