@@ -9,7 +9,7 @@ SHARED_VECTORS ?= ../shared/vectors
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -47,10 +47,17 @@ fix: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/kozel bench engine
 
-# Regenerate the pinned lock file from pyproject.toml (needs network).
+# Regenerate the pinned lock files from pyproject.toml (needs network), with every artifact's
+# hash (pip then installs them in hash-checking mode). requirements.lock has everything (make
+# setup, CI, the image's build venv); requirements-runtime.lock is the image's runtime subset,
+# constrained to the same pins. uv keeps the pins already in an output file unless
+# pyproject.toml changes them.
 lock:
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes \
+	  -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --generate-hashes \
+	  -c requirements.lock -o requirements-runtime.lock
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache

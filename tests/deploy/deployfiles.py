@@ -159,3 +159,34 @@ def final_stage_user() -> str:
     users = [args for ins, args in dockerfile_stages()[-1] if ins == "USER"]
     assert users, "the runtime stage sets no USER: it would run as root"
     return users[-1]
+
+
+LOCK = ROOT / "requirements.lock"
+RUNTIME_LOCK = ROOT / "requirements-runtime.lock"
+_PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
+_HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
+
+
+def read_lock(path: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    """A uv lock file as {normalized name: (version, sha256 hashes)}. Asserts its shape: every
+    requirement is ``name==version`` continued onto ``--hash`` lines, comments aside."""
+    pins: dict[str, tuple[str, frozenset[str]]] = {}
+    name = ""
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            name = ""  # a comment ends a requirement's hash lines
+            continue
+        where = f"{path.name}:{number}: {line}"
+        if raw[0] != " ":
+            found = _PIN.fullmatch(line.removesuffix("\\").strip())
+            assert found, f"not a name==version requirement: {where}"
+            name = re.sub(r"[-_.]+", "-", found.group(1)).lower()
+            assert name not in pins, f"pinned twice: {where}"
+            pins[name] = (found.group(2), frozenset())
+            continue
+        hashed = _HASH.fullmatch(line.removesuffix("\\").strip())
+        assert hashed and name, f"not a hash of a requirement: {where}"
+        version, hashes = pins[name]
+        pins[name] = (version, hashes | {hashed.group(1)})
+    return pins

@@ -22,6 +22,7 @@ from tests.deploy.deployfiles import (
 )
 
 COMPOSE = COMPOSE_DIR / "docker-compose.yaml"
+REFEREES = ("referee", "referee-2")  # two replicas sharing PostgreSQL
 _VAR = re.compile(r"\$\{(\w+)(?::?[?-][^}]*)?\}")
 
 
@@ -54,9 +55,9 @@ def _balanced(expr: str) -> bool:
     return not stack
 
 
-def test_the_compose_file_has_its_four_services() -> None:
+def test_the_compose_file_has_its_services() -> None:
     compose = _compose()
-    assert set(compose["services"]) == {"referee", "web", "postgres", "prometheus", "grafana"}
+    assert set(compose["services"]) == {*REFEREES, "web", "postgres", "prometheus", "grafana"}
     named = set(compose["volumes"])
     for name, service in compose["services"].items():
         assert "image" in service, name
@@ -69,6 +70,11 @@ def test_the_compose_file_has_its_four_services() -> None:
     build = referee["build"]
     assert (_host(build["context"]) / build["dockerfile"]).is_file()
     assert _host(build["context"]) == ROOT
+    second = compose["services"]["referee-2"]
+    assert "build" not in second and second["image"] == referee["image"]
+    # It starts after the first (one schema migration at a time).
+    assert second["depends_on"]["referee"]["condition"] == "service_healthy"
+    assert second["depends_on"]["postgres"]["condition"] == "service_healthy"
 
 
 def test_every_bind_mount_source_exists() -> None:
@@ -81,9 +87,11 @@ def test_only_the_bot_and_web_ports_are_published_beyond_loopback() -> None:
     for name, service in _compose()["services"].items():
         for port in service.get("ports", []):
             if not port.startswith("127.0.0.1:"):
-                assert (name, port) in {("referee", "50051:50051"), ("web", "8080:8080")}, (
-                    f"{name}: {port}"
-                )
+                assert (name, port) in {
+                    ("referee", "50051:50051"),
+                    ("referee-2", "50061:50051"),
+                    ("web", "8080:8080"),
+                }, f"{name}: {port}"
 
 
 def test_secrets_come_from_the_environment_and_are_documented() -> None:
@@ -96,42 +104,59 @@ def test_secrets_come_from_the_environment_and_are_documented() -> None:
     assert (
         required
         == documented
-        == {"POSTGRES_PASSWORD", "KOZEL_ADMIN_TOKEN", "GRAFANA_ADMIN_PASSWORD"}
+        == {"POSTGRES_PASSWORD", "KOZEL_ADMIN_TOKEN", "GRAFANA_ADMIN_PASSWORD", "KOZEL_PUBLIC_HOST"}
     )
 
 
 def test_referee_health_drain_and_scraping_follow_its_configuration() -> None:
     compose = _compose()
-    referee = compose["services"]["referee"]
     config = load_yaml(_host(_mounts("referee")["/etc/kozel/referee.yaml"]))
-    test = referee["healthcheck"]["test"]
-    assert test[:3] == ["CMD", "kozel", "health"]
-    assert listen_port(test[test.index("--address") + 1]) == listen_port(
-        config["operator"]["listen"]
-    )
-    assert int(referee["stop_grace_period"].rstrip("s")) > config["drain_timeout_s"]
-    published = {int(p.rsplit(":", 1)[1]) for p in referee["ports"]}
-    assert published == {listen_port(config["listen"]), listen_port(config["operator"]["listen"])}
+    data_volumes = set()
+    for name in REFEREES:
+        referee = compose["services"][name]
+        assert _mounts(name) == _mounts("referee"), "the same configuration and ladders"
+        test = referee["healthcheck"]["test"]
+        assert test[:3] == ["CMD", "kozel", "health"]
+        assert listen_port(test[test.index("--address") + 1]) == listen_port(
+            config["operator"]["listen"]
+        )
+        assert int(referee["stop_grace_period"].rstrip("s")) > config["drain_timeout_s"]
+        inside = {int(p.rsplit(":", 1)[1]) for p in referee["ports"]}
+        assert inside == {listen_port(config["listen"]), listen_port(config["operator"]["listen"])}
+        # Redirects name the host port that publishes this referee's bot port.
+        (bots,) = [p for p in referee["ports"] if p.endswith(f":{listen_port(config['listen'])}")]
+        advertised = referee["environment"]["KOZEL_ADVERTISE_ADDRESS"]
+        assert advertised == "${KOZEL_PUBLIC_HOST:-localhost}:" + bots.split(":")[-2]
+        (data,) = [v.split(":")[0] for v in referee["volumes"] if v.endswith(":/var/lib/kozel")]
+        data_volumes.add(data)
+    assert len(data_volumes) == len(REFEREES), "each referee has a data folder of its own"
+    urls = {compose["services"][n]["environment"]["KOZEL_STORAGE__DATABASE_URL"] for n in REFEREES}
+    assert len(urls) == 1 and "@postgres:" in urls.pop(), "one shared PostgreSQL"
     prometheus = load_yaml(_host(_mounts("prometheus")["/etc/prometheus/prometheus.yml"]))
     (job,) = [j for j in prometheus["scrape_configs"] if j["job_name"] == "kozel-referee"]
-    (target,) = [t for sc in job["static_configs"] for t in sc["targets"]]
-    host, port = target.rsplit(":", 1)
-    assert host == "referee" and int(port) == listen_port(config["metrics"]["listen"])
+    targets = [t for sc in job["static_configs"] for t in sc["targets"]]
+    metrics = listen_port(config["metrics"]["listen"])
+    assert targets == [f"{name}:{metrics}" for name in REFEREES]
 
 
 def test_the_compose_referee_configuration_passes_check_config(tmp_path: Path) -> None:
     """The mounted referee.yaml with the compose environment, the container's mounted files
-    replaced by the repository files they come from."""
-    referee = _compose()["services"]["referee"]
+    replaced by the repository files they come from; variables at their defaults."""
     text = _host(_mounts("referee")["/etc/kozel/referee.yaml"]).read_text(encoding="utf-8")
     for inside, source in _mounts("referee").items():
         text = text.replace(inside, str(_host(source)))
     config = tmp_path / "referee.yaml"
     config.write_text(text, encoding="utf-8")
-    env = {k: _VAR.sub("secret", v) for k, v in referee["environment"].items()}
-    res = check_config(config, env)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "classic-2p" in res.stdout
+
+    def value(match: re.Match[str]) -> str:
+        return match[0].split(":-", 1)[1].rstrip("}") if ":-" in match[0] else "secret"
+
+    for name, port in zip(REFEREES, (50051, 50061), strict=True):
+        referee = _compose()["services"][name]
+        env = {k: _VAR.sub(value, v) for k, v in referee["environment"].items()}
+        res = check_config(config, env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "classic-2p" in res.stdout and f"advertised as localhost:{port}" in res.stdout
 
 
 def test_prometheus_loads_the_mounted_alert_rules() -> None:
@@ -201,7 +226,10 @@ def test_the_dashboard_is_well_formed() -> None:
         assert refs and len(refs) == len(set(refs)), panel["title"]
         for target in panel["targets"]:
             assert target["expr"] and _balanced(target["expr"]), panel["title"]
-    assert len([p for p in dash["panels"] if p["type"] != "row"]) >= 12
+    panels = [p for p in dash["panels"] if p["type"] != "row"]
+    assert len(panels) >= 12
+    descriptions = [p["description"] for p in panels]
+    assert len(set(descriptions)) == len(descriptions), "a description copied to another panel"
     assert all(_balanced(q) for q in dashboard_queries(dash))
 
 

@@ -76,3 +76,17 @@ def test_the_environment_overrides_the_file_and_errors_name_the_key(tmp_path: Pa
 
 def test_the_example_ladder_file_still_loads() -> None:
     assert [spec.name for spec in load_ladders(DEPLOY / "ladders.example.yaml")]
+
+
+def test_the_advertised_address_comes_from_its_variable_and_is_checked() -> None:
+    """advertise_address (KOZEL_ADVERTISE_ADDRESS): empty by default (redirects name the listen
+    address); a bot must be able to connect to it, so it is host:port with a real port."""
+    assert Settings().server_config().advertise_address == ""
+    pod = "kozel-referee-1.kozel-referee-ops.kozel.svc:50051"
+    ok = check_config(EXAMPLE, {"KOZEL_ADVERTISE_ADDRESS": pod})
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert f"advertised as {pod}" in ok.stdout
+    for bad in ("kozel-referee-1", "10.0.0.7:0", "10.0.0.7:99999"):
+        res = check_config(EXAMPLE, {"KOZEL_ADVERTISE_ADDRESS": bad})
+        assert res.returncode == 2, bad
+        assert "advertise_address" in res.stdout and "KOZEL_ADVERTISE_ADDRESS" in res.stdout

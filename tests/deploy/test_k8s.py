@@ -1,11 +1,15 @@
-"""deploy/k8s: every core manifest validates against the Kubernetes schemas (strict), the
-Prometheus Operator objects against schemas of their own, and the manifests agree with each
-other and with the referee's configuration (ports, probes, drain, mounted files)."""
+"""deploy/k8s: every core manifest validates against the Kubernetes schemas (strict); the
+objects of operators (the Prometheus Operator's, CloudNativePG's Cluster) are not core
+Kubernetes, so kubernetes_validate cannot check them: they are validated against schemas in
+tests/deploy/schemas instead (hand-written for the Prometheus Operator, trimmed from the CRD
+for CloudNativePG). The manifests agree with each other and with the referee's configuration
+(ports, probes, drain, mounted files, the database and the advertised addresses)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from sqlalchemy.engine import make_url
 
 from tests.deploy.deployfiles import (
     ALERTS,
@@ -29,7 +34,13 @@ from tests.deploy.deployfiles import (
 # The oldest Kubernetes the manifests are meant for (native gRPC probes, PDB
 # unhealthyPodEvictionPolicy) and a recent one the package ships offline.
 K8S_VERSIONS = ("1.31", "1.35")
-CRD_KINDS = {"ServiceMonitor": "servicemonitor.json", "PrometheusRule": "prometheusrule.json"}
+CRD_KINDS = {
+    "ServiceMonitor": "servicemonitor.json",
+    "PrometheusRule": "prometheusrule.json",
+    "Cluster": "cnpg-cluster.json",  # CloudNativePG 1.30's CRD, trimmed: cnpg_cluster_schema.py
+}
+# A misspelt spec field per operator kind, which its schema must refuse.
+TYPOS = {"ServiceMonitor": "selectr", "PrometheusRule": "grups", "Cluster": "instancs"}
 SCHEMAS = Path(__file__).with_name("schemas")
 
 WEB_SERVICES = {"kozel-web"}  # the web's own Deployment (web.yaml), checked apart below
@@ -52,6 +63,26 @@ def _referee() -> tuple[dict, dict, dict]:
 def _config() -> dict[str, Any]:
     config_map = k8s_objects()["ConfigMap", "kozel-referee-config"]
     return yaml.safe_load(config_map["data"]["referee.yaml"])
+
+
+def _pod_env(container: dict, pod: str = "kozel-referee-0") -> dict[str, str]:
+    """The environment the kubelet would give ``container`` in the pod named ``pod``: values
+    from the manifests' Secrets and the downward API, ``$(VAR)`` of earlier variables
+    expanded."""
+    objects = k8s_objects()
+    fields = {"metadata.name": pod, "metadata.namespace": "kozel", "status.podIP": "10.0.0.7"}
+    env: dict[str, str] = {}
+    for var in container.get("env", []):
+        source = var.get("valueFrom", {})
+        if "secretKeyRef" in source:
+            ref = source["secretKeyRef"]
+            value = objects["Secret", ref["name"]]["stringData"][ref["key"]]
+        elif "fieldRef" in source:
+            value = fields[source["fieldRef"]["fieldPath"]]
+        else:
+            value = re.sub(r"\$\((\w+)\)", lambda m: env.get(m[1], m[0]), var["value"])
+        env[var["name"]] = value
+    return env
 
 
 def _crd_validator(kind: str) -> jsonschema.Draft202012Validator:
@@ -90,6 +121,7 @@ def test_every_kind_is_core_or_a_known_crd() -> None:
         "ServiceMonitor",
         "PrometheusRule",
         "Deployment",
+        "Cluster",
     } == kinds
 
 
@@ -99,7 +131,7 @@ def test_operator_objects_match_their_schema(kind: str) -> None:
     (doc,) = [d for k, d in k8s_objects().items() if k[0] == kind]
     validator.validate(doc)
     broken = copy.deepcopy(doc)
-    broken["spec"]["selectr" if kind == "ServiceMonitor" else "grups"] = {}
+    broken["spec"][TYPOS[kind]] = {}
     assert list(validator.iter_errors(broken)), "the schema must refuse unknown fields"
 
 
@@ -147,7 +179,20 @@ def test_selectors_match_the_referee_pods() -> None:
         assert svc["spec"]["selector"].items() <= pod_labels.items(), name
     # The governing Service of the set is headless, so every pod has a stable DNS name.
     assert services[sts["spec"]["serviceName"]]["spec"].get("clusterIP") == "None"
-    assert sts["spec"]["replicas"] == 1, "one referee schedules a ladder; see the comment"
+    # Several replicas, of which a voluntary disruption (a node drain) takes one at a time.
+    assert sts["spec"]["replicas"] == 3
+    assert pdb["spec"] == {
+        "maxUnavailable": 1,
+        "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        "selector": {"matchLabels": selected},
+    }
+    assert sts["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    assert "partition" not in sts["spec"]["updateStrategy"].get("rollingUpdate", {})
+    (spread,) = sts["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    assert spread["labelSelector"]["matchLabels"] == selected
+    # Bots reach any ready replica through one balanced Service.
+    bots = services["kozel-referee"]["spec"]
+    assert bots.get("clusterIP") != "None" and not bots.get("publishNotReadyAddresses")
 
     monitor = objects["ServiceMonitor", "kozel-referee"]
     wanted = monitor["spec"]["selector"]["matchLabels"]
@@ -227,6 +272,7 @@ def test_referenced_configmaps_and_secrets_exist_with_their_keys() -> None:
         ref = env.get("valueFrom", {}).get("secretKeyRef")
         if ref:
             assert ref["key"] in keys("Secret", ref["name"]), env["name"]
+            assert not ref.get("optional"), "the referees need PostgreSQL: no SQLite fallback"
     mounted = {m["name"] for m in container["volumeMounts"]}
     claims = {c["metadata"]["name"] for c in _referee()[0]["spec"]["volumeClaimTemplates"]}
     assert mounted == {v["name"] for v in pod["volumes"]} | claims
@@ -258,7 +304,6 @@ def _mounted_files(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_the_configmap_configuration_passes_check_config(tmp_path: Path) -> None:
-    objects = k8s_objects()
     _, _, container = _referee()
     files = _mounted_files(tmp_path)
     config_path = container["command"][container["command"].index("--config") + 1]
@@ -267,13 +312,10 @@ def test_the_configmap_configuration_passes_check_config(tmp_path: Path) -> None
         text = text.replace(inside, str(local))
     config = tmp_path / "referee.yaml"
     config.write_text(text, encoding="utf-8")
-    env = {}
-    for var in container.get("env", []):
-        ref = var["valueFrom"]["secretKeyRef"]
-        env[var["name"]] = objects["Secret", ref["name"]]["stringData"][ref["key"]]
-    res = check_config(config, env)
+    res = check_config(config, {k: v for k, v in _pod_env(container).items() if "KOZEL_" in k})
     assert res.returncode == 0, res.stdout + res.stderr
     assert "classic-2p" in res.stdout
+    assert "advertised as kozel-referee-0.kozel-referee-ops.kozel.svc:50051" in res.stdout
 
 
 def test_the_web_deployment_reaches_the_referee_and_its_own_pods() -> None:
@@ -297,12 +339,58 @@ def test_the_web_deployment_reaches_the_referee_and_its_own_pods() -> None:
         assert p["targetPort"] in ports and p["port"] == ports[p["targetPort"]]
     for probe in ("readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
-    (env,) = container["env"]
-    ref = env["valueFrom"]["secretKeyRef"]
-    assert ref["key"] in objects["Secret", ref["name"]]["stringData"]
-    assert f"$({env['name']})" in cmd
+    env = _pod_env(container)
+    (db,) = [name for name in env if f"$({name})" in cmd]
+    assert make_url(env[db]) == make_url(_pod_env(_referee()[2])["KOZEL_STORAGE__DATABASE_URL"])
     config = objects["ConfigMap", pod["spec"]["volumes"][0]["configMap"]["name"]]
     mount = container["volumeMounts"][0]["mountPath"]
     assert cmd[cmd.index("--ladders") + 1].removeprefix(mount + "/") in config["data"]
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert _config()["web"]["listen"] == ""  # the referee pod serves no pages of its own
+
+
+def test_the_pods_reach_the_cloudnativepg_cluster_as_its_owner() -> None:
+    """The referees and the web connect to the read-write Service of the Cluster, to its
+    database, with the owner's credentials from the Secret the Cluster bootstraps with."""
+    objects = k8s_objects()
+    ((_, name), cluster), *others = [(k, d) for k, d in objects.items() if k[0] == "Cluster"]
+    assert not others
+    initdb = cluster["spec"]["bootstrap"]["initdb"]
+    secret = objects["Secret", initdb["secret"]["name"]]
+    assert secret["type"] == "kubernetes.io/basic-auth"
+    owner = secret["stringData"]
+    assert owner["username"] == initdb["owner"]
+    assert re.fullmatch(r"[A-Za-z0-9]+", owner["password"]), "goes into a URL unescaped"
+    web = objects["Deployment", "kozel-web"]
+    for container, var in (
+        (_referee()[2], "KOZEL_STORAGE__DATABASE_URL"),
+        (web["spec"]["template"]["spec"]["containers"][0], "KOZEL_DATABASE_URL"),
+    ):
+        url = make_url(_pod_env(container)[var])
+        assert url.drivername == "postgresql+psycopg"
+        assert url.host == f"{name}-rw.{cluster['metadata']['namespace']}.svc"
+        assert (url.port, url.database) == (5432, initdb["database"])
+        assert (url.username, url.password) == (owner["username"], owner["password"])
+    # SQLAlchemy's default pool: 5 connections and 10 overflow per referee or web pod.
+    pods = _referee()[0]["spec"]["replicas"] + web["spec"]["replicas"]
+    assert 15 * pods <= int(cluster["spec"]["postgresql"]["parameters"]["max_connections"])
+
+
+def test_each_replica_advertises_its_own_stable_address() -> None:
+    """Redirects name a pod's DNS name under the headless governing Service, on the bot port;
+    each replica its own, and its referee id is its pod name."""
+    objects = k8s_objects()
+    sts, _, container = _referee()
+    headless = objects["Service", sts["spec"]["serviceName"]]["spec"]
+    assert headless["clusterIP"] == "None" and headless["publishNotReadyAddresses"] is True
+    assert "bots" in {p["targetPort"] for p in headless["ports"]}
+    bots = {p["name"]: p["containerPort"] for p in container["ports"]}["bots"]
+    pods = [f"kozel-referee-{i}" for i in range(sts["spec"]["replicas"])]
+    advertised = []
+    for pod in pods:
+        env = _pod_env(container, pod)
+        address = env["KOZEL_ADVERTISE_ADDRESS"]
+        assert address == f"{pod}.{sts['spec']['serviceName']}.kozel.svc:{bots}"
+        assert env["KOZEL_REFEREE__ID"] == pod
+        advertised.append(address)
+    assert len(set(advertised)) == len(pods)

@@ -132,7 +132,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ladders = ", ".join(spec.name for spec in config.ladders) or "none"
         print(
             f"configuration ok: bot port {config.listen}"
-            f"{' (TLS)' if config.tls else ''}, ladders: {ladders}"
+            f"{' (TLS)' if config.tls else ''}"
+            f"{f', advertised as {config.advertise_address}' if config.advertise_address else ''}"
+            f", ladders: {ladders}"
         )
         return 0
     configure_logging(settings.logging.level, settings.logging.format)

@@ -22,6 +22,7 @@ class ServerConfig:
     """Everything ``kozel serve`` can be told."""
 
     listen: str = "127.0.0.1:50051"
+    advertise_address: str = ""  # the bot address redirects to this referee name; "" = listen
     tls: TlsFiles | None = None  # TLS (and mutual TLS) on the bot port
     operator_listen: str = ""  # AdminService + health on their own port; "" = the bot port
     operator_tls: TlsFiles | None = None

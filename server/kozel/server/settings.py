@@ -238,6 +238,9 @@ class Settings(BaseSettings):
     )
 
     listen: str = "127.0.0.1:50051"
+    # Where other referees send a bot redirected to a match hosted here (host:port, reachable
+    # by bots: a pod's DNS name or IP); "" = the listen address.
+    advertise_address: str = ""
     tls: TlsSettings = Field(default_factory=TlsSettings)
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
@@ -255,6 +258,13 @@ class Settings(BaseSettings):
     @classmethod
     def _listen(cls, value: str) -> str:
         return _check_listen(value)
+
+    @field_validator("advertise_address")
+    @classmethod
+    def _advertise(cls, value: str) -> str:
+        if value and int(_check_listen(value).rpartition(":")[2]) == 0:
+            raise ValueError(f"{value!r}: a bot cannot connect to port 0")
+        return value
 
     @classmethod
     def settings_customise_sources(
@@ -290,6 +300,7 @@ class Settings(BaseSettings):
         st = self.storage
         return ServerConfig(
             listen=self.listen,
+            advertise_address=self.advertise_address,
             tls=self.tls.files(),
             operator_listen=self.operator.listen,
             operator_tls=self.operator.tls.files(),
