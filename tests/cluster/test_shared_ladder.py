@@ -9,7 +9,7 @@ import random
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -156,7 +156,7 @@ def test_rolling_restart_keeps_the_ladder_playing(
         assert ref.proc.wait(120) == 0
         c.start(name, port=port)  # the same referee again, on the same port
         more = len(finished_in_store(store)) + 5
-        wait(lambda n=more: len(finished_in_store(store)) >= n, "5 more matches", timeout=300)
+        wait(_at_least(store, more), "5 more matches", timeout=300)
     rows = _check_ladder(store)
     starts = sorted(_aware(r.started_at) for r in rows)
     gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(starts)]
@@ -182,6 +182,10 @@ def test_the_schedulers_referee_is_killed_and_another_takes_over(
     before = len(finished_in_store(store))
     wait(lambda: len(finished_in_store(store)) >= before + 10, "pairing resumed", timeout=300)
     _check_ladder(store)
+
+
+def _at_least(store: Store, n: int) -> Callable[[], bool]:
+    return lambda: len(finished_in_store(store)) >= n
 
 
 def _running_on(store: Store, referee: str) -> int:

@@ -45,6 +45,8 @@ CONTRACT = (
     "kozel_orphans_settled_total",
     "kozel_admission_match_cap",
     "kozel_admission_paused",
+    "kozel_redirects_total",
+    "kozel_redirect_seconds",
 )
 # generation: 0-2; kind: transient|refused; outcome: committed|aborted
 BOUNDED_LABELS = {"ladder", "reason", "code", "le", "generation", "kind", "outcome"}

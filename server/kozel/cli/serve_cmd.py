@@ -26,7 +26,7 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "lease": ("referee", "lease_s"),
     "standby": ("referee", "standby"),
     "cluster": ("referee", "cluster"),
-    "advertise_address": ("referee", "advertise_address"),
+    "advertise_address": ("advertise_address",),
     "log_level": ("logging", "level"),
     "log_format": ("logging", "format"),
     "drain_timeout": ("drain_timeout_s",),

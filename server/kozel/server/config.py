@@ -83,6 +83,5 @@ class ServerConfig:
     # Ladders shared with every referee on the same store: bots wait as tickets in the store,
     # one referee at a time schedules each ladder, and a match's bots are redirected to its host.
     cluster: bool = False
-    advertise_address: str = ""  # host:port bots are redirected to; "" = the bound address
     cluster_poll_s: float = 0.25  # how often a referee publishes tickets and reads assignments
     store_flush_timeout_s: float = 10.0  # at stop, queued store writes get this long

@@ -159,7 +159,6 @@ class RefereeSettings(_Section):
     # Share the ladders with every referee on the same (PostgreSQL) store; see
     # docs/operations.md, "Several referees, one ladder".
     cluster: bool = False
-    advertise_address: str = ""  # host:port other referees redirect bots to ("" = listen address)
     cluster_poll_s: float = Field(0.25, ge=0.01, le=60)
     store_flush_timeout_s: float = Field(10.0, ge=0, le=3600)
 
@@ -167,14 +166,6 @@ class RefereeSettings(_Section):
     @classmethod
     def _id(cls, value: str) -> str:
         return check_id(value) if value else value
-
-    @field_validator("advertise_address")
-    @classmethod
-    def _address(cls, value: str) -> str:
-        host, _, port = value.rpartition(":")
-        if value and not (host and port.isdigit() and 0 < int(port) < 65536):
-            raise ValueError("advertise_address must be host:port, e.g. referee-0.kozel:50051")
-        return value
 
 
 class LoggingSettings(_Section):
@@ -322,7 +313,6 @@ class Settings(BaseSettings):
             lease_s=self.referee.lease_s,
             ladder_standby=self.referee.standby,
             cluster=self.referee.cluster,
-            advertise_address=self.referee.advertise_address,
             cluster_poll_s=self.referee.cluster_poll_s,
             store_flush_timeout_s=self.referee.store_flush_timeout_s,
             clock=self.clock,
