@@ -120,7 +120,10 @@ class Cluster:
                 self.ok = False
                 continue
             self.ok = True
-            self.handle(found)
+            try:
+                self.handle(found)
+            except Exception:  # a bug must not stop this referee's part in its ladders
+                log.exception("cluster_assignments_failed")
 
     def tickets(self) -> dict[str, list[Ticket]]:
         """This referee's waiting sessions, by shared ladder (none while it takes no matches)."""
