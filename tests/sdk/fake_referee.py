@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import random
 import secrets
+import socket
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -349,6 +350,20 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
             rpb.PlayResponse(redirect=rpb.Redirect(address=self.redirect_to, ticket=ticket))
         )
         out.put_nowait(CLOSE)
+
+
+def dead_address() -> str:
+    """A loopback port nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def assert_same_hello(hello: rpb.Hello, first: rpb.Hello) -> None:
+    """``hello`` repeats ``first`` (name, token, ladder, max_matches, skip_events, client)."""
+    for field in ("protocol_version", "bot_name", "token", "max_matches", "skip_events", "client"):
+        assert getattr(hello, field) == getattr(first, field), field
+    assert hello.join_ladder.ladder == first.join_ladder.ladder != ""
 
 
 async def start_fake(**kwargs: object) -> tuple[grpc.aio.Server, FakeReferee, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import threading
 import time
 from collections import Counter
@@ -16,7 +15,13 @@ import pytest
 
 from kozel.sdk import Bot, GreedyBot, RandomBot, play
 from kozel.v1 import game_pb2, referee_pb2
-from tests.sdk.fake_referee import FakeReferee, start_fake, stop_fake
+from tests.sdk.fake_referee import (
+    FakeReferee,
+    assert_same_hello,
+    dead_address,
+    start_fake,
+    stop_fake,
+)
 
 
 class RecordingBot(Bot):
@@ -225,20 +230,6 @@ def test_refused_or_failed_answers_still_finish_the_match(
         assert ref.rejections == 0 and "choose failed" in caplog.text
 
 
-def _dead_address() -> str:
-    """A loopback port nobody listens on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
-
-
-def _same_hello_but(hello: referee_pb2.Hello, first: referee_pb2.Hello) -> None:
-    """``hello`` repeats ``first`` (name, token, ladder, max_matches, skip_events, client)."""
-    for field in ("protocol_version", "bot_name", "token", "max_matches", "skip_events", "client"):
-        assert getattr(hello, field) == getattr(first, field), field
-    assert hello.join_ladder.ladder == first.join_ladder.ladder != ""
-
-
 def _ladder_play(
     address: str, max_matches: int = 1, **kwargs: Any
 ) -> Awaitable[list[referee_pb2.MatchEnd]]:
@@ -273,7 +264,7 @@ def test_redirect_is_followed_with_the_ticket_and_the_same_hello() -> None:
     assert len(ref_a.hellos) == 1 and not ref_a.hellos[0].redirect_ticket
     hello = ref_b.hellos[0]
     assert hello.redirect_ticket == ref_a.tickets[0] and not hello.resume_token
-    _same_hello_but(hello, ref_a.hellos[0])
+    assert_same_hello(hello, ref_a.hellos[0])
     assert hello.token == "secret-token"  # the ticket does not replace the credential
 
 
@@ -313,7 +304,7 @@ def test_chained_redirects_carry_each_ticket_and_keep_the_token() -> None:
     assert ref_b.hellos[0].redirect_ticket == ref_a.tickets[0]
     assert ref_c.hellos[0].redirect_ticket == ref_b.tickets[0]
     for ref in (ref_b, ref_c):
-        _same_hello_but(ref.hellos[0], ref_a.hellos[0])
+        assert_same_hello(ref.hellos[0], ref_a.hellos[0])
 
 
 def test_an_unreachable_redirect_target_sends_the_bot_back_to_its_first_address() -> None:
@@ -321,7 +312,7 @@ def test_an_unreachable_redirect_target_sends_the_bot_back_to_its_first_address(
     at its first address with its first Hello (no ticket, no resume token) and plays there."""
 
     async def main() -> tuple[list, FakeReferee, float]:
-        server_a, ref_a, address_a = await start_fake(redirect_to=_dead_address())
+        server_a, ref_a, address_a = await start_fake(redirect_to=dead_address())
         start = time.monotonic()
         try:
             res = await asyncio.wait_for(_ladder_play(address_a, matches=1), 60)
@@ -334,7 +325,7 @@ def test_an_unreachable_redirect_target_sends_the_bot_back_to_its_first_address(
     assert len(ref_a.hellos) == 2
     first, again = ref_a.hellos
     assert not again.redirect_ticket and not again.resume_token
-    _same_hello_but(again, first)
+    assert_same_hello(again, first)
     assert took >= 3.0 * 0.9  # the redirect target was retried for its grace, not given up at once
 
 
@@ -367,14 +358,14 @@ def test_losing_the_redirected_referee_mid_match_falls_back_after_a_chained_redi
     assert len(ref_a.hellos) == 2
     again = ref_a.hellos[1]
     assert not again.redirect_ticket and not again.resume_token
-    _same_hello_but(again, ref_a.hellos[0])
+    assert_same_hello(again, ref_a.hellos[0])
     assert ref_a.sessions and sum(s.started for s in ref_a.sessions.values()) == 1
 
 
 def test_unreachable_referee_gives_up_after_grace() -> None:
     start = time.monotonic()
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        asyncio.run(play(RandomBot, _dead_address(), name="x", join_table="t", grace_s=0.5))
+        asyncio.run(play(RandomBot, dead_address(), name="x", join_table="t", grace_s=0.5))
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
     assert time.monotonic() - start < 5
 
