@@ -4,6 +4,10 @@
 //
 //	go run . --server 127.0.0.1:50051 --queue classic --players 2 --name gobot
 //	go run . --server 127.0.0.1:50051 --table TABLE_ID
+//	go run . --server 127.0.0.1:50051 --ladder main --token SECRET --matches 10
+//
+// On a ladder shared by several referees it follows Redirect messages (the same Hello with
+// redirect_ticket, to the address given) and goes back to --server when that referee is lost.
 //
 // The stubs in gen/ are generated from ../../proto by `go generate` (see README.md).
 package main
@@ -18,11 +22,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	kozelv1 "kozel/clients/go/gen/kozel/v1"
 )
 
 // config holds the command-line flags.
@@ -30,6 +29,7 @@ type config struct {
 	server    string
 	table     string
 	queue     string
+	ladder    string
 	players   uint
 	name      string
 	token     string
@@ -42,6 +42,7 @@ func main() {
 	flag.StringVar(&cfg.server, "server", "127.0.0.1:50051", "the referee's `host:port`")
 	flag.StringVar(&cfg.table, "table", "", "sit at this table `ID` (from CreateTable)")
 	flag.StringVar(&cfg.queue, "queue", "", "queue for a match of this ruleset `PRESET` (needs --players)")
+	flag.StringVar(&cfg.ladder, "ladder", "", "play rated matches on this ladder `NAME` (needs --token)")
 	flag.UintVar(&cfg.players, "players", 0, "seats at the table when queueing (2, 3 or 4)")
 	flag.StringVar(&cfg.name, "name", "go-example", "the bot's display `NAME`")
 	flag.StringVar(&cfg.token, "token", "", "credential for rated ladders (open tables accept any)")
@@ -49,8 +50,8 @@ func main() {
 	flag.IntVar(&cfg.dropAfter, "drop-after", 0, "test only: cancel the stream once after `N` answers, to exercise resume")
 	flag.Parse()
 	switch {
-	case (cfg.table == "") == (cfg.queue == ""):
-		usage("give exactly one of --table and --queue")
+	case countSet(cfg.table, cfg.queue, cfg.ladder) != 1:
+		usage("give exactly one of --table, --queue and --ladder")
 	case cfg.queue != "" && cfg.players == 0:
 		usage("--queue needs --players")
 	case cfg.matches < 1:
@@ -64,14 +65,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	conn, err := grpc.NewClient(cfg.server, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
+	s := newSession(cfg)
+	if err := s.connect(cfg.server); err != nil {
 		log.Fatalf("connect to %s: %v", cfg.server, err)
 	}
-	defer conn.Close()
-
-	s := newSession(cfg, kozelv1.NewRefereeServiceClient(conn))
-	err = s.run(ctx)
+	defer s.close()
+	err := s.run(ctx)
 	for _, end := range s.results {
 		r := end.GetResult()
 		fmt.Printf("match %s ended: %s, draw=%t, winner side %d, penalty totals %v, forfeits %d\n",
@@ -82,6 +81,17 @@ func main() {
 		log.Printf("error: %v", err)
 		os.Exit(1)
 	}
+}
+
+// countSet counts the non-empty strings.
+func countSet(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func usage(msg string) {

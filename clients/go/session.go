@@ -8,7 +8,9 @@ import (
 	"log"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	kozelv1 "kozel/clients/go/gen/kozel/v1"
@@ -18,6 +20,7 @@ const (
 	protocolVersion = 1
 	clientName      = "kozel-go-example/0.1"
 	resumeWindow    = 10 * time.Second // keep trying to resume this long after a stream is lost
+	redirectWindow  = 3 * time.Second  // try a redirected address this long, then the first one
 	backoffStart    = 50 * time.Millisecond
 	backoffMax      = time.Second
 	closeWait       = 5 * time.Second // after the last MatchEnd, wait this long for the referee to close
@@ -38,11 +41,16 @@ type match struct {
 
 // session is the bot's session on the referee. It outlives the streams: when one is lost,
 // the next one sends Hello with the resume token and the referee resends what is pending.
+// It keeps its first address (cfg.server) through redirects, to fall back to.
 type session struct {
-	cfg    config
-	client kozelv1.RefereeServiceClient
+	cfg     config
+	conn    *grpc.ClientConn
+	client  kozelv1.RefereeServiceClient
+	address string // the referee of the current stream
 
 	resumeToken string            // from the latest Welcome
+	ticket      string            // from a Redirect, sent in the next Hello until a Welcome
+	redirect    *kozelv1.Redirect // received on the current stream
 	running     map[string]*match // by match id
 	ended       map[string]bool   // match ids whose MatchEnd arrived
 	started     int               // distinct MatchStarts seen
@@ -52,8 +60,60 @@ type session struct {
 	results     []*kozelv1.MatchEnd
 }
 
-func newSession(cfg config, client kozelv1.RefereeServiceClient) *session {
-	return &session{cfg: cfg, client: client, running: map[string]*match{}, ended: map[string]bool{}}
+func newSession(cfg config) *session {
+	return &session{cfg: cfg, running: map[string]*match{}, ended: map[string]bool{}}
+}
+
+// connect points the session at a referee (the same insecure transport for every address).
+func (s *session) connect(address string) error {
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	s.close()
+	s.conn, s.client, s.address = conn, kozelv1.NewRefereeServiceClient(conn), address
+	return nil
+}
+
+func (s *session) close() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+}
+
+// redirected reports whether the current address came from a Redirect.
+func (s *session) redirected() bool {
+	return s.address != s.cfg.server || s.ticket != ""
+}
+
+// follow points the next stream at the Redirect's address, with its ticket.
+func (s *session) follow() {
+	r := s.redirect
+	s.redirect, s.resumeToken = nil, ""
+	if r.GetAddress() == "" || r.GetTicket() == "" {
+		s.fallBack(errors.New("a Redirect without an address or ticket"))
+		return
+	}
+	if err := s.connect(r.GetAddress()); err != nil {
+		s.fallBack(err)
+		return
+	}
+	s.ticket = r.GetTicket()
+	log.Printf("redirected to %q", r.GetAddress())
+}
+
+// fallBack goes back to the first address with the first Hello (no ticket, no resume token);
+// the matches at the lost referee are over for this bot.
+func (s *session) fallBack(why error) {
+	log.Printf("redirected referee %q lost (%v); back to %s", s.address, why, s.cfg.server)
+	for id := range s.running {
+		s.ended[id] = true
+		delete(s.running, id)
+	}
+	s.ticket, s.resumeToken = "", ""
+	if err := s.connect(s.cfg.server); err != nil {
+		log.Printf("connect to %s: %v", s.cfg.server, err)
+	}
 }
 
 // finished reports whether the wanted matches have all started and ended.
@@ -73,12 +133,28 @@ func (s *session) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !resumable(err) {
-			return err
+		if s.redirect != nil {
+			s.follow()
+			downSince, backoff = time.Time{}, backoffStart
+			continue
 		}
 		// The resume window restarts whenever a stream got as far as talking about a match.
 		if progress || downSince.IsZero() {
 			downSince, backoff = time.Now(), backoffStart
+		}
+		// A redirected referee that refuses us, closes with nothing running, or cannot be
+		// reached for redirectWindow: back to the first address.
+		if s.redirected() && (!resumable(err) || time.Since(downSince) > redirectWindow ||
+			(errors.Is(err, errClosed) && len(s.running) == 0)) {
+			s.fallBack(err)
+			if s.finished() {
+				return nil
+			}
+			downSince, backoff = time.Time{}, backoffStart
+			continue
+		}
+		if !resumable(err) {
+			return err
 		}
 		if time.Since(downSince) > resumeWindow {
 			return fmt.Errorf("could not resume within %v: %w", resumeWindow, err)
@@ -165,7 +241,9 @@ func (s *session) stream(parent context.Context) (progress bool, err error) {
 			// carries a full Observation, so this one needs nothing else.
 			progress = true
 		case *kozelv1.PlayResponse_Redirect:
-			log.Printf("redirect to %s ignored (not supported by this example)", m.Redirect.GetAddress())
+			// Sent to a stream that plays no match; the referee ends the stream next.
+			s.redirect = m.Redirect
+			_ = st.CloseSend()
 		default:
 			log.Printf("ignoring an unknown message") // a newer referee; proto3 keeps going
 		}
@@ -184,9 +262,15 @@ func (s *session) hello() *kozelv1.PlayRequest {
 		SkipEvents: true,
 	}
 	// A proto oneof is a Go interface field set to one of its generated wrapper types.
-	if s.cfg.table != "" {
+	if s.resumeToken == "" {
+		h.RedirectTicket = s.ticket // a redirected stream takes the seat its ticket names
+	}
+	switch {
+	case s.cfg.table != "":
 		h.Want = &kozelv1.Hello_JoinTable{JoinTable: &kozelv1.JoinTable{TableId: s.cfg.table}}
-	} else {
+	case s.cfg.ladder != "":
+		h.Want = &kozelv1.Hello_JoinLadder{JoinLadder: &kozelv1.JoinLadder{Ladder: s.cfg.ladder}}
+	default:
 		h.Want = &kozelv1.Hello_JoinQueue{JoinQueue: &kozelv1.JoinQueue{
 			Ruleset: &kozelv1.Ruleset{Preset: s.cfg.queue},
 			Players: uint32(s.cfg.players),
@@ -207,6 +291,7 @@ func (s *session) onWelcome(w *kozelv1.Welcome) {
 		log.Printf("the referee started a new session instead of resuming")
 	}
 	s.resumeToken = w.GetResumeToken()
+	s.ticket = "" // used: a later drop here resumes with the resume token
 	log.Printf("welcome: session %s, resumed=%t, running %v", w.GetSessionId(), w.GetResumed(),
 		w.GetRunningMatchIds())
 }

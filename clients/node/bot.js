@@ -4,12 +4,17 @@
 //
 //   node bot.js --server 127.0.0.1:50051 --table T1 [--name node-bot] [--matches 1]
 //   node bot.js --server 127.0.0.1:50051 --queue classic --players 2 [--matches 3]
+//   node bot.js --server 127.0.0.1:50051 --ladder main --token SECRET [--matches 10]
 //
 // The protocol (proto/kozel/v1/referee.proto): send Hello, get Welcome (keep its
 // resume_token), then MatchStart, DealStart, DecisionRequests (answer each with an ActionReply
 // naming an index into legal_actions), Events, DealEnd and MatchEnd. After a dropped stream
 // send Hello again with the resume_token: the referee resends MatchStart, DealStart and the
-// pending DecisionRequest.
+// pending DecisionRequest. A Redirect (a ladder shared by several referees) comes to a stream
+// that plays no match, and the referee then ends the stream: send the same Hello to its address
+// with redirect_ticket set. Keep the first address: if the redirected referee cannot be reached
+// for REDIRECT_FOR_MS, refuses the ticket, or its stream is lost for good, go back there with
+// the first Hello (no ticket, no resume token).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,6 +26,7 @@ const PROTO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const PROTOCOL_VERSION = 1;
 const CLIENT = 'kozel-node-example/0.1';
 const RESUME_FOR_MS = 10_000; // how long to keep trying to resume after a drop
+const REDIRECT_FOR_MS = 3_000; // how long to try a redirected address before the first one
 const BACKOFF_START_MS = 100;
 const BACKOFF_MAX_MS = 1_000;
 const CLOSE_WAIT_MS = 5_000; // how long to wait for the referee to close after our last match
@@ -54,6 +60,8 @@ function parseFlags(argv) {
       server: { type: 'string', default: '127.0.0.1:50051' },
       table: { type: 'string' },
       queue: { type: 'string' },
+      ladder: { type: 'string' },
+      token: { type: 'string', default: '' },
       players: { type: 'string' },
       name: { type: 'string', default: 'node-bot' },
       matches: { type: 'string', default: '1' },
@@ -65,13 +73,15 @@ function parseFlags(argv) {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} must be an integer >= ${min}`);
     return n;
   };
-  if ((values.table === undefined) === (values.queue === undefined)) {
-    throw new Error('give exactly one of --table ID and --queue PRESET --players N');
+  if ([values.table, values.queue, values.ladder].filter((v) => v !== undefined).length !== 1) {
+    throw new Error('give exactly one of --table ID, --queue PRESET --players N and --ladder NAME');
   }
   return {
     server: values.server,
     table: values.table,
     queue: values.queue,
+    ladder: values.ladder,
+    token: values.token,
     players: values.queue !== undefined ? int('players', 2) : 0,
     name: values.name,
     matches: int('matches', 1),
@@ -98,17 +108,13 @@ export function choose(request) {
 class Bot {
   constructor(opts) {
     this.opts = opts;
-    this.client = new RefereeService(opts.server, grpc.credentials.createInsecure(), {
-      'grpc.keepalive_time_ms': 20_000,
-      'grpc.keepalive_timeout_ms': 10_000,
-      // While the connection is down grpc-js fails new calls at once and reconnects on its own
-      // backoff (1 s growing to 120 s by default): keep it within our resume window.
-      'grpc.initial_reconnect_backoff_ms': BACKOFF_START_MS,
-      'grpc.max_reconnect_backoff_ms': BACKOFF_MAX_MS,
-    });
+    this.client = null;
+    this.connect(opts.server); // opts.server is the first address, kept through redirects
     this.resumeToken = ''; // from the last Welcome
+    this.ticket = ''; // from a Redirect, sent in the next Hello until a Welcome
+    this.redirect = null; // a Redirect received on the current stream
     this.started = new Set(); // match ids seen in MatchStart (resent on resume: a Set)
-    this.ended = new Set(); // match ids seen in MatchEnd
+    this.ended = new Set(); // match ids seen in MatchEnd, or lost with a redirected referee
     this.pending = new Map(); // match id -> its latest DecisionRequest
     this.answered = 0; // answers sent, for --drop-after
     this.dropped = false;
@@ -117,6 +123,33 @@ class Bot {
 
   get done() {
     return this.ended.size >= this.opts.matches;
+  }
+
+  // The current address came from a Redirect.
+  get redirected() {
+    return this.address !== this.opts.server || this.ticket !== '';
+  }
+
+  connect(address) {
+    this.client?.close();
+    this.address = address;
+    this.client = new RefereeService(address, grpc.credentials.createInsecure(), {
+      'grpc.keepalive_time_ms': 20_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      // While the connection is down grpc-js fails new calls at once and reconnects on its own
+      // backoff (1 s growing to 120 s by default): keep it within our resume window.
+      'grpc.initial_reconnect_backoff_ms': BACKOFF_START_MS,
+      'grpc.max_reconnect_backoff_ms': BACKOFF_MAX_MS,
+    });
+  }
+
+  // Back to the first address with the first Hello; matches at the lost referee are over.
+  fallBack(why) {
+    this.log(`redirected referee ${JSON.stringify(this.address)} lost (${why}); back to ${this.opts.server}`);
+    for (const id of this.started) this.ended.add(id);
+    this.ticket = '';
+    this.resumeToken = '';
+    this.connect(this.opts.server);
   }
 
   log(...args) {
@@ -131,7 +164,9 @@ class Bot {
     const hello = {
       protocolVersion: PROTOCOL_VERSION,
       botName: this.opts.name,
+      token: this.opts.token, // the ladder credential, also after a redirect
       resumeToken: this.resumeToken, // empty on the first stream; join_* is ignored on resume
+      redirectTicket: this.resumeToken ? '' : this.ticket,
       maxMatches: 1,
       client: CLIENT,
       // It plays from each DecisionRequest's observation alone, so it asks for no Event
@@ -140,6 +175,8 @@ class Bot {
     };
     if (this.opts.table !== undefined) {
       hello.joinTable = { tableId: this.opts.table };
+    } else if (this.opts.ladder !== undefined) {
+      hello.joinLadder = { ladder: this.opts.ladder };
     } else {
       hello.joinQueue = { ruleset: { preset: this.opts.queue }, players: this.opts.players };
     }
@@ -153,11 +190,38 @@ class Bot {
     for (;;) {
       const { code, details, welcomed } = await this.stream();
       if (this.done) return;
+      if (this.redirect) {
+        const { address, ticket } = this.redirect;
+        this.redirect = null;
+        this.resumeToken = '';
+        if (address && ticket) {
+          this.log(`redirected to ${JSON.stringify(address)}`);
+          this.ticket = ticket;
+          this.connect(address);
+        } else {
+          this.fallBack('a Redirect without an address or ticket');
+        }
+        downSince = null;
+        delay = BACKOFF_START_MS;
+        continue;
+      }
       if (welcomed) {
         downSince = Date.now(); // every stream that got a Welcome restarts the window
         delay = BACKOFF_START_MS;
       }
       downSince ??= Date.now();
+      if (
+        this.redirected &&
+        (code === grpc.status.OK ||
+          !RESUMABLE.has(code) ||
+          Date.now() - downSince > REDIRECT_FOR_MS)
+      ) {
+        this.fallBack(`${grpc.status[code]} ${details}`);
+        if (this.done) return;
+        downSince = null;
+        delay = BACKOFF_START_MS;
+        continue;
+      }
       // An OK close before our matches ended means the referee forgot us: stop retrying.
       if (code === grpc.status.OK || !RESUMABLE.has(code)) {
         throw new Error(`stream ended: ${grpc.status[code]} ${details}`);
@@ -205,6 +269,7 @@ class Bot {
     switch (response.message) {
       case 'welcome':
         this.resumeToken = msg.resumeToken;
+        this.ticket = ''; // used: a later drop here resumes with the resume token
         this.log(`welcome: session ${msg.sessionId}${msg.resumed ? ' (resumed)' : ''}`);
         break;
       case 'matchStart':
@@ -242,8 +307,9 @@ class Bot {
         }));
         break;
       }
-      case 'redirect':
-        this.log(`redirect to ${msg.address} is not supported by this example`);
+      case 'redirect': // the referee ends the stream next; run() follows it
+        this.redirect = msg;
+        this.call?.end();
         break;
       default: // dealStart, event, dealEnd: this simple bot needs nothing from them
         break;

@@ -18,6 +18,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
     }
     println!("cargo:rerun-if-env-changed=PROTOC");
+    // Regenerate when a .proto changes (a build script that prints any rerun-if line is
+    // otherwise rerun only for those): a cached target folder kept stale stubs before.
+    println!("cargo:rerun-if-changed=../../proto/kozel");
 
     tonic_prost_build::configure()
         .build_server(false) // a bot only needs the client

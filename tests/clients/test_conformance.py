@@ -35,10 +35,12 @@ def test_the_python_sdk_house_bot_passes_every_check() -> None:
         "rejection and retry",
         "resume after a dropped stream",
         "deadline",
+        "follows a redirect with its ticket",
+        "back to the first address when the redirect target is closed",
         "the bot exits after its match",
     ):
         assert any(line.startswith(f"PASS  {name}") for line in lines), (name, res.stdout)
-    assert "0 failed" in res.stdout
+    assert "conformance: 11 passed, 0 failed" in res.stdout
 
 
 def test_a_broken_bot_fails_with_reasons() -> None:
@@ -49,3 +51,5 @@ def test_a_broken_bot_fails_with_reasons() -> None:
     assert "FAIL  lead: legal_index" in out and "outside the" in out
     assert "FAIL  rejection and retry" in out
     assert "FAIL  resume after a dropped stream: " in out
+    assert "FAIL  follows a redirect with its ticket: no stream at the Redirect's address" in out
+    assert "FAIL  back to the first address when the redirect target is closed: not checked" in out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kozel.tools.conformance import check_command
+from kozel.tools.conformance import FALLBACK, check_command
 from tests.clients.botkit import MATCH_TIMEOUT_S, assert_clean, play_table, toolchain_missing
 from tests.server.conftest import RefereeProcess
 
@@ -118,3 +118,5 @@ def test_conformance_checker(go_bot: Path) -> None:
     checks, output = check_command(f"{go_bot} --server {{server}} --table {{table}}")
     failed = [c.line() for c in checks if not c.passed]
     assert not failed, f"{failed}\n{output}"
+    names = {c.name for c in checks}
+    assert {"follows a redirect with its ticket", FALLBACK} <= names and len(checks) == 11

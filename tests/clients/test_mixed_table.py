@@ -79,4 +79,6 @@ def test_example_bots_pass_conformance(commands: dict[str, list[str]], lang: str
         timeout=300,
     )
     assert res.returncode == 0, res.stdout
-    assert "0 failed" in res.stdout
+    assert "PASS  follows a redirect with its ticket" in res.stdout
+    assert "PASS  back to the first address when the redirect target is closed" in res.stdout
+    assert "conformance: 11 passed, 0 failed" in res.stdout

@@ -2,7 +2,8 @@
 the connected bot holds seat 0 and a random player seat 1. It keeps sessions across streams
 (resume with the Welcome's token resends MatchStart, DealStart and the pending request with
 ``resent``), honours Leave and max_matches, refuses illegal answers with a retry, and can
-redirect a first Hello to another address."""
+redirect its first Hellos to another address (Welcome, then Redirect with a fresh ticket, then
+the end of the stream, as a referee of a shared ladder does)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import contextlib
 import itertools
 import random
 import secrets
+import socket
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -84,7 +86,8 @@ class FakeSession:
             and self.started < self.ref.max_total
         ):
             self.started += 1
-            m = FakeMatch(self, f"m{self.ref.next_id()}", seed=self.ref.seed_base + self.started)
+            match_id = f"{self.ref.name}-m{self.ref.next_id()}"  # unique across fakes
+            m = FakeMatch(self, match_id, seed=self.ref.seed_base + self.started)
             self.matches[m.match_id] = m
             m.task = asyncio.get_running_loop().create_task(m.run())
             self.ref.tasks.add(m.task)
@@ -265,6 +268,7 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
         *,
         max_total: int = 10,
         redirect_to: str | None = None,
+        redirects: int = 1,
         seed_base: int = 0,
         forget_on_resume: bool = False,
     ) -> None:
@@ -272,6 +276,9 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
         self.sessions: dict[str, FakeSession] = {}
         self.max_total = max_total
         self.redirect_to = redirect_to
+        self.redirects_left = redirects if redirect_to else 0
+        self.tickets: list[str] = []  # issued, in order
+        self.answered = asyncio.Event()  # set on every answer (tests clear it)
         self.seed_base = seed_base
         self.hellos: list[rpb.Hello] = []
         self.answers: Counter[tuple[str, int]] = Counter()
@@ -279,6 +286,7 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
         self.deals = 0
         self.tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count()
+        self.name = secrets.token_hex(3)
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -307,13 +315,8 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
                 if which == "hello":
                     hello = req.hello
                     self.hellos.append(hello)
-                    if self.redirect_to and not hello.resume_token and hello.token != "ticket":
-                        out.put_nowait(
-                            rpb.PlayResponse(
-                                redirect=rpb.Redirect(address=self.redirect_to, ticket="ticket")
-                            )
-                        )
-                        out.put_nowait(CLOSE)
+                    if self.redirects_left and not hello.resume_token:
+                        self.redirect(hello, out)
                         return
                     if hello.resume_token:
                         session = self.sessions[hello.resume_token]
@@ -326,8 +329,41 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
                     m = session.matches.get(req.action.match_id)
                     if m is not None:
                         m.replies.put_nowait(req.action)
+                    self.answered.set()
                 elif which == "leave" and session is not None:
                     session.leave()
+
+    def redirect(self, hello: rpb.Hello, out: asyncio.Queue[object]) -> None:
+        """Welcome the stream, send it elsewhere with a new ticket, and end it."""
+        assert self.redirect_to is not None
+        self.redirects_left -= 1
+        ticket = f"ticket-{secrets.token_hex(4)}"
+        self.tickets.append(ticket)
+        out.put_nowait(
+            rpb.PlayResponse(
+                welcome=rpb.Welcome(
+                    session_id="r", resume_token=secrets.token_hex(8), protocol_version=1
+                )
+            )
+        )
+        out.put_nowait(
+            rpb.PlayResponse(redirect=rpb.Redirect(address=self.redirect_to, ticket=ticket))
+        )
+        out.put_nowait(CLOSE)
+
+
+def dead_address() -> str:
+    """A loopback port nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def assert_same_hello(hello: rpb.Hello, first: rpb.Hello) -> None:
+    """``hello`` repeats ``first`` (name, token, ladder, max_matches, skip_events, client)."""
+    for field in ("protocol_version", "bot_name", "token", "max_matches", "skip_events", "client"):
+        assert getattr(hello, field) == getattr(first, field), field
+    assert hello.join_ladder.ladder == first.join_ladder.ladder != ""
 
 
 async def start_fake(**kwargs: object) -> tuple[grpc.aio.Server, FakeReferee, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import threading
 import time
 from collections import Counter
@@ -16,7 +15,13 @@ import pytest
 
 from kozel.sdk import Bot, GreedyBot, RandomBot, play
 from kozel.v1 import game_pb2, referee_pb2
-from tests.sdk.fake_referee import FakeReferee, start_fake, stop_fake
+from tests.sdk.fake_referee import (
+    FakeReferee,
+    assert_same_hello,
+    dead_address,
+    start_fake,
+    stop_fake,
+)
 
 
 class RecordingBot(Bot):
@@ -225,29 +230,142 @@ def test_refused_or_failed_answers_still_finish_the_match(
         assert ref.rejections == 0 and "choose failed" in caplog.text
 
 
-def test_redirect_is_followed_with_the_ticket() -> None:
-    async def main() -> tuple[list, FakeReferee]:
+def _ladder_play(
+    address: str, max_matches: int = 1, **kwargs: Any
+) -> Awaitable[list[referee_pb2.MatchEnd]]:
+    return play(
+        RandomBot,
+        address,
+        name="lad",
+        join_ladder="main",
+        token="secret-token",
+        max_matches=max_matches,
+        skip_events=True,
+        **kwargs,
+    )
+
+
+def test_redirect_is_followed_with_the_ticket_and_the_same_hello() -> None:
+    async def main() -> tuple[list, FakeReferee, FakeReferee]:
         server_b, ref_b, address_b = await start_fake()
         server_a, ref_a, address_a = await start_fake(redirect_to=address_b)
         try:
-            res = await play(RandomBot, address_a, name="r", join_table="t")
-            assert len(ref_a.hellos) == 1
-            return res, ref_b
+            return (
+                await asyncio.wait_for(_ladder_play(address_a, max_matches=2, matches=2), 60),
+                ref_a,
+                ref_b,
+            )
         finally:
             await stop_fake(server_a, ref_a)
             await stop_fake(server_b, ref_b)
 
-    results, ref_b = asyncio.run(main())
-    assert len(results) == 1 and ref_b.hellos[0].token == "ticket"
+    results, ref_a, ref_b = asyncio.run(main())
+    assert len(results) == 2
+    assert len(ref_a.hellos) == 1 and not ref_a.hellos[0].redirect_ticket
+    hello = ref_b.hellos[0]
+    assert hello.redirect_ticket == ref_a.tickets[0] and not hello.resume_token
+    assert_same_hello(hello, ref_a.hellos[0])
+    assert hello.token == "secret-token"  # the ticket does not replace the credential
+
+
+def test_a_drop_after_a_redirect_resumes_there_without_the_ticket() -> None:
+    async def main() -> tuple[list, FakeReferee, FakeReferee]:
+        server_b, ref_b, address_b = await start_fake()
+        server_a, ref_a, address_a = await start_fake(redirect_to=address_b)
+        try:
+            res = await asyncio.wait_for(
+                _ladder_play(address_a, matches=1, drop_after_requests=3), 60
+            )
+            return res, ref_a, ref_b
+        finally:
+            await stop_fake(server_a, ref_a)
+            await stop_fake(server_b, ref_b)
+
+    results, ref_a, ref_b = asyncio.run(main())
+    assert len(results) == 1 and len(ref_a.hellos) == 1
+    assert [bool(h.redirect_ticket) for h in ref_b.hellos] == [True, False]
+    assert ref_b.hellos[1].resume_token  # resumed at the redirected address
+
+
+def test_chained_redirects_carry_each_ticket_and_keep_the_token() -> None:
+    async def main() -> tuple[list, list[FakeReferee]]:
+        server_c, ref_c, address_c = await start_fake()
+        server_b, ref_b, address_b = await start_fake(redirect_to=address_c)
+        server_a, ref_a, address_a = await start_fake(redirect_to=address_b)
+        try:
+            res = await asyncio.wait_for(_ladder_play(address_a, matches=1), 60)
+            return res, [ref_a, ref_b, ref_c]
+        finally:
+            for server, ref in ((server_a, ref_a), (server_b, ref_b), (server_c, ref_c)):
+                await stop_fake(server, ref)
+
+    results, (ref_a, ref_b, ref_c) = asyncio.run(main())
+    assert len(results) == 1
+    assert ref_b.hellos[0].redirect_ticket == ref_a.tickets[0]
+    assert ref_c.hellos[0].redirect_ticket == ref_b.tickets[0]
+    for ref in (ref_b, ref_c):
+        assert_same_hello(ref.hellos[0], ref_a.hellos[0])
+
+
+def test_an_unreachable_redirect_target_sends_the_bot_back_to_its_first_address() -> None:
+    """Redirected to a dead port: after a few tries over ``redirect_grace_s`` the bot is back
+    at its first address with its first Hello (no ticket, no resume token) and plays there."""
+
+    async def main() -> tuple[list, FakeReferee, float]:
+        server_a, ref_a, address_a = await start_fake(redirect_to=dead_address())
+        start = time.monotonic()
+        try:
+            res = await asyncio.wait_for(_ladder_play(address_a, matches=1), 60)
+            return res, ref_a, time.monotonic() - start
+        finally:
+            await stop_fake(server_a, ref_a)
+
+    results, ref_a, took = asyncio.run(main())
+    assert len(results) == 1
+    assert len(ref_a.hellos) == 2
+    first, again = ref_a.hellos
+    assert not again.redirect_ticket and not again.resume_token
+    assert_same_hello(again, first)
+    assert took >= 3.0 * 0.9  # the redirect target was retried for its grace, not given up at once
+
+
+def test_losing_the_redirected_referee_mid_match_falls_back_after_a_chained_redirect() -> None:
+    """A -> B -> C; C dies mid-match and resuming there fails: the bot goes back to A (its
+    first address, not B) with its first Hello, and plays its second match there."""
+
+    async def main() -> tuple[list, list[FakeReferee]]:
+        server_c, ref_c, address_c = await start_fake()
+        server_b, ref_b, address_b = await start_fake(redirect_to=address_c)
+        server_a, ref_a, address_a = await start_fake(redirect_to=address_b)
+        try:
+            task = asyncio.ensure_future(
+                _ladder_play(address_a, max_matches=1, matches=2, redirect_grace_s=1.0)
+            )
+            while sum(ref_c.answers.values()) < 3:
+                await asyncio.wait_for(ref_c.answered.wait(), 30)
+                ref_c.answered.clear()
+            await stop_fake(server_c, ref_c)
+            res = await asyncio.wait_for(task, 60)
+            return res, [ref_a, ref_b, ref_c]
+        finally:
+            for server, ref in ((server_a, ref_a), (server_b, ref_b), (server_c, ref_c)):
+                await stop_fake(server, ref)
+
+    results, (ref_a, ref_b, ref_c) = asyncio.run(main())
+    assert len(results) == 1  # the match on C was lost with C; the second one was played on A
+    assert len(ref_b.hellos) == 1  # the bot did not go back to the referee in the middle
+    assert ref_c.hellos[0].redirect_ticket == ref_b.tickets[0]
+    assert len(ref_a.hellos) == 2
+    again = ref_a.hellos[1]
+    assert not again.redirect_ticket and not again.resume_token
+    assert_same_hello(again, ref_a.hellos[0])
+    assert ref_a.sessions and sum(s.started for s in ref_a.sessions.values()) == 1
 
 
 def test_unreachable_referee_gives_up_after_grace() -> None:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     start = time.monotonic()
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        asyncio.run(play(RandomBot, f"127.0.0.1:{port}", name="x", join_table="t", grace_s=0.5))
+        asyncio.run(play(RandomBot, dead_address(), name="x", join_table="t", grace_s=0.5))
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
     assert time.monotonic() - start < 5
 

@@ -1,8 +1,11 @@
 //! An example Kozel Arena bot: one bidirectional `Play` stream to the referee, a simple legal
-//! strategy, and resuming with the `Welcome.resume_token` after a dropped stream.
+//! strategy, and resuming with the `Welcome.resume_token` after a dropped stream. On a ladder
+//! shared by several referees it follows `Redirect` (the same Hello plus `redirect_ticket`, to
+//! the address given) and goes back to `--server` with its first Hello when that referee is
+//! lost.
 //!
-//! Usage: kozel-bot --server HOST:PORT (--table ID | --queue PRESET --players N)
-//!                  [--name NAME] [--matches N] [--drop-after N]
+//! Usage: kozel-bot --server HOST:PORT (--table ID | --queue PRESET --players N | --ladder NAME)
+//!                  [--token TOKEN] [--name NAME] [--matches N] [--drop-after N]
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -24,6 +27,8 @@ const PROTOCOL_VERSION: u32 = 1;
 const CLIENT: &str = "kozel-rust-example/0.1";
 /// How long to keep trying to resume a dropped session (the referee's grace period is similar).
 const RESUME_FOR: Duration = Duration::from_secs(10);
+/// How long to try a redirected address before going back to the first one.
+const REDIRECT_FOR: Duration = Duration::from_secs(3);
 const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// How long to wait for the referee to close the stream after our last MatchEnd.
@@ -34,17 +39,22 @@ macro_rules! log {
     ($bot:expr, $($fmt:tt)*) => { eprintln!("[{}] {}", $bot.args.name, format_args!($($fmt)*)) };
 }
 
-const USAGE: &str = "usage: kozel-bot --server HOST:PORT (--table ID | --queue PRESET --players N) \
-                     [--name NAME] [--matches N] [--drop-after N]";
+const USAGE: &str = "usage: kozel-bot --server HOST:PORT \
+                     (--table ID | --queue PRESET --players N | --ladder NAME) \
+                     [--token TOKEN] [--name NAME] [--matches N] [--drop-after N]";
 
 enum Join {
     Table(String),
     Queue { preset: String, players: u32 },
+    Ladder(String),
 }
 
 struct Args {
+    /// The first address, kept through redirects to fall back to.
     server: String,
     join: Join,
+    /// The ladder credential (open tables accept any).
+    token: String,
     name: String,
     /// Matches to play: Leave is sent after this many MatchStarts.
     matches: usize,
@@ -54,6 +64,7 @@ struct Args {
 
 fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     let (mut server, mut table, mut queue, mut players) = (None, None, None, None);
+    let (mut ladder, mut token) = (None, String::new());
     let (mut name, mut matches, mut drop_after) = ("rust-bot".to_string(), 1, None);
     while let Some(flag) = argv.next() {
         let mut value = || argv.next().ok_or(format!("{flag} needs a value"));
@@ -66,6 +77,8 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--table" => table = Some(value()?),
             "--queue" => queue = Some(value()?),
             "--players" => players = Some(number(value()?)?),
+            "--ladder" => ladder = Some(value()?),
+            "--token" => token = value()?,
             "--name" => name = value()?,
             "--matches" => matches = number(value()?)? as usize,
             "--drop-after" => drop_after = Some(number(value()?)?),
@@ -73,10 +86,15 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
-    let join = match (table, queue, players) {
-        (Some(id), None, None) => Join::Table(id),
-        (None, Some(preset), Some(players)) => Join::Queue { preset, players },
-        _ => return Err(format!("give --table, or --queue with --players\n{USAGE}")),
+    let join = match (table, queue, players, ladder) {
+        (Some(id), None, None, None) => Join::Table(id),
+        (None, Some(preset), Some(players), None) => Join::Queue { preset, players },
+        (None, None, None, Some(name)) => Join::Ladder(name),
+        _ => {
+            return Err(format!(
+                "give --table, --queue with --players, or --ladder\n{USAGE}"
+            ));
+        }
     };
     let server = server.ok_or(format!("--server is required\n{USAGE}"))?;
     if matches == 0 {
@@ -85,6 +103,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(Args {
         server,
         join,
+        token,
         name,
         matches,
         drop_after,
@@ -106,13 +125,21 @@ fn choose(req: &DecisionRequest) -> Option<u32> {
 enum Outcome {
     /// Every wanted match has ended.
     Done,
-    /// The stream broke or was cancelled: resume the session.
+    /// The stream broke or was cancelled (or a Redirect came): resume the session.
     Dropped,
+    /// The referee ended the stream before the wanted matches ended.
+    Closed,
 }
 
 /// The session: what survives a dropped stream.
 struct Bot {
     args: Args,
+    /// The referee of the current stream (`args.server` until a Redirect).
+    address: String,
+    /// From a Redirect: sent in the next Hello, until a Welcome.
+    ticket: String,
+    /// A Redirect received on the current stream.
+    redirect: Option<pb::Redirect>,
     resume_token: String,
     started: HashSet<String>,
     ended: HashSet<String>,
@@ -129,7 +156,10 @@ struct Bot {
 impl Bot {
     fn new(args: Args) -> Self {
         Bot {
+            address: args.server.clone(),
             args,
+            ticket: String::new(),
+            redirect: None,
             resume_token: String::new(),
             started: HashSet::new(),
             ended: HashSet::new(),
@@ -143,6 +173,27 @@ impl Bot {
 
     fn finished(&self) -> bool {
         self.ended.len() >= self.args.matches
+    }
+
+    /// The current address came from a Redirect.
+    fn redirected(&self) -> bool {
+        self.address != self.args.server || !self.ticket.is_empty()
+    }
+
+    /// Back to the first address with the first Hello (no ticket, no resume token); the
+    /// matches at the lost referee are over for this bot.
+    fn fall_back(&mut self, why: &str) -> Result<RefereeServiceClient<Channel>, Status> {
+        log!(
+            self,
+            "redirected referee {:?} lost ({why}); back to {}",
+            self.address,
+            self.args.server
+        );
+        self.ended.extend(self.started.iter().cloned());
+        self.ticket.clear();
+        self.resume_token.clear();
+        self.address = self.args.server.clone();
+        connect(&self.address)
     }
 
     /// The first message of every stream. With a resume token the referee reattaches this
@@ -159,43 +210,81 @@ impl Bot {
                 }),
                 players: *players,
             }),
+            Join::Ladder(name) => pb::hello::Want::JoinLadder(pb::JoinLadder {
+                ladder: name.clone(),
+            }),
+        };
+        // A redirected stream takes the seat its ticket names; a resumed one needs none.
+        let redirect_ticket = if self.resume_token.is_empty() {
+            self.ticket.clone()
+        } else {
+            String::new()
         };
         pb::Hello {
             protocol_version: PROTOCOL_VERSION,
             bot_name: self.args.name.clone(),
+            token: self.args.token.clone(),
             resume_token: self.resume_token.clone(),
+            redirect_ticket,
             want: Some(want),
             max_matches: 1,
             client: CLIENT.into(),
             // It plays from each DecisionRequest's observation alone: no Event messages needed.
             skip_events: true,
-            ..Default::default()
         }
     }
 
     /// Plays the session: one stream after another until the wanted matches have ended.
     async fn run(&mut self) -> Result<(), Status> {
-        let endpoint = Endpoint::from_shared(format!("http://{}", self.args.server))
-            .map_err(|e| Status::invalid_argument(format!("bad --server: {e}")))?
-            .connect_timeout(Duration::from_secs(5));
-        // A lazy channel connects on the first call and reconnects after a broken connection.
-        let mut client = RefereeServiceClient::new(endpoint.connect_lazy());
+        let mut client = connect(&self.address)?;
         let mut down_since = Instant::now();
         let mut backoff = BACKOFF_START;
         loop {
             self.welcomed = false;
-            let error = match self.stream(&mut client).await {
+            let result = self.stream(&mut client).await;
+            if let Some(r) = self.redirect.take() {
+                // Sent to a stream that plays no match; the referee has ended it.
+                self.resume_token.clear();
+                client = match connect(&r.address) {
+                    Ok(c) if !r.ticket.is_empty() => {
+                        log!(self, "redirected to {:?}", r.address);
+                        (self.address, self.ticket) = (r.address, r.ticket);
+                        c
+                    }
+                    _ => self.fall_back("a Redirect without a usable address or ticket")?,
+                };
+                (down_since, backoff) = (Instant::now(), BACKOFF_START);
+                continue;
+            }
+            let (error, closed) = match result {
                 Ok(Outcome::Done) => return Ok(()),
-                Ok(Outcome::Dropped) => None,
-                // The network dropped, the referee went away, or it cut a slow reader: resume.
-                Err(s) if is_resumable(s.code()) => Some(s),
-                // A refused Hello (bad token, unknown table, ...): resuming will not help.
-                Err(s) => return Err(s),
+                Ok(Outcome::Dropped) => (None, false),
+                Ok(Outcome::Closed) => (None, true),
+                Err(s) => (Some(s), false),
             };
+            // A refused Hello (bad token, unknown table, ...): resuming will not help.
+            let refused = error.as_ref().is_some_and(|s| !is_resumable(s.code()));
             if self.welcomed {
                 // The stream worked for a while: the retry window starts now.
                 down_since = Instant::now();
                 backoff = BACKOFF_START;
+            }
+            let idle = self.started.len() == self.ended.len();
+            if self.redirected()
+                && (refused || (closed && idle) || down_since.elapsed() > REDIRECT_FOR)
+            {
+                let why = error.as_ref().map_or("it closed".into(), |s| {
+                    format!("{:?}: {}", s.code(), s.message())
+                });
+                client = self.fall_back(&why)?;
+                if self.finished() {
+                    return Ok(());
+                }
+                (down_since, backoff) = (Instant::now(), BACKOFF_START);
+                continue;
+            }
+            if let Some(s) = error.as_ref().filter(|_| refused) {
+                return Err(s.clone());
             }
             if down_since.elapsed() > RESUME_FOR {
                 return Err(error.unwrap_or_else(|| Status::unavailable("the stream kept ending")));
@@ -241,6 +330,7 @@ impl Bot {
                 Some(M::Welcome(w)) => {
                     self.welcomed = true;
                     self.resume_token = w.resume_token; // keep it to resume after a drop
+                    self.ticket.clear(); // used: a drop here resumes with the resume token
                     if w.resumed {
                         log!(self, "resumed; running matches {:?}", w.running_match_ids);
                     }
@@ -340,11 +430,8 @@ impl Bot {
                     }
                 }
                 Some(M::Redirect(r)) => {
-                    log!(
-                        self,
-                        "ignoring a Redirect to {} (not supported by this example)",
-                        r.address
-                    );
+                    self.redirect = Some(r); // run() follows it
+                    return Ok(Outcome::Dropped); // the referee ends the stream anyway
                 }
                 // DealStart, Event and DealEnd only inform; this strategy needs none of them.
                 Some(M::DealStart(_) | M::Event(_) | M::DealEnd(_)) => {}
@@ -355,9 +442,18 @@ impl Bot {
         Ok(if self.finished() {
             Outcome::Done
         } else {
-            Outcome::Dropped
+            Outcome::Closed
         })
     }
+}
+
+/// A client for one referee address (plain HTTP/2, as for `--server`).
+fn connect(address: &str) -> Result<RefereeServiceClient<Channel>, Status> {
+    let endpoint = Endpoint::from_shared(format!("http://{address}"))
+        .map_err(|e| Status::invalid_argument(format!("bad address {address:?}: {e}")))?
+        .connect_timeout(Duration::from_secs(5));
+    // A lazy channel connects on the first call and reconnects after a broken connection.
+    Ok(RefereeServiceClient::new(endpoint.connect_lazy()))
 }
 
 fn reply(req: &DecisionRequest, index: u32) -> ActionReply {

@@ -37,8 +37,13 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     else:
         from kozel.tools.conformance import run_checks
 
+        runs = 0
+
         def ready(address: str) -> None:
-            print(f"waiting for a bot on {address} (table {TABLE!r}) ...", flush=True)
+            nonlocal runs
+            runs += 1
+            again = " again, for the redirect checks" if runs > 1 else ""
+            print(f"start the bot{again}: waiting on {address} (table {TABLE!r}) ...", flush=True)
 
         checks = asyncio.run(run_checks(ready, move_ms=args.move_ms, connect_timeout=600))
     for check in checks:

@@ -6,6 +6,11 @@ The bot connects as it would to a real referee (``Play`` stream, ``Hello`` with
 situation taken from real engine states: a lead, a response, a declaration window, the longest
 legal action list, a refused answer that must be retried, a dropped stream that must be
 resumed, and the end of the match. Every answer must be legal and come within ``move_ms``.
+
+Then the bot is started a second time for the redirect checks, on a fresh listener: its stream
+there is welcomed and redirected to a second listener, which must get the same Hello with the
+ticket; that one redirects it again, to a closed port, and the bot must come back to its first
+address with its first Hello (no ticket, no resume token). It then gets an empty match and exits.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import asyncio
 import random
 import secrets
 import shlex
+import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
@@ -35,6 +41,11 @@ from kozel.v1 import referee_pb2_grpc
 
 TABLE = "conformance"
 SEAT = 0
+# The Hello fields a redirected bot must repeat unchanged.
+HELLO_KEPT = ("protocol_version", "bot_name", "token", "max_matches", "skip_events", "client")
+REDIRECT_WAIT_S = 15.0  # for the bot to reach the redirect target
+FALLBACK_WAIT_S = 30.0  # for it to give up a closed target and come back to its first address
+FALLBACK = "back to the first address when the redirect target is closed"
 
 
 @dataclass
@@ -203,14 +214,10 @@ async def run_checks(
 ) -> list[Check]:
     """Serve on a free loopback port, call ``address_ready(address)`` (which starts or points
     the bot), and run every check; returns the report."""
-    servicer = _Servicer()
-    server = grpc.aio.server(options=server_options(ServerConfig()))
-    referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
     checks: list[Check] = []
+    server, servicer, address = await _listen()
     try:
-        address_ready(f"127.0.0.1:{port}")
+        address_ready(address)
         await _script(_Session(servicer, move_ms), checks, connect_timeout)
     except (TimeoutError, ConnectionError) as exc:
         checks.append(
@@ -220,7 +227,168 @@ async def run_checks(
         )
     finally:
         await server.stop(0.5)
+    first, second = await _listen(), await _listen()
+    try:
+        address_ready(first[2])
+        await _redirect_script(_Session(first[1], move_ms), second, checks, connect_timeout)
+    except (TimeoutError, ConnectionError) as exc:
+        checks.append(
+            Check(
+                "the redirected bot stays connected",
+                False,
+                str(exc) or "no message within the time allowed",
+            )
+        )
+    finally:
+        await first[0].stop(0.5)
+        await second[0].stop(0.5)
     return checks
+
+
+async def _listen() -> tuple[grpc.aio.Server, _Servicer, str]:
+    """A scripted listener on a free loopback port: (server, servicer, address)."""
+    servicer = _Servicer()
+    server = grpc.aio.server(options=server_options(ServerConfig()))
+    referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, servicer, f"127.0.0.1:{port}"
+
+
+def _closed_address() -> str:
+    """A loopback port that was just free (nothing listens on it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def _hello_problems(got: rpb.PlayRequest, first: rpb.Hello, ticket: str) -> list[str]:
+    """How a Hello after a redirect (``ticket``) or a fallback (no ticket) differs from what
+    it must be: the first Hello, with only ``redirect_ticket`` set to ``ticket``."""
+    if got.WhichOneof("message") != "hello":
+        return ["the first message is not Hello"]
+    hello = got.hello
+    problems = [f"{f} changed" for f in HELLO_KEPT if getattr(hello, f) != getattr(first, f)]
+    if hello.WhichOneof("want") != first.WhichOneof("want") or getattr(
+        hello, hello.WhichOneof("want") or "join_table"
+    ) != getattr(first, first.WhichOneof("want") or "join_table"):
+        problems.append("it wants another table, queue or ladder")
+    if hello.resume_token:
+        problems.append("it carries a resume_token")
+    if hello.redirect_ticket != ticket:
+        problems.append(
+            f"redirect_ticket is {hello.redirect_ticket!r}, not the Redirect's ticket"
+            if ticket
+            else "it still carries a redirect_ticket"
+        )
+    return problems
+
+
+async def _next_stream(
+    servicers: dict[str, _Servicer], timeout: float
+) -> tuple[str, _Stream] | None:
+    """The next stream opened on any of the named listeners, or None after ``timeout``."""
+    getters = {asyncio.ensure_future(sv.streams.get()): name for name, sv in servicers.items()}
+    done, pending = await asyncio.wait(getters, timeout=timeout, return_when="FIRST_COMPLETED")
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    if not done:
+        return None
+    first, *others = done
+    for task in others:  # two at once: the other waits for the next call
+        servicers[getters[task]].streams.put_nowait(task.result())
+    return getters[first], first.result()
+
+
+async def _redirect_script(
+    session: _Session,
+    target: tuple[grpc.aio.Server, _Servicer, str],
+    checks: list[Check],
+    connect_timeout: float,
+) -> None:
+    """Redirect the bot to ``target``, check its Hello there, redirect it again to a closed
+    port, and check that it comes back to its first address with its first Hello."""
+    hello_req = await session.accept(connect_timeout)
+    first = hello_req.hello
+    ticket = secrets.token_urlsafe(16)
+    session.send(messages.welcome("redirect", secrets.token_urlsafe(16), "conformance"))
+    session.send(rpb.PlayResponse(redirect=rpb.Redirect(address=target[2], ticket=ticket)))
+    assert session.stream is not None
+    session.stream.outbox.put_nowait(None)  # the referee ends the stream after a Redirect
+
+    listeners = {"target": target[1], "first": session.servicer}
+    got = await _next_stream(listeners, REDIRECT_WAIT_S)
+    why = ""
+    if got is None:
+        why = f"no stream at the Redirect's address within {REDIRECT_WAIT_S:g} s"
+    elif got[0] == "first":
+        why = "the bot came back to its first address instead of following the Redirect"
+    else:
+        there = _Session(target[1], session.move_ms, stream=got[1])
+        hello = await there.receive(session.move_ms / 1000 + REDIRECT_WAIT_S)
+        why = "; ".join(_hello_problems(hello, first, ticket))
+        # Redirected again, to a closed port: the bot must go back to its FIRST address.
+        there.send(messages.welcome("redirected", secrets.token_urlsafe(16), "conformance"))
+        there.send(
+            rpb.PlayResponse(
+                redirect=rpb.Redirect(address=_closed_address(), ticket=secrets.token_urlsafe(16))
+            )
+        )
+        there.stream.outbox.put_nowait(None)  # type: ignore[union-attr]
+    checks.append(Check("follows a redirect with its ticket", not why, why))
+
+    if got is None:
+        checks.append(Check(FALLBACK, False, "not checked: the Redirect was not followed"))
+        return
+    back = got if got[0] == "first" else await _next_stream(listeners, FALLBACK_WAIT_S)
+    why = ""
+    if back is None:
+        why = f"the bot did not come back to its first address within {FALLBACK_WAIT_S:g} s"
+    elif back[0] == "target":
+        why = "the bot went back to the redirecting referee, not to its first address"
+    session.stream = back[1] if back is not None else None
+    if back is not None and back[0] == "first":
+        why = "; ".join(_hello_problems(await session.receive(FALLBACK_WAIT_S), first, ""))
+    checks.append(Check(FALLBACK, not why, why))
+    if session.stream is None:
+        return
+    # An empty match, so that a table bot has played its match and exits.
+    match_id = secrets.token_hex(8)
+    session.send(messages.welcome("back", session.token, "conformance"))
+    session.send(_match_start(match_id, first.bot_name, session.move_ms))
+    await _end_match(session, match_id)
+
+
+def _match_start(match_id: str, bot_name: str, move_ms: int) -> rpb.PlayResponse:
+    """The checker's two-player classic match, the bot in seat 0."""
+    return rpb.PlayResponse(
+        match_start=messages.match_start(
+            match_id,
+            seat=SEAT,
+            players=2,
+            ruleset=convert.ruleset_to_pb(Ruleset.preset("classic")),
+            time_control=Clock(move_ms=move_ms).to_pb(),
+            table_id=TABLE,
+            seating=[
+                rpb.Player(seat=0, name=bot_name, side=0),
+                rpb.Player(seat=1, name="checker", side=1),
+            ],
+            seed_commitment=commitment(b"\0" * 32),
+        )
+    )
+
+
+async def _end_match(session: _Session, match_id: str) -> None:
+    """MatchEnd, then the end of the stream, as the referee does after Leave."""
+    session.send(
+        messages.match_end(
+            match_id, pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True), "", b"\0" * 32
+        )
+    )
+    await asyncio.sleep(0.2)
+    assert session.stream is not None
+    session.stream.outbox.put_nowait(None)
 
 
 async def _script(session: _Session, checks: list[Check], connect_timeout: float) -> None:
@@ -240,23 +408,8 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
     if problems and hello_req.WhichOneof("message") != "hello":
         return
     match_id = secrets.token_hex(8)
-    rules = Ruleset.preset("classic")
     session.send(messages.welcome("conformance", session.token, "conformance"))
-    start = rpb.PlayResponse(
-        match_start=messages.match_start(
-            match_id,
-            seat=SEAT,
-            players=2,
-            ruleset=convert.ruleset_to_pb(rules),
-            time_control=Clock(move_ms=session.move_ms).to_pb(),
-            table_id=TABLE,
-            seating=[
-                rpb.Player(seat=0, name=hello.bot_name, side=0),
-                rpb.Player(seat=1, name="checker", side=1),
-            ],
-            seed_commitment=commitment(b"\0" * 32),
-        )
-    )
+    start = _match_start(match_id, hello.bot_name, session.move_ms)
     session.send(start)
     staged = situations()
     request_id = 0
@@ -338,15 +491,7 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
         )
     )
 
-    # The match ends; the checker then closes the stream, as the referee does after Leave.
-    session.send(
-        messages.match_end(
-            match_id, pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True), "", b"\0" * 32
-        )
-    )
-    await asyncio.sleep(0.2)
-    assert session.stream is not None
-    session.stream.outbox.put_nowait(None)
+    await _end_match(session, match_id)
 
 
 def _stage(
@@ -368,39 +513,32 @@ def check_command(
     command: str, *, move_ms: int = 2000, connect_timeout: float = 60.0
 ) -> tuple[list[Check], str]:
     """Start ``command`` as the bot (``{server}`` and ``{table}`` are filled in, or
-    ``--server ADDR --table conformance`` appended) and check it; returns the report and the
-    bot's output."""
-    proc: subprocess.Popen[str] | None = None
+    ``--server ADDR --table conformance`` appended), once for the match and once for the
+    redirect checks, and check it; returns the report and the bots' output."""
+    procs: list[subprocess.Popen[str]] = []
 
     def start(address: str) -> None:
-        nonlocal proc
         if "{server}" in command:
             cmd = command.format(server=address, table=TABLE)
             args = shlex.split(cmd)
         else:
             args = shlex.split(command) + ["--server", address, "--table", TABLE]
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(
+            subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        )
 
     checks = asyncio.run(run_checks(start, move_ms=move_ms, connect_timeout=connect_timeout))
-    output = ""
-    if proc is not None:
+    outputs, why = [], []
+    for run, proc in enumerate(procs, 1):
         try:
-            output, _ = proc.communicate(timeout=15)
-            checks.append(
-                Check(
-                    "the bot exits after its match",
-                    proc.returncode == 0,
-                    f"exit status {proc.returncode}" if proc.returncode else "",
-                )
-            )
+            out, _ = proc.communicate(timeout=15)
+            if proc.returncode:
+                why.append(f"run {run}: exit status {proc.returncode}")
         except subprocess.TimeoutExpired:
             proc.kill()
-            output, _ = proc.communicate()
-            checks.append(
-                Check(
-                    "the bot exits after its match",
-                    False,
-                    "still running 15 s after MatchEnd and the end of its stream",
-                )
-            )
-    return checks, output
+            out, _ = proc.communicate()
+            why.append(f"run {run}: still running 15 s after MatchEnd and the end of its stream")
+        outputs.append(f"--- run {run} ---\n{out}" if len(procs) > 1 else out)
+    if procs:
+        checks.append(Check("the bot exits after its match", not why, "; ".join(why)))
+    return checks, "".join(outputs)

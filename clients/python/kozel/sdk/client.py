@@ -3,6 +3,9 @@
 :func:`play` opens the stream, sends ``Hello``, routes every message to the :class:`Bot` of
 its match (one object per match, made by a factory), answers each ``DecisionRequest`` and, when
 the stream drops, resumes the session with the ``resume_token`` of the last ``Welcome``.
+A ``Redirect`` (a ladder shared by several referees) is followed with the same ``Hello`` plus
+``redirect_ticket``; when the redirected referee cannot be reached, or its stream is lost and
+cannot be resumed, the client goes back to its first address with its first ``Hello``.
 
 grpc.aio rules followed here (see the project's engineering notes): the stream has one writer,
 a request iterator fed by an :class:`asyncio.Queue`; it has one reader, the ``async for`` of
@@ -45,6 +48,7 @@ _RESUMABLE = (
 )
 _BACKOFF_START_S = 0.05
 _BACKOFF_MAX_S = 2.0
+REDIRECT_GRACE_S = 3.0  # how long a redirected address is retried before the first one again
 _CLOSE_TIMEOUT_S = 5.0  # how long to wait for the referee to close the stream after Leave
 _ANSWERS_KEPT = 8  # answers remembered per match, to answer resent requests again
 
@@ -97,6 +101,7 @@ class _Client:
         join_ladder: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         skip_events: bool = False,
+        redirect_grace_s: float = REDIRECT_GRACE_S,
     ) -> None:
         if sum(x is not None for x in (join_table, join_queue, join_ladder)) != 1:
             raise ValueError("give exactly one of join_table, join_queue and join_ladder")
@@ -104,7 +109,12 @@ class _Client:
         self.credentials = credentials
         self.skip_events = skip_events
         self.factory = factory
+        self.first_address = address  # kept through redirects, to fall back to
         self.address = address
+        self.ticket = ""  # Redirect.ticket, sent in the next Hello until a Welcome
+        self.redirect_grace_s = redirect_grace_s
+        self.redirects = 0  # redirects followed (for tests and logs)
+        self.fallbacks = 0  # returns to the first address
         self.name = name
         self.join_table = join_table
         self.join_queue = join_queue
@@ -126,7 +136,6 @@ class _Client:
         self.resume_token = ""
         self.welcomed = False  # a Welcome arrived on the current stream
         self.redirect: referee_pb2.Redirect | None = None
-        self.redirect_ticket = ""  # the pass of the last Redirect, for the next Hello
         self.leave_sent = False
         self.lost = 0  # matches given up without a MatchEnd
         self.progress = False  # a match message arrived on the current stream
@@ -161,7 +170,9 @@ class _Client:
                 try:
                     outcome = await self._stream(stub)
                 except grpc.aio.AioRpcError as exc:
-                    if exc.code() not in _RESUMABLE or not self.reconnect:
+                    if not self.reconnect or (
+                        exc.code() not in _RESUMABLE and not self._redirected
+                    ):
                         raise
                     error, outcome = exc, _DROPPED
                 if outcome == _CLOSED:
@@ -171,13 +182,22 @@ class _Client:
                         self._lose(self.matches[match_id], "not resumed by the referee")
                 if self._finished():
                     return self.results
-                if outcome == _REDIRECTED and self.redirect is not None:
+                running = list(self.matches.values())
+                fall_back = self._redirected and (
+                    # a refused ticket or resume there, or a clean close with nothing left to
+                    # play there (the ladder goes on at the first address)
+                    (error is not None and error.code() not in _RESUMABLE)
+                    or (outcome == _CLOSED and not running and not self.leave_sent)
+                )
+                if outcome == _REDIRECTED or fall_back:
                     await channel.close()
                     channel = None
-                    self._follow_redirect()
+                    if outcome == _REDIRECTED:
+                        self._follow_redirect()
+                    else:
+                        self._fall_back(error)
                     down_since, delay = None, _BACKOFF_START_S
                     continue
-                running = list(self.matches.values())
                 if outcome == _CLOSED and self.target is None and not running:
                     return self.results  # the referee is done with us
                 if not self.reconnect:
@@ -198,7 +218,14 @@ class _Client:
                 if self.welcomed:
                     self.drops += 1
                 self.welcomed = False
-                left = down_since + self.grace_s - now
+                grace = self.redirect_grace_s if self._redirected else self.grace_s
+                left = down_since + grace - now
+                if left <= 0 and self._redirected:
+                    await channel.close()
+                    channel = None
+                    self._fall_back(error)
+                    down_since, delay = None, _BACKOFF_START_S
+                    continue
                 if left <= 0:
                     if error is not None:
                         raise error
@@ -228,13 +255,37 @@ class _Client:
             and not self.matches
         )
 
+    @property
+    def _redirected(self) -> bool:
+        """The current address came from a Redirect."""
+        return self.address != self.first_address or bool(self.ticket)
+
     def _follow_redirect(self) -> None:
+        """Point the next stream at the Redirect's address, with its ticket."""
         assert self.redirect is not None
-        for m in list(self.matches.values()):
+        for m in list(self.matches.values()):  # a Redirect comes to idle streams only
             self._lose(m, "redirected to another referee")
-        log.info("redirected to %s", self.redirect.address)
-        self.address, self.redirect_ticket = self.redirect.address, self.redirect.ticket
-        self.resume_token, self.redirect, self.leave_sent = "", None, False
+        address, ticket = self.redirect.address, self.redirect.ticket
+        self.redirect, self.resume_token, self.leave_sent = None, "", False
+        if not address or not ticket:
+            self._fall_back(None, "a Redirect without an address or ticket")
+            return
+        self.redirects += 1
+        log.info("redirected to %r", address)
+        self.address, self.ticket = address, ticket
+
+    def _fall_back(self, error: grpc.aio.AioRpcError | None, why: str = "") -> None:
+        """Back to the first address with the first Hello (no ticket, no resume token)."""
+        for m in list(self.matches.values()):
+            self._lose(m, "its referee went away")
+        why = why or (
+            f"{error.code().name} {error.details()!r}" if error is not None else "it closed"
+        )
+        log.warning(
+            "redirected referee %r lost (%s); back to %r", self.address, why, self.first_address
+        )
+        self.fallbacks += 1
+        self.address, self.ticket, self.resume_token = self.first_address, "", ""
 
     async def _stop_workers(self) -> None:
         """Let ended matches finish their hooks, then stop every worker."""
@@ -257,7 +308,7 @@ class _Client:
             bot_name=self.name,
             token=self.token,
             resume_token=self.resume_token,
-            redirect_ticket=self.redirect_ticket,
+            redirect_ticket="" if self.resume_token else self.ticket,
             max_matches=self.max_matches,
             client=CLIENT_NAME,
             skip_events=self.skip_events,
@@ -386,7 +437,7 @@ class _Client:
                 self._lose(m, "the referee did not resume the session")
         self._unconfirmed = set(self.matches) if msg.resumed else set()
         self.resume_token = msg.resume_token
-        self.redirect_ticket = ""  # used: a later reconnect resumes instead
+        self.ticket = ""  # used: a later drop here resumes with the resume token
         log.info(
             "welcome: session %s%s (referee %s)",
             msg.session_id,
@@ -606,6 +657,7 @@ async def play(
     join_ladder: str | None = None,
     credentials: grpc.ChannelCredentials | None = None,
     skip_events: bool = False,
+    redirect_grace_s: float = REDIRECT_GRACE_S,
 ) -> list[referee_pb2.MatchEnd]:
     """Connect to the referee at ``address`` and play until done; returns the MatchEnds.
 
@@ -620,7 +672,10 @@ async def play(
     that many answers, to exercise resuming. ``credentials`` (``grpc.ssl_channel_credentials``)
     connect over TLS, with a client certificate for mutual TLS. ``skip_events`` asks the
     referee for no Event messages (``Bot.on_event`` is then never called; every request still
-    carries the whole observation).
+    carries the whole observation). A ``Redirect`` is followed: the same Hello goes to its
+    address with ``redirect_ticket`` set; if that referee cannot be reached for
+    ``redirect_grace_s`` seconds, refuses the ticket, or loses the stream for good, the client
+    returns to ``address`` with its first Hello.
     """
     client = _Client(
         factory,
@@ -638,6 +693,7 @@ async def play(
         join_ladder=join_ladder,
         credentials=credentials,
         skip_events=skip_events,
+        redirect_grace_s=redirect_grace_s,
     )
     return await client.run()
 
@@ -659,6 +715,7 @@ def run_bot(
     join_ladder: str | None = None,
     credentials: grpc.ChannelCredentials | None = None,
     skip_events: bool = False,
+    redirect_grace_s: float = REDIRECT_GRACE_S,
 ) -> list[referee_pb2.MatchEnd]:
     """:func:`play` for scripts: the same arguments, run in its own event loop."""
     return asyncio.run(
@@ -678,5 +735,6 @@ def run_bot(
             join_ladder=join_ladder,
             credentials=credentials,
             skip_events=skip_events,
+            redirect_grace_s=redirect_grace_s,
         )
     )

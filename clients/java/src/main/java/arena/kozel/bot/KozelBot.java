@@ -18,6 +18,7 @@ import kozel.v1.Game.Ruleset;
 import kozel.v1.Referee.ActionReply;
 import kozel.v1.Referee.DecisionRequest;
 import kozel.v1.Referee.Hello;
+import kozel.v1.Referee.JoinLadder;
 import kozel.v1.Referee.JoinQueue;
 import kozel.v1.Referee.JoinTable;
 import kozel.v1.Referee.Leave;
@@ -25,6 +26,7 @@ import kozel.v1.Referee.MatchEnd;
 import kozel.v1.Referee.MatchStart;
 import kozel.v1.Referee.PlayRequest;
 import kozel.v1.Referee.PlayResponse;
+import kozel.v1.Referee.Redirect;
 import kozel.v1.Referee.Rejection;
 import kozel.v1.Referee.SeatNotice;
 import kozel.v1.Referee.Welcome;
@@ -40,6 +42,12 @@ import kozel.v1.RefereeServiceGrpc;
  * {@code MatchStart}, {@code DealStart} and the pending request (resent = true), which is
  * simply answered again.
  *
+ * <p>On a ladder shared by several referees a {@code Redirect} may come to a stream that plays
+ * no match; the referee then ends the stream. The bot sends the same {@code Hello} to its
+ * address with {@code redirect_ticket} set, and keeps its first address: when the redirected
+ * referee cannot be reached for {@code REDIRECT_WINDOW_MS}, refuses the ticket, or is lost for
+ * good, it goes back there with its first {@code Hello} (no ticket, no resume token).
+ *
  * <p>Threading: grpc-java delivers the referee's messages on its own threads. The observer
  * below only puts them into a queue; the main thread takes them one by one and is the only
  * thread that writes to the stream (a request {@code StreamObserver} is not thread-safe).
@@ -48,15 +56,20 @@ public final class KozelBot {
     private static final int PROTOCOL_VERSION = 1;
     private static final String CLIENT = "kozel-java-example/0.1";
     private static final long RESUME_WINDOW_MS = 10_000; // give up resuming after this long
+    private static final long REDIRECT_WINDOW_MS = 3_000; // then back to the first address
     private static final long BACKOFF_START_MS = 100;
     private static final long BACKOFF_MAX_MS = 2_000;
     private static final long CLOSE_WAIT_MS = 5_000; // for the referee to close after Leave
 
     private final Options opts;
-    private final RefereeServiceGrpc.RefereeServiceStub stub;
+    private ManagedChannel channel;
+    private RefereeServiceGrpc.RefereeServiceStub stub;
+    private String address; // the current referee; opts.server() is the first one
 
     // The session, kept across streams.
     private String resumeToken = "";
+    private String ticket = ""; // from a Redirect, sent in the next Hello until a Welcome
+    private Redirect redirect; // received on the current stream
     private final Set<String> started = new HashSet<>(); // match ids seen in MatchStart
     private final Set<String> ended = new HashSet<>(); // match ids seen in MatchEnd
     private final Map<String, DecisionRequest> pending = new HashMap<>(); // last request per match
@@ -70,9 +83,36 @@ public final class KozelBot {
     private boolean cancelledByUs;
     private boolean welcomed;
 
-    KozelBot(Options opts, ManagedChannel channel) {
+    KozelBot(Options opts) {
         this.opts = opts;
-        this.stub = RefereeServiceGrpc.newStub(channel);
+        connect(opts.server());
+    }
+
+    /** Points the bot at a referee (plain text, as for --server). */
+    private void connect(String to) {
+        close();
+        address = to;
+        channel = Grpc.newChannelBuilder(to, InsecureChannelCredentials.create()).build();
+        stub = RefereeServiceGrpc.newStub(channel);
+    }
+
+    void close() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+    }
+
+    private boolean redirected() {
+        return !address.equals(opts.server()) || !ticket.isEmpty();
+    }
+
+    /** Back to the first address with the first Hello; matches at the lost referee are over. */
+    private void fallBack(String why) {
+        log("redirected referee %s lost (%s); back to %s", address, why, opts.server());
+        ended.addAll(started);
+        ticket = "";
+        resumeToken = "";
+        connect(opts.server());
     }
 
     public static void main(String[] args) throws InterruptedException {
@@ -84,13 +124,12 @@ public final class KozelBot {
             System.exit(2);
             return;
         }
-        ManagedChannel channel =
-                Grpc.newChannelBuilder(opts.server(), InsecureChannelCredentials.create()).build();
+        KozelBot bot = new KozelBot(opts);
         int code;
         try {
-            code = new KozelBot(opts, channel).run();
+            code = bot.run();
         } finally {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            bot.close();
         }
         System.exit(code);
     }
@@ -104,6 +143,20 @@ public final class KozelBot {
             if (done()) {
                 return 0;
             }
+            if (redirect != null) { // the referee ended the stream after it
+                Redirect r = redirect;
+                redirect = null;
+                resumeToken = "";
+                if (r.getAddress().isEmpty() || r.getTicket().isEmpty()) {
+                    fallBack("a Redirect without an address or ticket");
+                } else {
+                    log("redirected to %s", r.getAddress());
+                    connect(r.getAddress());
+                    ticket = r.getTicket();
+                }
+                downSince = -1;
+                continue;
+            }
             boolean resumable = switch (status.getCode()) {
                 // OK: the referee closed the stream before our matches ended; UNAVAILABLE: the
                 // network or the referee went away; RESOURCE_EXHAUSTED: we read too slowly.
@@ -112,14 +165,24 @@ public final class KozelBot {
                 // NOT_FOUND (unknown table or expired token), INVALID_ARGUMENT, ... are final.
                 default -> false;
             };
-            if (!resumable) {
-                log("stream failed: %s %s", status.getCode(), status.getDescription());
-                return 1;
-            }
             long now = System.currentTimeMillis();
             if (welcomed || downSince < 0) { // a welcomed stream restarts the resume window
                 downSince = now;
                 backoff = BACKOFF_START_MS;
+            }
+            boolean idle = ended.containsAll(started);
+            if (redirected() && (!resumable || (status.isOk() && idle)
+                    || now - downSince > REDIRECT_WINDOW_MS)) {
+                fallBack(status.getCode() + " " + status.getDescription());
+                if (done()) {
+                    return 0;
+                }
+                downSince = -1;
+                continue;
+            }
+            if (!resumable) {
+                log("stream failed: %s %s", status.getCode(), status.getDescription());
+                return 1;
             }
             if (now - downSince > RESUME_WINDOW_MS) {
                 log("could not connect or resume within %d ms (last status %s)",
@@ -183,6 +246,7 @@ public final class KozelBot {
         Hello.Builder hello = Hello.newBuilder()
                 .setProtocolVersion(PROTOCOL_VERSION)
                 .setBotName(opts.name())
+                .setToken(opts.token()) // the ladder credential, also after a redirect
                 .setMaxMatches(1) // one match at a time on this stream
                 .setClient(CLIENT)
                 // It plays from each DecisionRequest's observation alone: no Event messages.
@@ -190,8 +254,11 @@ public final class KozelBot {
         if (!resumeToken.isEmpty()) {
             return hello.setResumeToken(resumeToken).build(); // join_* is ignored on resume
         }
+        hello.setRedirectTicket(ticket); // a redirected stream takes the seat its ticket names
         if (opts.table() != null) {
             hello.setJoinTable(JoinTable.newBuilder().setTableId(opts.table()));
+        } else if (opts.ladder() != null) {
+            hello.setJoinLadder(JoinLadder.newBuilder().setLadder(opts.ladder()));
         } else {
             hello.setJoinQueue(JoinQueue.newBuilder()
                     .setRuleset(Ruleset.newBuilder().setPreset(opts.queue()))
@@ -213,8 +280,7 @@ public final class KozelBot {
                 }
             }
             case MATCH_END -> onMatchEnd(msg.getMatchEnd());
-            case REDIRECT -> log("ignoring a Redirect to %s (not supported by this example)",
-                    msg.getRedirect().getAddress());
+            case REDIRECT -> redirect = msg.getRedirect(); // run() follows it
             default -> { } // DealStart, DealEnd: this strategy needs nothing from them
         }
     }
@@ -222,6 +288,7 @@ public final class KozelBot {
     private void onWelcome(Welcome w) {
         welcomed = true;
         resumeToken = w.getResumeToken(); // present it in Hello.resume_token after a drop
+        ticket = ""; // used: a drop here resumes with the resume token
         log("welcome: session %s%s, running %s", w.getSessionId(),
                 w.getResumed() ? " (resumed)" : "", w.getRunningMatchIdsList());
     }
