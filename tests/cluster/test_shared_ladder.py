@@ -100,10 +100,13 @@ def _aware(at: datetime | None) -> datetime:
     return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
+@pytest.mark.timeout(1200)  # 300 matches on a busy CI machine
 def test_three_referees_play_one_ladder(cluster: tuple[Cluster, Store, Proxy]) -> None:
     c, store, proxy = cluster
     c.add_bots(store, 12, random.Random(7), address=proxy.address)
     wait(lambda: len(finished_in_store(store)) >= 300, "300 rated matches", timeout=900)
+    stop(c.bots.values())  # then the standings stand still while each referee is asked
+    wait(lambda: not store.running_matches(), "the last matches settled", timeout=120)
     rows = _check_ladder(store)
     finished = [r for r in rows if r.status == "finished"]
     assert len(finished) >= 300

@@ -1,4 +1,5 @@
-"""The ladder's tables (SQLAlchemy 2 declarative). Only :mod:`kozel.ladder.store` uses them."""
+"""The ladder's tables (SQLAlchemy 2 declarative), used by :mod:`kozel.ladder.store` and
+:mod:`kozel.ladder.matchmaking` only."""
 
 from __future__ import annotations
 

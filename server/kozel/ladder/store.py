@@ -1,4 +1,5 @@
-"""The ladder's persistent store: the only module that speaks SQL.
+"""The ladder's persistent store, and its SQL (the shared-ladder tables' is in
+:mod:`kozel.ladder.matchmaking`).
 
 SQLite by default (a file in the data folder, WAL mode) or PostgreSQL by URL. The schema is
 versioned with Alembic migrations (:meth:`Store.migrate`). A finished match's result, its
