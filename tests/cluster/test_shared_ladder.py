@@ -18,10 +18,17 @@ import pytest
 
 from kozel.ladder.models import MatchSeatRow
 from kozel.ladder.store import Store
-from kozel.v1 import ladder_pb2, ladder_pb2_grpc, referee_pb2, referee_pb2_grpc
+from kozel.v1 import (
+    ladder_pb2,
+    ladder_pb2_grpc,
+    match_pb2,
+    match_pb2_grpc,
+    referee_pb2,
+    referee_pb2_grpc,
+)
 from tests.cluster.cluster import LADDER, Cluster, ladder_file
 from tests.cluster.proxy import Proxy
-from tests.ladder.fleet import finished_in_store, stop, wait
+from tests.ladder.fleet import bots, finished_in_store, stop, wait
 
 REFEREES = ("ref-a", "ref-b", "ref-c")
 CAP = 12  # meetings of one pair per hour, at most
@@ -123,6 +130,35 @@ def test_three_referees_play_one_ladder(cluster: tuple[Cluster, Store, Proxy]) -
             referee_pb2.GetReplayRequest(replay_id=match.id), timeout=30
         )
     assert got.replay_gz == store.replay_bytes(match.id) and got.replay_gz
+    with grpc.insecure_channel(c.referees[other].address) as channel:
+        chunks = ladder_pb2_grpc.LadderServiceStub(channel).DownloadReplay(
+            ladder_pb2.DownloadReplayRequest(replay_id=match.id), timeout=30
+        )
+        assert b"".join(x.chunk for x in chunks) == got.replay_gz
+        details = match_pb2_grpc.MatchServiceStub(channel).GetMatch(
+            match_pb2.GetMatchRequest(match_id=match.id), timeout=30
+        )
+    assert details.status == "finished" and len(details.seats) == 2
+
+
+def test_two_logins_of_one_bot_on_two_referees_are_one_bot(
+    cluster: tuple[Cluster, Store, Proxy],
+) -> None:
+    c, store, _ = cluster
+    token = store.register_bot("random-twice")
+    double = [
+        *bots(c.referees["ref-a"].address, LADDER, {"random-twice": token}),
+        *bots(c.referees["ref-b"].address, LADDER, {"random-twice": token}),
+    ]
+    c.bots.update({"twice-a": double[0], "twice-b": double[1]})
+    c.add_bots(store, 3, random.Random(2))
+    twice = store.bot_ids(["random-twice"])["random-twice"]
+
+    def played() -> int:
+        return sum(twice in bots for bots in _seats(store).values())
+
+    wait(lambda: played() >= 15, "15 matches of the bot logged in twice", timeout=600)
+    _check_ladder(store)  # its matches never overlap: it declared one at a time
 
 
 def test_a_killed_referee_loses_nothing(cluster: tuple[Cluster, Store, Proxy]) -> None:
