@@ -118,6 +118,8 @@ def test_three_referees_play_one_ladder(cluster: tuple[Cluster, Store, Proxy]) -
     finished = [r for r in rows if r.status == "finished"]
     assert len(finished) >= 300
     assert {r.referee_id for r in finished} == set(REFEREES)  # every referee hosted matches
+    # Every redirected bot found its seat: none forfeited (they all play at once and well).
+    assert sum(x.forfeits for x in store.standings(LADDER)) == 0
     crossed = [r for r in finished if r.redirected]
     assert len(crossed) * 3 >= len(finished), f"{len(crossed)} of {len(finished)} redirected"
     standings = [_standings(c.referees[n].address) for n in REFEREES]

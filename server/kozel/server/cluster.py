@@ -32,6 +32,7 @@ from kozel.v1 import referee_pb2 as rpb
 log = structlog.get_logger("kozel.cluster")
 
 MIN_GAP_S = 0.05  # the shortest time between two polls of one referee
+ARRIVAL_WAIT_S = 5.0  # at most this long for the assignment of a pass not known yet
 # An assignment its host has not started this long after its grace time is dropped.
 EXPIRE_MARGIN_S = 10.0
 
@@ -60,6 +61,8 @@ class Cluster:
         self._seen: set[str] = set()  # assignments already acted on
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # a bot waits anew: poll soon rather than at the next tick
+        self._polls = 0  # polls handled so far
+        self._polled = asyncio.Condition()  # notified after each handled poll
         self.ok = True  # the last poll succeeded
         for rt in self.ladders.values():
             rt.on_waiting = self._wake.set
@@ -124,6 +127,9 @@ class Cluster:
                 self.handle(found)
             except Exception:  # a bug must not stop this referee's part in its ladders
                 log.exception("cluster_assignments_failed")
+            async with self._polled:
+                self._polls += 1
+                self._polled.notify_all()
 
     def tickets(self) -> dict[str, list[Ticket]]:
         """This referee's waiting sessions, by shared ladder (none while it takes no matches)."""
@@ -198,8 +204,21 @@ class Cluster:
             rt.waiting.remove(session)
         rt.reserved[session] += 1
 
-    def expects(self, ticket: str, bot_id: int, ladder: str) -> str | None:
-        """Why a redirected Hello's pass is refused (None when this referee waits for it)."""
+    async def expects(self, ticket: str, bot_id: int, ladder: str) -> str | None:
+        """Why a redirected Hello's pass is refused (None when this referee waits for it). A
+        bot may come before this referee has read its assignment (the referee that sent it
+        polled first): an unknown pass waits for up to two more polls."""
+        if ticket not in self._passes and self._task is not None:
+            self._wake.set()
+            async with self._polled:
+                target = self._polls + 2
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._polled.wait_for(
+                            lambda: self._polls >= target or ticket in self._passes
+                        ),
+                        ARRIVAL_WAIT_S,
+                    )
         entry = self._passes.get(ticket)
         if entry is None:
             return "unknown, used or expired redirect_ticket"

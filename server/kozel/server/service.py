@@ -235,14 +235,16 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             bot = await self._authenticate(hello, peer)
             if opened is not None and opened.done():
                 raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
-            if redirected:
+            if redirected:  # checked last: nothing below waits, so the pass is still there
                 why = (
                     "this referee shares no ladder with other referees"
                     if self.cluster is None
-                    else self.cluster.expects(redirected, bot.id, hello.join_ladder.ladder)
+                    else await self.cluster.expects(redirected, bot.id, hello.join_ladder.ladder)
                 )
                 if why:
                     raise HelloError(grpc.StatusCode.UNAUTHENTICATED, why)
+                if opened is not None and opened.done():
+                    raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
             cap = self.config.max_sessions_per_bot
             if (
                 sum(
