@@ -42,6 +42,9 @@ TABLES = [
 ]
 
 
+SLOW = pb.TimeControl(move_ms=10_000, bank_ms=30_000, max_strikes=2, max_retries=2, grace_ms=1500)
+
+
 async def play_table(
     address: str,
     preset: str,
@@ -62,7 +65,9 @@ async def play_table(
 
 @pytest.mark.parametrize(("preset", "players"), TABLES)
 def test_full_match_over_grpc(referee: RefereeProcess, preset: str, players: int) -> None:
-    result, bots = asyncio.run(play_table(referee.address, preset, players))
+    # A clock no loaded CI machine runs out (the fixture's 400 ms is for the clock tests): a
+    # timed-out answer would be refused as stale, and this test is about the match itself.
+    result, bots = asyncio.run(play_table(referee.address, preset, players, clock=SLOW))
     assert result.result.reason in (pb.MATCH_END_REASON_LIMIT, pb.MATCH_END_REASON_FIXED_DEALS)
     assert not result.result.forfeits
     for bot in bots:
@@ -100,7 +105,7 @@ def _faced_up(obs: pb.Observation) -> set[str]:
 
 
 def test_requests_carry_only_the_seats_view(referee: RefereeProcess) -> None:
-    _, bots = asyncio.run(play_table(referee.address, "classic", 3))
+    _, bots = asyncio.run(play_table(referee.address, "classic", 3, clock=SLOW))
     for bot in bots:
         seat = bot.of("match_start")[0].seat
         _only_own_cards(bot, seat)
