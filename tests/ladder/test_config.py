@@ -20,10 +20,11 @@ def test_the_example_ladder_file_loads() -> None:
         "classic-2p",
         "classic-3p",
         "teams",
+        "classic-2p-duplicate",
         "balkan-2p",
     ]
-    assert ladders[0].time_control.move_ms == 2000 and ladders[3].rules().eggs == "double_next"
-    assert ladders[0].repeat_cap == 20
+    assert ladders[0].time_control.move_ms == 2000 and ladders[4].rules().eggs == "double_next"
+    assert ladders[0].repeat_cap == 20 and ladders[3].duplicate
 
 
 @pytest.mark.parametrize(

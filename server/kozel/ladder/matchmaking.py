@@ -89,6 +89,7 @@ class Assignment:
     seed: bytes
     created: float  # database clock
     seats: tuple[AssignedSeat, ...]
+    twin_of: str = ""  # the first half's match id, for a duplicate twin
 
 
 def poll(
@@ -155,6 +156,33 @@ def start_assigned(
                 s, match_id, ladder, len(seats), seats, host_id, replay_path, datetime.now(UTC)
             )
             s.get_one(MatchRow, match_id).redirected = redirected
+
+
+def add_twin(
+    s: Session,
+    first: str,
+    ladder: str,
+    host_id: str,
+    seed: bytes,
+    seats: Sequence[tuple[str, int, str]],
+) -> None:
+    """(In the transaction that commits the first half ``first`` of a duplicate pair.) Assign
+    its twin to the same host: the same seed, ``seats`` (ticket, bot id, name) rotated by the
+    caller. Its bots are busy from now on, so no scheduler pairs them elsewhere meanwhile."""
+    s.add(
+        AssignmentRow(
+            match_id=uuid.uuid4().hex,
+            ladder=ladder,
+            host_id=host_id,
+            seed=seed.hex(),
+            created=db_now(s),
+            seats=[
+                {"bot": bot, "name": name, "ticket": ticket, "referee": host_id, "pass": ""}
+                for ticket, bot, name in seats
+            ],
+            twin_of=first,
+        )
+    )
 
 
 def drop_tickets(store: Store, referee_id: str) -> None:
@@ -391,4 +419,5 @@ def _assignment(row: AssignmentRow, live: Mapping[str, str | None]) -> Assignmen
             AssignedSeat(x["bot"], x["name"], x["ticket"], x["referee"], x["pass"])
             for x in row.seats
         ),
+        twin_of=row.twin_of or "",
     )

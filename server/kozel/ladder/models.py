@@ -136,6 +136,8 @@ class AssignmentRow(Base):
     seed: Mapped[str] = mapped_column(String(64))  # hex
     created: Mapped[float] = mapped_column(Float)  # database clock
     seats: Mapped[list] = mapped_column(JSON)
+    # The first half's match id when this is a duplicate twin (same seed, seats rotated).
+    twin_of: Mapped[str] = mapped_column(String(64), default="")
 
 
 class ReplayRow(Base):

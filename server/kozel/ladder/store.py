@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -341,6 +341,7 @@ class Store:
         seats: Sequence[SeatResult],
         start: tuple[str, int, str | None, datetime] | None = None,
         replay: bytes | None = None,
+        after: Callable[[Session], None] | None = None,
     ) -> dict[int, Rating]:
         """Commit a finished match, its rating update and its replay reference at once.
 
@@ -349,7 +350,8 @@ class Store:
         that recovery marked aborted (its host seemed lost) is committed all the same; one
         the store does not know is recorded first when ``start`` gives its (ladder, players,
         referee id, start time), as when it is committed from its replay alone. ``replay``
-        (the ``.kzr`` bytes) is kept in the store in the same transaction when given.
+        (the ``.kzr`` bytes) is kept in the store in the same transaction when given, and so is
+        whatever ``after`` adds (a duplicate first half's twin).
         """
         with self._session.begin() as s:
             match = s.get(MatchRow, match_id, with_for_update=True)
@@ -434,6 +436,8 @@ class Store:
             match.ended_at = datetime.now(UTC)
             if replay is not None:
                 _keep_replay(s, match_id, replay)
+            if after is not None:
+                after(s)
         return out
 
     def running_matches(self, referee_id: str | None = None) -> dict[str, HostedMatch]:
@@ -461,6 +465,11 @@ class Store:
                 row.replay_path = replay_path
                 if replay is not None:
                     _keep_replay(s, match_id, replay)
+
+    def keep_replay(self, match_id: str, data: bytes) -> None:
+        """Keep a replay in the store (a duplicate first half, once its twin has ended)."""
+        with self._session.begin() as s:
+            _keep_replay(s, match_id, data)
 
     def replay_bytes(self, match_id: str) -> bytes | None:
         """The replay the store keeps for ``match_id`` (``.kzr`` bytes), or None."""

@@ -261,7 +261,7 @@ class Cluster:
             if here.stream is None:  # left meanwhile: its grace starts now
                 absent[i] = now
             sessions.append(here)
-        rt.launch_assigned(sessions, a.seed, a.match_id, absent)
+        rt.launch_assigned(sessions, a.seed, a.match_id, absent, a.twin_of)
 
 
 def _find(rt: LadderRuntime, ticket: str) -> Session | None:

@@ -17,7 +17,7 @@ import structlog
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
-from kozel.ladder.matchmaking import start_assigned
+from kozel.ladder.matchmaking import add_twin, start_assigned
 from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
 from kozel.ladder.store import Store
 from kozel.server import metrics
@@ -220,12 +220,17 @@ class LadderRuntime:
             self._retry = asyncio.get_running_loop().call_later(PATIENCE_S / 4, again)
 
     def launch_assigned(
-        self, sessions: list, seed: bytes, match_id: str, absent: dict[int, float]
+        self,
+        sessions: list,
+        seed: bytes,
+        match_id: str,
+        absent: dict[int, float],
+        twin_of: str = "",
     ) -> MatchRunner:
         """Start a match the shared scheduler assigned to this referee (``absent``: seats whose
         bot has not arrived, with the loop time their grace period began). The sessions are
         out of ``waiting`` already (:mod:`kozel.server.cluster` reserved their slots)."""
-        return self._launch(sessions, seed, match_id=match_id, absent=absent)
+        return self._launch(sessions, seed, twin_of, match_id=match_id, absent=absent)
 
     def _launch(
         self,
@@ -306,6 +311,8 @@ class LadderRuntime:
         first = self._twin_of.pop(runner.match_id, None)
         if first is not None:  # both halves played: the first's seed and replay are public
             self.replays.unseal(first)
+            if self.store.keeps_replays:  # ... on every referee
+                self._write(self._publish_replay, first)
         finishing = runner.finishing
         if (
             bots is not None
@@ -340,6 +347,7 @@ class LadderRuntime:
                     outcome.result,
                     str(outcome.replay_path),
                     bots,
+                    self._shared_twin(runner),
                 )
 
     def refresh_ratings(self) -> None:
@@ -347,14 +355,46 @@ class LadderRuntime:
         self._write(self._refresh_after, lambda: None)
 
     def _stored_replay(self, match_id: str) -> bytes | None:
-        """(In the worker thread.) The replay's bytes for a store that keeps replays."""
-        return self.replays.read_bytes(match_id) if self.store.keeps_replays else None
+        """(In the worker thread.) The replay's bytes for a store that keeps replays (not a
+        sealed first half's: that one is kept once its twin has ended)."""
+        if not self.store.keeps_replays or self.replays.sealed(match_id):
+            return None
+        return self.replays.read_bytes(match_id)
+
+    def _publish_replay(self, match_id: str) -> None:
+        """(In the worker thread.) Keep an unsealed first half's replay in the store."""
+        data = self.replays.read_bytes(match_id)
+        if data is not None:
+            self.store.keep_replay(match_id, data)
+
+    def _shared_twin(self, runner: MatchRunner) -> Callable[..., None] | None:
+        """For a finished first half on a shared ladder: what adds its twin's assignment to
+        the commit (so that its bots are never free in between), else None."""
+        twin = self.twins.pop(runner.match_id, None) if self.shared else None
+        if twin is None:
+            return None
+        seats = [(s.id, s.bot.id, s.bot.name) for s in twin.sessions]
+        return functools.partial(
+            add_twin,
+            first=twin.first,
+            ladder=self.spec.name,
+            host_id=self.referee_id or "",
+            seed=twin.seed,
+            seats=seats,
+        )
 
     def _aborted(self, match_id: str, location: str) -> None:
         """(In the worker thread.) Record an aborted match (no rating change)."""
         self.store.abort_match(match_id, "aborted", location, self._stored_replay(match_id))
 
-    def _rated(self, match_id: str, result: pb.MatchResult, location: str, bots: list[int]) -> None:
+    def _rated(
+        self,
+        match_id: str,
+        result: pb.MatchResult,
+        location: str,
+        bots: list[int],
+        twin: Callable[..., None] | None = None,
+    ) -> None:
         """(In the worker thread.) Commit a result (with the replay, for a store that keeps
         them), then refresh the rating cache."""
         commit_result(
@@ -366,6 +406,7 @@ class LadderRuntime:
             self.spec.players,
             bots,
             replay=self._stored_replay(match_id),
+            after=twin,
         )
         metrics.RATING_UPDATES.labels(self.spec.name).inc()
         self._refresh_after(lambda: None)

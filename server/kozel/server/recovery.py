@@ -56,6 +56,7 @@ def commit_result(
     bots: list[int],
     start: tuple[str, int, str | None, object] | None = None,
     replay: bytes | None = None,
+    after: Callable[..., None] | None = None,
 ) -> None:
     """Commit a finished match's result and rating update (its replay is on disk; ``replay``,
     its bytes, goes into a store that keeps replays)."""
@@ -89,6 +90,7 @@ def commit_result(
         seats=seats,
         start=start,  # type: ignore[arg-type]
         replay=replay if store.keeps_replays else None,
+        after=after,
     )
 
 

@@ -278,12 +278,6 @@ class Settings(BaseSettings):
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ConfigError(f"ladders: names must be unique: {', '.join(dup)}")
-        shared_twins = [s.name for s in specs if s.duplicate] if self.referee.cluster else []
-        if shared_twins:
-            raise ConfigError(
-                f"ladders: {', '.join(shared_twins)}: duplicate ladders cannot be shared by "
-                "several referees yet (referee.cluster); serve them from one referee"
-            )
         return specs
 
     def server_config(self) -> ServerConfig:

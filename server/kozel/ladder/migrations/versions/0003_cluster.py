@@ -33,6 +33,7 @@ def upgrade() -> None:
         sa.Column("seed", sa.String(64), nullable=False),
         sa.Column("created", sa.Float, nullable=False),
         sa.Column("seats", sa.JSON, nullable=False),
+        sa.Column("twin_of", sa.String(64), nullable=False, server_default=""),
     )
     op.create_table(
         "replays",

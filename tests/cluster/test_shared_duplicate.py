@@ -1,0 +1,67 @@
+"""A duplicate ladder shared by two referees: every first half is followed by its twin (same
+seed, seats rotated, same host), and the first half's replay reaches the store only once the
+twin has ended."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from kozel.ladder.store import Store
+from kozel.server.replay.file import decode_replay
+from tests.cluster.cluster import Cluster, ladder_file
+from tests.cluster.proxy import Proxy
+from tests.ladder.fleet import finished_in_store, stop, wait
+
+
+def test_twins_follow_their_first_half_across_referees(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KOZEL_LIMITS__ADMISSION_LAG_MS", "0")
+    store = Store(pg_url)
+    store.migrate()
+    ladders = ladder_file(
+        tmp_path / "ladders.yaml",
+        ruleset={"preset": "classic", "options": {"fixed_deals": 1}},
+        duplicate=True,
+    )
+    c = Cluster(tmp_path, pg_url, ladders)
+    c.start("ref-a")
+    c.start("ref-b")
+    proxy = Proxy([r.address for r in c.referees.values()]).start()
+    try:
+        c.add_bots(store, 6, random.Random(4), address=proxy.address)
+        wait(lambda: len(finished_in_store(store)) >= 24, "24 rated matches", timeout=600)
+        stop(c.bots.values())
+        wait(lambda: not store.running_matches(), "the last matches settled", timeout=120)
+        rows = {r.id: r for r in store.matches(limit=10_000) if r.status == "finished"}
+        by_seed: dict[bytes, list] = defaultdict(list)
+        unpublished = []
+        for match_id in rows:
+            data = store.replay_bytes(match_id)
+            if data is None:
+                unpublished.append(match_id)
+                continue
+            replay = decode_replay(data)
+            by_seed[replay.seed].append(replay)
+        pairs = [p for p in by_seed.values() if len(p) == 2]
+        assert len(pairs) >= 8, {len(p) for p in by_seed.values()}
+        assert all(len(p) <= 2 for p in by_seed.values())
+        for first, twin in (sorted(p, key=lambda r: r.started_at.ToDatetime()) for p in pairs):
+            names = [s.name for s in sorted(first.seats, key=lambda s: s.seat)]
+            twin_names = [s.name for s in sorted(twin.seats, key=lambda s: s.seat)]
+            assert twin_names == names[-1:] + names[:-1]  # the seats rotated by one
+            assert rows[first.match_id].referee_id == rows[twin.match_id].referee_id
+            assert twin.started_at.ToDatetime() >= first.ended_at.ToDatetime()
+        # A first half whose twin never ended (the bots were stopped) is not published.
+        for match_id in unpublished:
+            assert not any(match_id == r.match_id for p in pairs for r in p)
+        assert store.check_consistency() == []
+    finally:
+        stop(c.bots.values())
+        stop(r.proc for r in c.referees.values())
+        proxy.stop()
+        store.close()
