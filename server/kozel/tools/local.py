@@ -26,7 +26,9 @@ KOZEL = [sys.executable, "-m", "kozel.cli.main"]
 
 @contextlib.contextmanager
 def referee_process(replay_dir: Path, *extra: str) -> Iterator[str]:
-    """Start ``kozel serve`` on a free loopback port; yields its address; stops it after."""
+    """Start ``kozel serve`` on a free loopback port; yields its address; stops it after. It
+    serves no web pages (``extra`` may ask for them): several of these run at once, and the
+    web's default port is one."""
     proc = subprocess.Popen(
         [
             *KOZEL,
@@ -37,6 +39,8 @@ def referee_process(replay_dir: Path, *extra: str) -> Iterator[str]:
             str(replay_dir),
             "--log-level",
             "WARNING",
+            "--web-listen",
+            "",
             *extra,
         ],
         stdout=subprocess.PIPE,
