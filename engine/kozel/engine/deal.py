@@ -771,13 +771,10 @@ class Deal:
         n = len(order)
         drawn = [0] * self.players
         k = 4 - hands[first].bit_count()
-        usual = pos + k * n <= end  # the usual case: equal hands and enough cards for all
-        if usual:
-            for s in order:
-                if hands[s].bit_count() != 4 - k:
-                    usual = False
-                    break
-        if usual:
+        # The usual case: enough cards for all. The hands are equal then: every trick takes as
+        # many cards from each hand (a returned trick gives them back), and each draw fills
+        # every hand to four while the talon can.
+        if pos + k * n <= end:
             if k == 1:
                 for s in order:
                     drawn[s] = b = bits[pos]
