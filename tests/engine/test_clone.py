@@ -34,7 +34,12 @@ ALL = pytest.mark.parametrize(
     CONFIGS,
     ids=[f"{p}-{n}{'-' + ','.join(o) if o else ''}" for p, n, o in CONFIGS],
 )
-CACHES = {"tables", "_offered", "_combo_memo"}  # shared lookup tables, not the deal's state
+CACHES = {
+    "tables",
+    "_offered",
+    "_offered_seat",
+    "_combo_memo",
+}  # shared lookup tables, not the deal's state
 
 
 def state(deal: Deal) -> tuple:

@@ -571,7 +571,12 @@ def play_out(deal: Deal, rng: random.Random, each=None) -> int:
     return steps
 
 
-_VOLATILE = {"tables", "_offered", "_combo_memo"}  # caches: not part of the deal's state
+_VOLATILE = {
+    "tables",
+    "_offered",
+    "_offered_seat",
+    "_combo_memo",
+}  # caches: not part of the deal's state
 
 
 def snapshot(deal: Deal) -> tuple:

@@ -96,12 +96,14 @@ PATTERN_POINTS: tuple[int, ...] = tuple(
 """Card points of one suit's cards by their 9-bit pattern (rank ``r`` is bit ``r``)."""
 
 
+HALF_POINTS: list[int] = [lo + hi for hi in PATTERN_POINTS for lo in PATTERN_POINTS]
+"""Card points of two suits' cards by their 18-bit pattern (spades and clubs, or diamonds and
+hearts): a mask's points in two look-ups."""
+
+
 def points(mask: int) -> int:
     """Card points of a mask."""
-    pp = PATTERN_POINTS
-    return (
-        pp[mask & 0x1FF] + pp[mask >> 9 & 0x1FF] + pp[mask >> 18 & 0x1FF] + pp[mask >> 27 & 0x1FF]
-    )
+    return HALF_POINTS[mask & 0x3FFFF] + HALF_POINTS[mask >> 18 & 0x3FFFF]
 
 
 def deck_mask(removed: Iterable[str] = ()) -> int:

@@ -15,7 +15,7 @@ from kozel.engine.actions import DECISION_OF_KIND, PASS, Action, ActionKind, Com
 from kozel.engine.cards import (
     ACES,
     CODES,
-    PATTERN_POINTS,
+    HALF_POINTS,
     SUIT_OF,
     SUITS,
     cards_in,
@@ -102,7 +102,8 @@ class Deal:
         "pending", "answers", "window_mid", "tricks", "taken", "tricks_won", "history",
         "pot_winners", "bura", "_order", "_combos_on", "first_leader", "deck", "trump_index",
         "_money", "_auto_win", "_original_lead", "_interrupts", "_combo_memo", "_offered",
-        "log", "_talon_bits", "_indicator_pos", "_round_robin", "_others",
+        "_offered_seat", "log", "_talon_bits", "_indicator_pos", "_round_robin", "_others",
+        "_trick_cards",
     )
     # fmt: on
 
@@ -147,12 +148,14 @@ class Deal:
     _original_lead: bool
     _interrupts: bool
     _combo_memo: dict[int, Combo]  # every combination hand (see tables.combo_memo)
-    _offered: tuple[int, tuple[Action, ...]] | None  # the last legal list handed out, by seat
+    _offered: tuple[Action, ...]  # the last legal list handed out, empty once stale
+    _offered_seat: int  # the seat it was handed to
     log: list[Play | Trick | Drawn | Declared | Returned]  # what happened, in order
     _talon_bits: list[int]  # the talon as single-card masks, top first
     _indicator_pos: int
     _round_robin: bool
     _others: dict[int, tuple[int, ...]]  # the other active seats clockwise from a seat
+    _trick_cards: int  # every card of the trick so far
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -209,7 +212,7 @@ class Deal:
         d._interrupts = lay.interrupts
         d._combo_memo = lay.combo_memo
         d._round_robin = lay.round_robin
-        d._offered = None
+        d._offered, d._offered_seat = _NO_MOVES, -1
         d.hands = [0] * players
         d.known = [0] * players
         d.taken = [0] * players
@@ -220,6 +223,7 @@ class Deal:
         d.pot_winners = []
         d.bura = False
         d.trick = []
+        d._trick_cards = 0
         d.trick_combo = None
         d.pending = set()
         d.answers = {}
@@ -291,8 +295,9 @@ class Deal:
         d.trump_index, d._money, d._auto_win = self.trump_index, self._money, self._auto_win
         d._original_lead, d._interrupts = self._original_lead, self._interrupts
         d._combo_memo, d._offered, d._talon_bits = self._combo_memo, self._offered, self._talon_bits
+        d._offered_seat = self._offered_seat
         d._indicator_pos, d._round_robin = self._indicator_pos, self._round_robin
-        d._others = self._others
+        d._others, d._trick_cards = self._others, self._trick_cards
         return d
 
     # -- queries -------------------------------------------------------------------------------
@@ -363,7 +368,8 @@ class Deal:
             moves = self.tables.leads(hands[seat], cap)
         else:
             moves = self._window_moves(seat)
-        self._offered = (seat, moves)
+        self._offered = moves
+        self._offered_seat = seat
         return moves
 
     def _window_moves(self, seat: int) -> tuple[Action, ...]:
@@ -457,13 +463,7 @@ class Deal:
         """Apply ``seat``'s action, or raise :class:`IllegalAction` leaving the deal unchanged.
 
         Returns the action as applied (a declaration's cards are the whole hand)."""
-        offered = self._offered
-        if (
-            offered is not None
-            and offered[0] == seat
-            and type(action) is Action
-            and action in offered[1]
-        ):
+        if seat == self._offered_seat and type(action) is Action and action in self._offered:
             kind = action[0]  # chosen from the list just handed out: legal by construction
         else:
             try:
@@ -477,7 +477,7 @@ class Deal:
                     raise IllegalAction(ErrorCode.MALFORMED, f"not an action: {action!r}")
                 self.diagnose(seat, kind, cards_in(action.cards), action.combo)
                 raise AssertionError(f"{action} by seat {seat} is illegal but passed every check")
-        self._offered = None
+        self._offered = _NO_MOVES  # stale now
         self.history.append((seat, action))
         if kind is _K_LEAD:
             self._lead(seat, action[1], None)
@@ -488,6 +488,7 @@ class Deal:
             if known[seat]:
                 known[seat] &= ~cards
             self.trick.append(p := _new(Play, (seat, kind, cards, False)))
+            self._trick_cards |= cards
             self.log.append(p)
             if kind is _K_BEAT:
                 self.win_seat = seat
@@ -686,6 +687,7 @@ class Deal:
             if p.face_up or open_discards:
                 self.known[p.seat] |= p.cards
         self.trick = []
+        self._trick_cards = 0
 
     def _lead(self, seat: int, cards: int, combo: Combo | None) -> None:
         hands = self.hands
@@ -695,6 +697,7 @@ class Deal:
             known[seat] &= ~cards
         self.leader = seat
         self.trick = [lead := _new(Play, (seat, _K_LEAD, cards, False))]
+        self._trick_cards = cards
         self.log.append(lead)
         self.trick_combo = combo
         self.lead_mask = self.win_mask = cards
@@ -721,6 +724,7 @@ class Deal:
         elif combo is not None and self._auto_win:
             for s in responders:
                 self.trick.append(p := Play(s, _K_DISCARD, hands[s], forced=True))
+                self._trick_cards |= hands[s]
                 self.log.append(p)
                 hands[s] = 0
                 known[s] = 0
@@ -744,17 +748,13 @@ class Deal:
             self._open_window(holders, mid=True)
 
     def _finish_trick(self) -> None:
-        trick = self.trick
-        cards = 0
-        for p in trick:
-            cards |= p[2]
+        cards = self._trick_cards
         winner = self.win_seat
         self.taken[winner] |= cards
         self.tricks_won[winner] += 1
-        pp = PATTERN_POINTS
-        pts = pp[cards & 0x1FF] + pp[cards >> 9 & 0x1FF] + pp[cards >> 18 & 0x1FF] + pp[cards >> 27]
+        pts = HALF_POINTS[cards & 0x3FFFF] + HALF_POINTS[cards >> 18]
         self.tricks.append(
-            t := _new(Trick, (self.leader, winner, pts, tuple(trick), self.trick_combo))
+            t := _new(Trick, (self.leader, winner, pts, tuple(self.trick), self.trick_combo))
         )
         self.log.append(t)
         if self.talon_pos < len(self._talon_bits):
@@ -771,13 +771,10 @@ class Deal:
         n = len(order)
         drawn = [0] * self.players
         k = 4 - hands[first].bit_count()
-        usual = pos + k * n <= end  # the usual case: equal hands and enough cards for all
-        if usual:
-            for s in order:
-                if hands[s].bit_count() != 4 - k:
-                    usual = False
-                    break
-        if usual:
+        # The usual case: enough cards for all. The hands are equal then: every trick takes as
+        # many cards from each hand (a returned trick gives them back), and each draw fills
+        # every hand to four while the talon can.
+        if pos + k * n <= end:
             if k == 1:
                 for s in order:
                     drawn[s] = b = bits[pos]

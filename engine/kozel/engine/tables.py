@@ -35,27 +35,41 @@ def action_of(kind: ActionKind, cards: int) -> Action:
     return act
 
 
-class _Singles(dict[int, tuple[Action, ...]]):
-    """``singles[pattern]``: the one-card actions of a kind for an 18-bit ``pattern`` of cards
-    (half the deck: spades and clubs, or diamonds and hearts), by card numbers. Built on first
-    use; hands hold at most four cards, so a few thousand patterns ever occur."""
-
-    __slots__ = ("kind", "base")
-
-    def __init__(self, kind: ActionKind, base: int) -> None:
-        super().__init__()
-        self.kind = kind
-        self.base = base
-
-    def __missing__(self, pattern: int) -> tuple[Action, ...]:
-        row = self[pattern] = tuple(
-            action_of(self.kind, 1 << (self.base + i)) for i in range(18) if pattern >> i & 1
-        )
-        return row
+# The hot look-ups below index plain dicts and build a missing row in an ``except KeyError``
+# branch: a dict subclass with ``__missing__`` would do the same, but CPython only
+# specialises subscripts of exact dicts, and these are looked up at every decision.
 
 
-_BEAT_LOW, _BEAT_HIGH = _Singles(ActionKind.BEAT, 0), _Singles(ActionKind.BEAT, 18)
-_DISCARD_LOW, _DISCARD_HIGH = _Singles(ActionKind.DISCARD, 0), _Singles(ActionKind.DISCARD, 18)
+def _singles_row(kind: ActionKind, base: int, pattern: int) -> tuple[Action, ...]:
+    """The one-card actions of a kind for an 18-bit ``pattern`` of cards (half the deck:
+    spades and clubs when ``base`` is 0, diamonds and hearts when 18), by card numbers."""
+    return tuple(action_of(kind, 1 << (base + i)) for i in range(18) if pattern >> i & 1)
+
+
+# ``table[pattern]``: :func:`_singles_row` of each half for beats and discards, built on
+# first use; hands hold at most four cards, so a few thousand patterns ever occur.
+_BEAT_LOW: dict[int, tuple[Action, ...]] = {}
+_BEAT_HIGH: dict[int, tuple[Action, ...]] = {}
+_DISCARD_LOW: dict[int, tuple[Action, ...]] = {}
+_DISCARD_HIGH: dict[int, tuple[Action, ...]] = {}
+
+
+def _single_responses(b: int, hand: int) -> tuple[Action, ...]:
+    """The one-card beats ``b`` and discards of ``hand``, filling the tables' missing rows."""
+    out: tuple[Action, ...] = ()
+    for table, kind, base, pattern in (
+        (_BEAT_LOW, ActionKind.BEAT, 0, b & 0x3FFFF),
+        (_BEAT_HIGH, ActionKind.BEAT, 18, b >> 18),
+        (_DISCARD_LOW, ActionKind.DISCARD, 0, hand & 0x3FFFF),
+        (_DISCARD_HIGH, ActionKind.DISCARD, 18, hand >> 18),
+    ):
+        row = table.get(pattern)
+        if row is None:
+            row = table[pattern] = _singles_row(kind, base, pattern)
+        out += row
+    return out
+
+
 _BEATS = _INTERNED[ActionKind.BEAT]
 _DISCARDS = _INTERNED[ActionKind.DISCARD]
 _PAIRS = {n: tuple(combinations(range(n), 2)) for n in range(5)}
@@ -117,25 +131,29 @@ class _LeadRows(dict[int, list[tuple[Action, ...]]]):
         return row
 
 
-class _HalfRows(dict[int, list[tuple[Action, ...]]]):
+class _HalfRows:
     """``rows[pattern][cap]``: the leads of an 18-bit ``pattern`` of two suits' cards (spades
     and clubs, or diamonds and hearts), the lower suit's first: two suits' rows joined, so that
     a hand's leads take two lookups. For spades and clubs, ``wild_clubs`` gives the clubs' rows
-    when the pattern holds the wild shokha (bit 0), which then joins the clubs' leads."""
+    when the pattern holds the wild shokha (bit 0), which then joins the clubs' leads. ``rows``
+    is a plain dict (see above); :meth:`row` fills it."""
 
-    __slots__ = ("low", "high", "wild_clubs")
+    __slots__ = ("low", "high", "wild_clubs", "rows")
 
     def __init__(
         self, low: _LeadRows, high: _LeadRows, wild_clubs: _LeadRows | None = None
     ) -> None:
-        super().__init__()
         self.low = low
         self.high = high
         self.wild_clubs = wild_clubs
+        self.rows: dict[int, list[tuple[Action, ...]]] = {}
 
-    def __missing__(self, pattern: int) -> list[tuple[Action, ...]]:
-        high = self.wild_clubs if self.wild_clubs is not None and pattern & 1 else self.high
-        row = self[pattern] = [a + b for a, b in zip(self.low[pattern & 0x1FF], high[pattern >> 9])]
+    def row(self, pattern: int) -> list[tuple[Action, ...]]:
+        row = self.rows.get(pattern)
+        if row is None:
+            high = self.wild_clubs if self.wild_clubs is not None and pattern & 1 else self.high
+            row = [a + b for a, b in zip(self.low[pattern & 0x1FF], high[pattern >> 9])]
+            self.rows[pattern] = row
         return row
 
 
@@ -175,6 +193,8 @@ class Tables:
             sum(1 << c for c in range(36) if self.card_beats(c, d)) for d in range(36)
         )
         self._low, self._high, self._high_wild = _lead_halves(lead_sizes, self.wild)
+        self._low_rows, self._high_rows = self._low.rows, self._high.rows
+        self._high_wild_rows = self._high_wild.rows
 
     def card_beats(self, c: int, d: int) -> bool:
         """Rule 2: does card ``c`` beat card ``d``?"""
@@ -196,8 +216,12 @@ class Tables:
         """Legal leads of ``hand`` when a lead may hold at most ``cap`` cards, suit by suit
         (S C D H), then by size, then by card numbers. A wild shokha joins each suit's leads;
         alone it is a spade lead."""
-        high = self._high_wild if hand & 1 else self._high
-        return self._low[hand & 0x3FFFF][cap] + high[hand >> 18][cap]
+        high = self._high_wild_rows if hand & 1 else self._high_rows
+        try:
+            return self._low_rows[hand & 0x3FFFF][cap] + high[hand >> 18][cap]
+        except KeyError:
+            half = self._high_wild if hand & 1 else self._high
+            return self._low.row(hand & 0x3FFFF)[cap] + half.row(hand >> 18)[cap]
 
     def responses(self, hand: int, target: int) -> tuple[Action, ...]:
         """Legal responses of ``hand`` to the cards ``target``: every beat, then every discard,
@@ -205,31 +229,35 @@ class Tables:
         beaten_by = self.beaten_by
         if target & (target - 1) == 0:  # one card: the common case, from the suit tables
             b = hand & beaten_by[target.bit_length() - 1]
-            return (
-                _BEAT_LOW[b & 0x3FFFF]
-                + _BEAT_HIGH[b >> 18]
-                + _DISCARD_LOW[hand & 0x3FFFF]
-                + _DISCARD_HIGH[hand >> 18]
-            )
+            try:
+                return (
+                    _BEAT_LOW[b & 0x3FFFF]
+                    + _BEAT_HIGH[b >> 18]
+                    + _DISCARD_LOW[hand & 0x3FFFF]
+                    + _DISCARD_HIGH[hand >> 18]
+                )
+            except KeyError:
+                return _single_responses(b, hand)
         k = target.bit_count()
+        sets = subsets(hand, k)  # the discards; the beats are those that pass Hall's test
         if k == 2:  # Hall's condition for two cards: each is beaten by one of the pair
             low = target & -target
             b1, b2 = beaten_by[low.bit_length() - 1], beaten_by[target.bit_length() - 1]
+            both = b1 | b2
             beats = [
                 _BEATS.get(m) or action_of(ActionKind.BEAT, m)
-                for m in subsets(hand & (b1 | b2), 2)
-                if m & b1 and m & b2
+                for m in sets
+                if m & both == m and m & b1 and m & b2
             ]
         else:
             hall = _hall(target, beaten_by)
+            union = hall[-1][0]
             beats = [
                 _BEATS.get(m) or action_of(ActionKind.BEAT, m)
-                for m in subsets(hand & hall[-1][0], k)
-                if _covers(m, hall)
+                for m in sets
+                if m & union == m and _covers(m, hall)
             ]
-        return tuple(
-            beats + [_DISCARDS.get(m) or action_of(ActionKind.DISCARD, m) for m in subsets(hand, k)]
-        )
+        return tuple(beats + [_DISCARDS.get(m) or action_of(ActionKind.DISCARD, m) for m in sets])
 
     def one_suit(self, cards: int) -> bool:
         """True when ``cards`` are of one suit (the shokha joining any suit when wild)."""

@@ -130,11 +130,13 @@ class IsmctsBot(GreedyBot):
     max_wall_s = 1.0  # wall-clock cap when the request names no move_ms
     safety_s = 0.015  # kept back for the answer's way to the referee
     max_worlds = 48
+    worlds_share = 0.35  # of the budget, at most, for drawing them
     candidates = 3  # greedy's best actions searched
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
     paired = True  # common random numbers (else UCB1 over the candidates)
     points_weight = 0.2  # card points in the reward, beside the deal's penalties
+    seen = True  # playouts by _policy_seen (else the older _policy)
 
     def __init__(self, budget_s: float | None = None, seed: int | None = None) -> None:
         super().__init__()
@@ -182,7 +184,7 @@ class IsmctsBot(GreedyBot):
         if request.move_ms:
             wall = min(wall, self.clock_share * request.move_ms / 1000)
         clock = _Clock(started + max(0.0, wall - self.safety_s), self.budget_s)
-        worlds = self._worlds(request, clock.share(0.35))
+        worlds = self._worlds(request, clock.share(self.worlds_share))
         if not worlds:
             self.stats["fallback"] += 1
             return super().choose(request)
@@ -214,7 +216,7 @@ class IsmctsBot(GreedyBot):
             for a in range(n):
                 sim = world.clone()
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
-                r = _playout(sim, side, random.Random(dice), self.points_weight)
+                r = _playout(sim, side, random.Random(dice), self.points_weight, self.seen)
                 if a == 0:
                     base = r
                 else:
@@ -255,7 +257,7 @@ class IsmctsBot(GreedyBot):
                 )
             sim = world.clone()
             sim.apply(me, sim.legal_actions(me)[cands[a]])
-            reward = _playout(sim, side, self.rng, self.points_weight)
+            reward = _playout(sim, side, self.rng, self.points_weight, self.seen)
             visits[a] += 1
             totals[a] += reward
             squares[a] += reward * reward
@@ -513,13 +515,16 @@ def _draw(
     return pos
 
 
-def _playout(deal: Deal, side: int, rng: random.Random, points_weight: float = 0.2) -> float:
+def _playout(
+    deal: Deal, side: int, rng: random.Random, points_weight: float = 0.2, seen: bool = False
+) -> float:
     """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]."""
     trump = "SCDH".index(deal.trump_suit)
+    policy = _policy_seen if seen else _policy
     while not deal.over:
         seat = deal.to_act[0]
         acts = deal.legal_actions(seat)
-        deal.apply(seat, _policy(deal, acts, trump, rng))
+        deal.apply(seat, policy(deal, acts, trump, rng))
     pen = deal.penalties()
     pts = deal.card_points()
     others = [s for s in deal.active_sides() if s != side]
@@ -570,3 +575,70 @@ def _policy(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) 
             return best
     discards = [a for a in acts if a.kind is ActionKind.DISCARD] or list(acts)
     return min(discards, key=lambda a: _cost(a.cards, trump))
+
+
+def _premium(mask: int, trump: int) -> float:
+    """What spending these cards gives up beyond their points: trumps and the shokha."""
+    return _cost(mask, trump) - points(mask)
+
+
+def _policy_seen(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) -> Action:
+    """A one-trick policy that sees the determinized hands (every seat plays as if it knew
+    them): it leads what the opponents cannot beat, beats when the trick is worth the cards,
+    and otherwise sheds its cheapest cards."""
+    if len(acts) == 1:
+        return acts[0]
+    if rng.random() < 0.1:
+        return acts[rng.randrange(len(acts))]
+    kind = acts[0].kind
+    if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+        return acts[0]
+    beaten_by = deal.tables.beaten_by
+    side_of = deal.side_of
+    hands = deal.hands
+    if kind is ActionKind.LEAD:
+        seat = deal.leader
+        mine = side_of[seat]
+        opp = 0
+        for s in deal.active:
+            if side_of[s] != mine:
+                opp |= hands[s]
+        best, best_v = acts[0], -1e9
+        for a in acts:
+            m = a.cards
+            k = m.bit_count()
+            union = 0
+            beatable = True
+            c = m
+            while c:
+                low = c & -c
+                b = opp & beaten_by[low.bit_length() - 1]
+                if not b:
+                    beatable = False
+                    break
+                union |= b
+                c ^= low
+            if beatable and union.bit_count() < k:
+                beatable = False
+            v = points(m) + 3.0 * k if not beatable else -points(m) - 4.0 * k
+            v -= 0.5 * _premium(m, trump)
+            if v > best_v:
+                best, best_v = a, v
+        return best
+    on_table = 0
+    for p in deal.trick:
+        on_table |= p.cards
+    stake = points(on_table)
+    partner_wins = side_of[deal.win_seat] == side_of[deal.responders[deal.resp_i]]
+    best, best_v = acts[0], -1e9
+    for a in acts:
+        m = a.cards
+        if partner_wins:  # the trick is ours already: give it points, keep the trumps
+            v = (-1.0 if a.kind is ActionKind.BEAT else points(m)) - 0.5 * _premium(m, trump)
+        elif a.kind is ActionKind.BEAT:
+            v = stake + points(m) - 0.5 * _premium(m, trump)
+        else:
+            v = -stake - points(m) - 0.3 * _premium(m, trump)
+        if v > best_v:
+            best, best_v = a, v
+    return best
