@@ -94,6 +94,8 @@ def test_referee_start_is_quiet(tmp_path: Path) -> None:
             str(tmp_path),
             "--replay-dir",
             str(tmp_path / "r"),
+            "--web-listen",  # the web pages on, as by default, but on a port surely free
+            "127.0.0.1:0",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
