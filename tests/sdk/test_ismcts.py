@@ -111,7 +111,7 @@ def test_answers_legally_within_the_clock() -> None:
         deal = match.deal
         seat = deal.to_act[0]
         req, legal = request_for(deal, seat)
-        req.move_ms = 100  # half of it is the wall-clock cap
+        req.move_ms = 100  # a quarter of it is the wall-clock cap
         t = time.monotonic()
         choice = bots[seat].choose(req)
         slowest = max(slowest, time.monotonic() - t)

@@ -10,11 +10,12 @@ to hold is placed where it could have been drawn, and face-down discards come fr
 still had. The search works at the root, where the seat's legal actions are the same in
 every determinization: greedy's best ``candidates`` actions are each played out to the end of
 the deal on the same determinizations with the same playout dice (common random numbers), by
-a fast heuristic policy, and rewarded by the deal's penalties plus a share of its card points
-(card points alone in the money game); greedy's pick stands unless another beats it by
-``margin`` standard errors (``paired = False``: UCB1 over the candidates instead). The budget,
-``budget_s``, is CPU time of the thinking thread, within a wall-clock cap of ``clock_share``
-of the request's ``move_ms`` (so it never times out). Declarations, single legal actions and
+a fast one-trick policy that sees the determinized hands (:func:`_policy_seen`), and rewarded
+by the deal's penalties plus a share of its card points (card points alone in the money
+game); greedy's pick stands unless another beats it by ``margin`` standard errors (``paired
+= False``: UCB1 over the candidates instead). The budget, ``budget_s``, is CPU time of the
+thinking thread, within a wall-clock cap of ``clock_share`` of the request's ``move_ms`` (so
+it stays inside the move clock). Declarations, single legal actions and
 deals it cannot determinize (a ``random_middle`` trump, mid-trick interrupts) are answered by
 :class:`GreedyBot`.
 """
@@ -126,7 +127,7 @@ class IsmctsBot(GreedyBot):
 
     thinks = True  # the referee runs choose() off its event loop (kozel.server.seats)
     budget_s = 0.1
-    clock_share = 0.5  # of move_ms, at most, in wall-clock time
+    clock_share = 0.25  # of move_ms, at most, in wall-clock time (a loaded host delays the rest)
     max_wall_s = 1.0  # wall-clock cap when the request names no move_ms
     safety_s = 0.015  # kept back for the answer's way to the referee
     max_worlds = 48
