@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import subprocess
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from kozel.ladder.store import Store
-from tests.ladder.fleet import bots, referee
+from tests.cluster.proxy import Proxy
+from tests.ladder.fleet import bots, referee, stop
 from tests.server.conftest import RefereeProcess
 
 LADDER = "shared"
@@ -73,3 +76,24 @@ class Cluster:
             self.first[name] = target
             (proc,) = bots(target, LADDER, {name: token})
             self.bots[name] = proc
+
+
+@contextlib.contextmanager
+def running(
+    home: Path, db: str, ladders: Path, names: Sequence[str]
+) -> Iterator[tuple[Cluster, Store, Proxy]]:
+    """Referees ``names`` sharing ``db`` and ``ladders``, a proxy in front of them as the bots'
+    one address; everything is stopped after."""
+    store = Store(db)
+    store.migrate()
+    c = Cluster(home, db, ladders)
+    for name in names:
+        c.start(name)
+    proxy = Proxy([c.referees[n].address for n in names]).start()
+    try:
+        yield c, store, proxy
+    finally:
+        stop(c.bots.values())
+        stop(r.proc for r in c.referees.values())
+        proxy.stop()
+        store.close()

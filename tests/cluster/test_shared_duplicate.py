@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kozel.ladder.store import Store
 from kozel.server.replay.file import decode_replay
-from tests.cluster.cluster import Cluster, ladder_file
-from tests.cluster.proxy import Proxy
+from tests.cluster.cluster import ladder_file, running
 from tests.ladder.fleet import finished_in_store, stop, wait
 
 
@@ -21,18 +19,12 @@ def test_twins_follow_their_first_half_across_referees(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KOZEL_LIMITS__ADMISSION_LAG_MS", "0")
-    store = Store(pg_url)
-    store.migrate()
     ladders = ladder_file(
         tmp_path / "ladders.yaml",
         ruleset={"preset": "classic", "options": {"fixed_deals": 1}},
         duplicate=True,
     )
-    c = Cluster(tmp_path, pg_url, ladders)
-    c.start("ref-a")
-    c.start("ref-b")
-    proxy = Proxy([r.address for r in c.referees.values()]).start()
-    try:
+    with running(tmp_path, pg_url, ladders, ("ref-a", "ref-b")) as (c, store, proxy):
         c.add_bots(store, 6, random.Random(4), address=proxy.address)
         wait(lambda: len(finished_in_store(store)) >= 24, "24 rated matches", timeout=600)
         stop(c.bots.values())
@@ -60,8 +52,3 @@ def test_twins_follow_their_first_half_across_referees(
         for match_id in unpublished:
             assert not any(match_id == r.match_id for p in pairs for r in p)
         assert store.check_consistency() == []
-    finally:
-        stop(c.bots.values())
-        stop(r.proc for r in c.referees.values())
-        proxy.stop()
-        store.close()

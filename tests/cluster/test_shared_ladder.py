@@ -26,7 +26,7 @@ from kozel.v1 import (
     referee_pb2,
     referee_pb2_grpc,
 )
-from tests.cluster.cluster import LADDER, Cluster, ladder_file
+from tests.cluster.cluster import LADDER, Cluster, ladder_file, running
 from tests.cluster.proxy import Proxy
 from tests.ladder.fleet import bots, finished_in_store, stop, wait
 
@@ -42,25 +42,14 @@ def cluster(
     # A busy CI machine lags every event loop: these tests are about the ladder, not about
     # admission, which would otherwise hold matches back (tests/server covers it).
     monkeypatch.setenv("KOZEL_LIMITS__ADMISSION_LAG_MS", "0")
-    store = Store(pg_url)
-    store.migrate()
     ladders = ladder_file(
         tmp_path / "ladders.yaml",
         ruleset={"preset": "classic", "options": {"fixed_deals": 1}},
         repeat_cap=CAP,
         repeat_cap_window_s=3600,
     )
-    c = Cluster(tmp_path, pg_url, ladders)
-    for name in REFEREES:
-        c.start(name)
-    proxy = Proxy([c.referees[n].address for n in REFEREES]).start()
-    try:
-        yield c, store, proxy
-    finally:
-        stop(c.bots.values())
-        stop(r.proc for r in c.referees.values())
-        proxy.stop()
-        store.close()
+    with running(tmp_path, pg_url, ladders, REFEREES) as started:
+        yield started
 
 
 def _seats(store: Store) -> dict[str, list[int]]:

@@ -38,7 +38,7 @@ from kozel.ladder.models import (
 )
 from kozel.ladder.ratings import Rating
 from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
-from kozel.ladder.store import Store, add_match, db_now
+from kozel.ladder.store import Store, add_match, db_now, seat_bots
 
 HISTORY_LIMIT = 5000  # recent matches read per pass for the repeat window and meeting cap
 
@@ -372,15 +372,7 @@ def _recent(s: Session, ladder: str, policy: Policy) -> tuple[History, MeetingCa
     if not rows:
         return history, cap
     started: dict[str, datetime] = dict(rows)
-    groups: dict[str, list[int]] = {m: [] for m in started}
-    ids = list(started)
-    for i in range(0, len(ids), 500):
-        for m, bot in s.execute(
-            select(MatchSeatRow.match_id, MatchSeatRow.bot_id)
-            .where(MatchSeatRow.match_id.in_(ids[i : i + 500]))
-            .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)
-        ):
-            groups[m].append(bot)
+    groups = seat_bots(s, list(started))
     for m in sorted(started, key=lambda m: _aware(started[m])):
         history.record(groups[m])
         cap.record(groups[m], _aware(started[m]).timestamp())

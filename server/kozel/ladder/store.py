@@ -773,8 +773,9 @@ def add_match(
     s.flush()
 
 
-def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
-    ids = [r.id for r in rows]
+def seat_bots(s: Session, match_ids: Sequence[str]) -> dict[str, list[int]]:
+    """The bot ids of each of ``match_ids`` in seat order (read 500 matches at a time)."""
+    ids = list(match_ids)
     bots: dict[str, list[int]] = {i: [] for i in ids}
     for i in range(0, len(ids), 500):
         for match_id, bot_id in s.execute(
@@ -783,6 +784,11 @@ def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
             .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)
         ):
             bots[match_id].append(bot_id)
+    return bots
+
+
+def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
+    bots = seat_bots(s, [r.id for r in rows])
     return {r.id: HostedMatch(r.id, r.ladder, tuple(bots[r.id]), r.replay_path) for r in rows}
 
 
