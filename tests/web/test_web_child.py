@@ -1,4 +1,5 @@
-"""The web child of a referee takes only the CPU time the match clocks leave over."""
+"""The web child of a referee takes only the CPU time the match clocks leave over, and at
+most a quarter of a core."""
 
 from __future__ import annotations
 
@@ -41,5 +42,7 @@ def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
         (child,) = web
         assert os.sched_getscheduler(child) == os.SCHED_IDLE
         assert os.getpriority(os.PRIO_PROCESS, child) == 19
+        argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        assert argv[argv.index(b"--cpu-share") + 1] == b"0.25"  # web.cpu_share
     finally:
         stop(proc)

@@ -48,6 +48,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=N",
         help="override a limit (docs/web.md), e.g. --limit max_page=100",
     )
+    p.add_argument(
+        "--cpu-share",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="spend at most X of one core on average; requests wait their turn beyond it "
+        "(default 0: no cap; kozel serve gives its web child web.cpu_share)",
+    )
     p.set_defaults(func=cmd_web)
 
 
@@ -71,6 +79,9 @@ def cmd_web(args: argparse.Namespace) -> int:
             f" ({exc})"
         )
         return 2
+    if not 0 <= args.cpu_share <= 64:  # also refuses nan
+        print(f"error: --cpu-share must be between 0 and 64 (cores), not {args.cpu_share}")
+        return 2
     try:
         return asyncio.run(_run(args, duplicate, limits))
     except OSError as exc:
@@ -92,7 +103,7 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> i
         else FolderArchive(args.replays)
     )
     sources = StandaloneSources(store, archive, referee=args.referee, duplicate_ladders=duplicate)
-    server = WebServer(create_app(sources, limits), args.listen)
+    server = WebServer(create_app(sources, limits, cpu_share=args.cpu_share), args.listen)
     sock = None
     if args.listen_fd is not None:
         import socket

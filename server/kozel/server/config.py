@@ -34,6 +34,7 @@ class ServerConfig:
     web_in_process: bool = False  # serve the web in the referee's loop, not a niced child
     web_nice: int = 19  # the web child's niceness
     web_idle: bool = True  # ... and it runs under SCHED_IDLE (Linux)
+    web_cpu_share: float = 0.25  # ... and spends at most this share of one core (0: no cap)
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)

@@ -16,6 +16,7 @@ import structlog
 from kozel.core import messages
 from kozel.server import metrics
 from kozel.server.seats import Reply, SeatLink
+from kozel.server.version import VERSION
 from kozel.v1 import referee_pb2 as rpb
 
 log = structlog.get_logger("kozel.session")
@@ -145,7 +146,7 @@ class Session:
             messages.welcome(
                 self.id,
                 self.resume_token,
-                _version(),
+                VERSION,
                 resumed=resumed,
                 max_matches=self.max_matches,
                 running_match_ids=self.links,
@@ -187,12 +188,3 @@ class Session:
 
 def _is_result(msg: rpb.PlayResponse) -> bool:
     return msg.WhichOneof("message") in ("deal_end", "match_end")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("kozel-arena")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0+unknown"

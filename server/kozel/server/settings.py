@@ -111,6 +111,9 @@ class WebSettings(_Section):
     # True: the child also runs under SCHED_IDLE (Linux), so it gets only the CPU time the
     # referee leaves over; a saturated referee still answers pages, slowly.
     idle: bool = True
+    # The child spends at most this share of one core on average (requests wait their turn
+    # beyond it); 0: no cap. Not for web.in_process (the referee's own process).
+    cpu_share: float = Field(0.25, ge=0, le=64)
     max_page: int = Field(200, ge=1, le=10_000)  # matches per page of a match list
     max_standings: int = Field(1000, ge=1, le=100_000)  # rows of a standings table
     max_history: int = Field(1000, ge=1, le=100_000)  # points of a rating history
@@ -294,11 +297,14 @@ class Settings(BaseSettings):
             web_listen=self.web.listen,
             web_optional="listen" not in self.web.model_fields_set,
             web_limits=tuple(
-                self.web.model_dump(exclude={"listen", "in_process", "nice", "idle"}).items()
+                self.web.model_dump(
+                    exclude={"listen", "in_process", "nice", "idle", "cpu_share"}
+                ).items()
             ),
             web_in_process=self.web.in_process,
             web_nice=self.web.nice,
             web_idle=self.web.idle,
+            web_cpu_share=self.web.cpu_share,
             replay_dir=st.replay_dir or st.data_dir / "replays",
             data_dir=st.data_dir,
             database_url=st.database_url,

@@ -62,6 +62,22 @@ def mix(streams: int) -> dict[int, int]:
     return {2: two, 3: three, 4: four}
 
 
+def web_children(pid: int) -> list[int]:
+    """The web child processes of referee ``pid`` (``kozel web --listen-fd``; Linux)."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    found = []
+    for kid in kids:
+        try:
+            if b"--listen-fd" in Path(f"/proc/{kid}/cmdline").read_bytes():
+                found.append(int(kid))
+        except OSError:
+            continue
+    return found
+
+
 def split(n: int, parts: int) -> list[int]:
     """``n`` split into ``parts`` near-equal whole numbers."""
     return [n // parts + (i < n % parts) for i in range(parts)]
@@ -116,6 +132,9 @@ def run(bench: LoadBench) -> dict[str, Any]:
         bots = [c for c in children if c is not web]
         s0 = server.usage()
         b0 = [Usage.of(child.pid) for child in bots]
+        # The web side's own CPU: the referee's web child and the load generator.
+        web_pids = ([web.pid] if web is not None else []) + web_children(server.proc.pid)
+        w0 = [Usage.of(pid) for pid in web_pids]
         note(f"load: measuring for {bench.duration_s:g} s")
         time.sleep(bench.duration_s)
         for child in children:
@@ -124,6 +143,7 @@ def run(bench: LoadBench) -> dict[str, Any]:
         web_window = web.expect("stopped") if web is not None else None
         s1 = server.usage()
         b1 = [Usage.of(child.pid) for child in bots]
+        w1 = [Usage.of(pid) for pid in web_pids]
         probe.finish()
     finally:
         for child in children:
@@ -194,6 +214,10 @@ def run(bench: LoadBench) -> dict[str, Any]:
         secs = web_window["seconds"] or 1.0
         result.update(
             web_connections=bench.web_load,
+            # CPU shares (of one core) of the load generator and of the referee's web child
+            web_generator_cpu_share=(w1[0].cpu_s - w0[0].cpu_s) / (s1.at - s0.at),
+            web_child_cpu_share=sum(b.cpu_s - a.cpu_s for a, b in zip(w0[1:], w1[1:]))
+            / (s1.at - s0.at),
             web_requests_per_s=web_window["requests"] / secs,
             web_requests_total=web_window["total_requests"],
             web_replay_json_per_s=web_window["replay_json"] / secs,

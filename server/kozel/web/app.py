@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from kozel.server.lobby import REPLAY_ID
 from kozel.web.api import NAME, Api, WebLimits, build_router
+from kozel.web.cpu import CpuBudget, CpuCap
 from kozel.web.sources import Sources
 
 STATIC = resources.files("kozel.web") / "static"
@@ -80,8 +81,11 @@ def not_found(message: str) -> HTMLResponse:
     return shell("notfound", "Not found", status=404, message=message)
 
 
-def create_app(sources: Sources, limits: WebLimits | None = None) -> FastAPI:
-    """The app over ``sources``; no Swagger UI (it would load scripts from elsewhere)."""
+def create_app(
+    sources: Sources, limits: WebLimits | None = None, *, cpu_share: float = 0.0
+) -> FastAPI:
+    """The app over ``sources``; no Swagger UI (it would load scripts from elsewhere).
+    ``cpu_share`` > 0 caps this process's CPU time (:mod:`kozel.web.cpu`)."""
     api = Api(sources, limits or WebLimits())
     app = FastAPI(
         title="Kozel Arena",
@@ -95,6 +99,8 @@ def create_app(sources: Sources, limits: WebLimits | None = None) -> FastAPI:
     app.state.api = api
     app.include_router(build_router(api))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    if cpu_share > 0:
+        app.add_middleware(CpuCap, budget=CpuBudget(cpu_share))
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
@@ -337,6 +343,8 @@ def _child_command(config: Any, bot_port: int) -> list[str]:
         cmd += ["--db", config.database_url or default_url(config.data_dir)]
     for key, value in config.web_limits:
         cmd += ["--limit", f"{key}={value}"]
+    if config.web_cpu_share:
+        cmd += ["--cpu-share", str(config.web_cpu_share)]
     return cmd
 
 

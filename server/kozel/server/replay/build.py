@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from importlib import metadata
 
 from kozel.core.convert import END_REASON_TO_PB, action_to_pb, ruleset_to_pb
 from kozel.core.requests import StepMeta
@@ -13,19 +12,13 @@ from kozel.engine.deal import Deal
 from kozel.engine.match import DealRecord, Match
 from kozel.engine.shuffle import commitment
 from kozel.server.replay.file import FORMAT_VERSION
+from kozel.server.version import VERSION
 from kozel.v1 import game_pb2, replay_pb2
 
 ABORTED = game_pb2.MATCH_END_REASON_ABORTED
 
 
-def _engine_version() -> str:
-    try:
-        return metadata.version("kozel-arena")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-ENGINE_VERSION = _engine_version()
+ENGINE_VERSION = VERSION
 
 
 def result_to_pb(
