@@ -4,22 +4,32 @@ most a quarter of a core."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.web.conftest import start, stop
+from tests.web.conftest import get, start, stop
 
 
 def _children(pid: int) -> list[int]:
-    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    return [int(p) for p in text.split()]
+    """Child processes of every thread of ``pid`` (a restarted web child is a thread's)."""
+    return [
+        int(p)
+        for t in Path(f"/proc/{pid}/task").iterdir()
+        for p in (t / "children").read_text().split()
+    ]
 
 
-@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux only")
-def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
+def _web_children(pid: int) -> list[int]:
+    return [p for p in _children(pid) if b"--listen-fd" in Path(f"/proc/{p}/cmdline").read_bytes()]
+
+
+def _referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     config = {
         "listen": "127.0.0.1:0",
         "web": {"listen": "127.0.0.1:0"},
@@ -28,16 +38,18 @@ def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
     }
     path = tmp_path / "referee.yaml"
     path.write_text(yaml.safe_dump(config))
-    proc, _, _ = start(
+    proc, found, _ = start(
         [sys.executable, "-m", "kozel.cli.main", "serve", "--config", str(path)],
         {"web": r"web pages on (http://\S+)"},
     )
+    return proc, found["web"]
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux only")
+def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
+    proc, _ = _referee(tmp_path)
     try:
-        web = [
-            pid
-            for pid in _children(proc.pid)
-            if b"--listen-fd" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        ]
+        web = _web_children(proc.pid)
         assert len(web) == 1, "the referee runs one web child"
         (child,) = web
         assert os.sched_getscheduler(child) == os.SCHED_IDLE
@@ -46,3 +58,31 @@ def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
         assert argv[argv.index(b"--cpu-share") + 1] == b"0.25"  # web.cpu_share
     finally:
         stop(proc)
+
+
+def test_a_web_child_that_dies_is_started_again_on_the_same_address(tmp_path: Path) -> None:
+    proc, url = _referee(tmp_path)
+    try:
+        assert _healthy(url, 60)
+        (first,) = _web_children(proc.pid)
+        os.kill(first, signal.SIGKILL)
+        # Meanwhile connections wait in the referee's backlog; a new child answers them.
+        assert _healthy(url, 90), "no web child answered after the first was killed"
+        web = _web_children(proc.pid)
+        assert len(web) == 1 and web[0] != first, web
+        assert proc.poll() is None, "the referee kept running"
+    finally:
+        stop(proc)
+    assert proc.returncode == 0
+
+
+def _healthy(url: str, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if get(url + "healthz")[0] == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False

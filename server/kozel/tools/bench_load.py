@@ -64,8 +64,12 @@ def mix(streams: int) -> dict[int, int]:
 
 def web_children(pid: int) -> list[int]:
     """The web child processes of referee ``pid`` (``kozel web --listen-fd``; Linux)."""
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    try:  # every thread's children: a restarted child is its supervising thread's
+        kids = [
+            k
+            for t in Path(f"/proc/{pid}/task").iterdir()
+            for k in (t / "children").read_text().split()
+        ]
     except OSError:
         return []
     found = []

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from importlib import resources
 from typing import Any
@@ -264,13 +265,24 @@ def idle_priority() -> None:
 class WebChild:
     """``kozel web`` as a child process of a referee, at a lower CPU priority (``nice``), so
     pages and replay conversions never take CPU time from the match clocks: the referee's
-    event loop only answers the child's gRPC calls (running matches, replays, spectating)."""
+    event loop only answers the child's gRPC calls (running matches, replays, spectating).
+    A child that exits on its own is started again (after ``RESTART_S``, doubling up to
+    ``RESTART_MAX_S``) on the same listening socket, which the referee keeps: meanwhile
+    connections wait in its backlog."""
+
+    RESTART_S = 1.0
+    RESTART_MAX_S = 30.0
+    STEADY_S = 60.0  # a child that ran this long resets the back-off
 
     def __init__(self, cmd: list[str], nice: int, idle: bool = False) -> None:
         self.cmd = cmd
         self.nice = nice
         self.idle = idle
         self.proc: subprocess.Popen[str] | None = None
+        self.restarts = 0
+        self._sock: socket.socket | None = None
+        self._stopping = threading.Event()
+        self._log = structlog.get_logger("kozel.web")
 
     def _preexec(self) -> None:
         import ctypes
@@ -284,41 +296,69 @@ class WebChild:
         """Bind here (an ``OSError`` at once if the address is taken) and hand the listening
         socket to the child: the referee does not wait for the child to import and start;
         early connections wait in the backlog. Returns the bound port."""
-        sock = bind(host, port)
+        self._sock = bind(host, port)
         try:
-            # Started, not awaited: its output is read by a thread (pump, below).
-            self.proc = subprocess.Popen(  # noqa: ASYNC220
-                [*self.cmd, "--listen-fd", str(sock.fileno())],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                preexec_fn=self._preexec,
-                pass_fds=(sock.fileno(),),
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-            bound = sock.getsockname()[1]
-        finally:
-            sock.close()  # the child has its own copy
-        log = structlog.get_logger("kozel.web")
+            self._spawn()
+        except OSError:
+            self._sock.close()
+            raise
+        threading.Thread(target=self._supervise, daemon=True).start()
+        return self._sock.getsockname()[1]
 
-        def pump() -> None:  # its output goes to the log (and never fills a pipe)
-            assert self.proc is not None and self.proc.stdout is not None
-            for line in self.proc.stdout:
+    def _spawn(self) -> None:
+        assert self._sock is not None
+        fd = self._sock.fileno()
+        # Started, not awaited: its output is read by the supervising thread.
+        self.proc = subprocess.Popen(
+            [*self.cmd, "--listen-fd", str(fd)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            preexec_fn=self._preexec,
+            pass_fds=(fd,),
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+    def _supervise(self) -> None:
+        """Pass the child's output to the log (it never fills a pipe); start it again when it
+        exits while the referee runs."""
+        delay = self.RESTART_S
+        while True:
+            proc = self.proc
+            assert proc is not None and proc.stdout is not None
+            began = time.monotonic()
+            for line in proc.stdout:
                 if not line.startswith("web pages on "):
-                    log.warning("web_child_output", line=line.rstrip()[:500])
-
-        threading.Thread(target=pump, daemon=True).start()
-        return bound
+                    self._log.warning("web_child_output", line=line.rstrip()[:500])
+            code = proc.wait()
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - began >= self.STEADY_S:
+                delay = self.RESTART_S
+            self._log.error("web_child_exited", returncode=code, restart_in_s=delay)
+            if self._stopping.wait(delay):
+                return
+            delay = min(delay * 2, self.RESTART_MAX_S)
+            try:
+                self._spawn()
+            except OSError as exc:
+                self._log.error("web_child_not_started", error=str(exc))
+                return
+            self.restarts += 1
 
     async def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            await asyncio.to_thread(self.proc.wait, 10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        self._stopping.set()
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                await asyncio.to_thread(proc.wait, 10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
 
 
 def _child_command(config: Any, bot_port: int) -> list[str]:
