@@ -3,6 +3,7 @@ most a quarter of a core."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,9 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 import yaml
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tests.tlsfiles import issue_pki
 from tests.web.conftest import get, start, stop
 
 
@@ -29,12 +33,13 @@ def _web_children(pid: int) -> list[int]:
     return [p for p in _children(pid) if b"--listen-fd" in Path(f"/proc/{p}/cmdline").read_bytes()]
 
 
-def _referee(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+def _referee(tmp_path: Path, **extra: object) -> tuple[subprocess.Popen[str], str]:
     config = {
         "listen": "127.0.0.1:0",
         "web": {"listen": "127.0.0.1:0"},
         "storage": {"data_dir": str(tmp_path / "data")},
         "logging": {"level": "WARNING"},
+        **extra,
     }
     path = tmp_path / "referee.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -74,6 +79,34 @@ def test_a_web_child_that_dies_is_started_again_on_the_same_address(tmp_path: Pa
     finally:
         stop(proc)
     assert proc.returncode == 0
+
+
+def test_a_referee_with_tls_serves_its_web_from_a_child_over_a_unix_socket(
+    tmp_path: Path,
+) -> None:
+    pki = issue_pki(tmp_path, "127.0.0.1", "localhost")
+    tls = {"cert_file": str(pki["cert"]), "key_file": str(pki["key"])}
+    proc, url = _referee(tmp_path, tls={**tls, "client_ca_file": str(pki["ca"])})
+    try:
+        (child,) = _web_children(proc.pid)  # a child, not the referee's own loop
+        argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        referee = argv[argv.index(b"--referee") + 1].decode()
+        assert referee.startswith("unix:/"), referee
+        sock = Path(referee.removeprefix("unix:"))
+        assert sock.is_socket() and (sock.parent.stat().st_mode & 0o077) == 0
+        # That socket is the referee's, in plaintext ...
+        with grpc.insecure_channel(referee) as channel:
+            got = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=30
+            )
+        assert got.status == health_pb2.HealthCheckResponse.SERVING
+        # ... and the child serves pages that ask it for the running matches.
+        assert _healthy(url, 60)
+        status, _, body = get(url + "api/live")
+        assert status == 200 and json.loads(body) == {"matches": []}, body
+    finally:
+        stop(proc)
+    assert not sock.parent.exists(), "the socket folder is removed at stop"
 
 
 def _healthy(url: str, within_s: float) -> bool:

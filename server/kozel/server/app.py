@@ -7,11 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIServer
 
@@ -59,9 +62,10 @@ LADDERS_NAME = "kozel.ladders"
 LADDER_NAME_PREFIX = "kozel.ladder."
 
 # Serves the web pages for a referee (``kozel.web.app.start_in_referee``): given the lobby, the
-# config and the bound bot port, returns the web server (its ``stop()`` is awaited at stop) and
-# its port. Handed in, as kozel.web stands on the referee.
-StartWeb = Callable[[Lobby, ServerConfig, int], Awaitable[tuple[Any, int]]]
+# config and a plaintext gRPC address of this referee (its loopback bot port, or a Unix socket
+# when the bot port has TLS), returns the web server (its ``stop()`` is awaited at stop) and its
+# port. Handed in, as kozel.web stands on the referee.
+StartWeb = Callable[[Lobby, ServerConfig, str], Awaitable[tuple[Any, int]]]
 
 
 @dataclass(slots=True)
@@ -80,6 +84,7 @@ class Referee:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     web: Any = None  # kozel.web.app.WebServer or WebChild, when the web pages are served
     web_port: int = 0
+    web_socket_dir: Path | None = None  # the web child's plaintext Unix socket (TLS bot port)
     shared: SharedStore | None = None  # the ladder store and this referee's lease in it
 
     def ladder_health(self) -> dict[str, int]:
@@ -142,6 +147,8 @@ class Referee:
         await asyncio.gather(*(s.stop(grace) for s in servers))
         if self.web is not None:
             await self.web.stop()
+        if self.web_socket_dir is not None:
+            shutil.rmtree(self.web_socket_dir, ignore_errors=True)
         if self.shared is not None:  # last reader gone: flush, give back the lease, close
             await self.shared.stop()
         await self.health.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -202,6 +209,14 @@ def _bind(server: grpc.aio.Server, address: str, tls: TlsFiles | None) -> int:
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     return port
+
+
+def loopback(listen: str, port: int) -> str:
+    """This referee's bot port as a local client dials it (a wildcard host is loopback)."""
+    host = listen.rsplit(":", 1)[0].strip("[]")
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _start_metrics(address: str) -> tuple[tuple[WSGIServer, threading.Thread], int]:
@@ -302,8 +317,17 @@ async def start_referee(
         names.insert(2, ADMIN_SERVICE_NAME)
     enable_reflection(names, server)  # method symbols too (grpc/grpc#34743)
 
+    web_child = bool(config.web_listen) and start_web is not None and not config.web_in_process
+    socket_dir: Path | None = None
     try:
         port = _bind(server, config.listen, config.tls)
+        web_referee = loopback(config.listen, port)
+        if web_child and config.tls is not None:
+            # The web child speaks plaintext gRPC: it reaches this referee through a Unix
+            # socket in a folder only this user can enter, not through the TLS port.
+            socket_dir = Path(tempfile.mkdtemp(prefix="kozel-web-"))
+            web_referee = f"unix:{socket_dir / 'referee.sock'}"
+            _bind(server, web_referee, None)
         operator_port = (
             _bind(operator, config.operator_listen, config.operator_tls) if operator else 0
         )
@@ -311,6 +335,8 @@ async def start_referee(
             _start_metrics(config.metrics_listen) if config.metrics_listen else (None, 0)
         )
     except BaseException:
+        if socket_dir is not None:
+            shutil.rmtree(socket_dir, ignore_errors=True)
         if shared is not None:
             await shared.stop()
         raise
@@ -332,6 +358,7 @@ async def start_referee(
         metrics_http,
         metrics_port,
         shared=shared,
+        web_socket_dir=socket_dir,
     )
     changed.append(referee.store_changed)
     if shared is not None:
@@ -341,7 +368,7 @@ async def start_referee(
     )
     metrics.watch_gc()
     if config.web_listen and start_web is not None:
-        referee.web, referee.web_port = await start_web(lobby, config, port)
+        referee.web, referee.web_port = await start_web(lobby, config, web_referee)
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info(

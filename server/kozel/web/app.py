@@ -361,10 +361,7 @@ class WebChild:
             self._sock = None
 
 
-def _child_command(config: Any, bot_port: int) -> list[str]:
-    host = config.listen.rsplit(":", 1)[0].strip("[]")
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
+def _child_command(config: Any, referee: str) -> list[str]:
     cmd = [
         sys.executable,
         "-m",
@@ -375,7 +372,7 @@ def _child_command(config: Any, bot_port: int) -> list[str]:
         "--replays",
         str(config.replay_dir),
         "--referee",
-        f"{host}:{bot_port}",
+        referee,
     ]
     if config.ladders:
         from kozel.ladder.store import default_url
@@ -389,17 +386,17 @@ def _child_command(config: Any, bot_port: int) -> list[str]:
 
 
 async def start_in_referee(
-    lobby: Any, config: Any, bot_port: int
+    lobby: Any, config: Any, referee: str
 ) -> tuple[WebServer | WebChild | None, int]:
     """Serve the web for a referee (``kozel serve``): by default as a niced child process
-    (``kozel web`` following this referee over gRPC); in the referee's own event loop with
-    ``web.in_process`` (or when the bot port has TLS, which the child would not speak). A port
-    in use is an error unless the address was left at its default (then a warning)."""
+    (``kozel web`` following this referee over gRPC at ``referee``, a plaintext address); in
+    the referee's own event loop with ``web.in_process``. A port in use is an error unless the
+    address was left at its default (then a warning)."""
     from kozel.web.sources import LobbySources
 
     log = structlog.get_logger("kozel.web")
     server: WebServer | WebChild
-    if config.web_in_process or config.tls is not None:
+    if config.web_in_process:
         store = None
         if lobby.store is not None:  # the same database, opened for reading only
             from kozel.web.readonly import ReadOnlyStore
@@ -410,7 +407,7 @@ async def start_in_referee(
             config.web_listen,
         )
     else:
-        server = WebChild(_child_command(config, bot_port), config.web_nice, config.web_idle)
+        server = WebChild(_child_command(config, referee), config.web_nice, config.web_idle)
     try:
         if isinstance(server, WebChild):
             host, port = parse_listen(config.web_listen)
