@@ -107,9 +107,9 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     tokens = {name: store.register_bot(name) for _, name in BOTS}
     config = {
         "listen": "127.0.0.1:0",
-        # The suite keeps both cores busy, and an idle-class child would wait for it to end:
-        # these tests are about the pages. test_web_child checks the idle defaults.
-        "web": {"listen": "127.0.0.1:0", "nice": 0, "idle": False},
+        # The suite keeps both cores busy, and an idle-class (or capped) child would wait for
+        # it to end: these tests are about the pages. test_web_child checks the defaults.
+        "web": {"listen": "127.0.0.1:0", "nice": 0, "idle": False, "cpu_share": 0},
         "storage": {
             "data_dir": str(tmp / "data"),
             "replay_dir": str(tmp / "replays"),
