@@ -105,6 +105,17 @@ def test_bad_configuration_names_every_bad_key(
         load_settings(None, {"ladders_file": str(ladders)})
 
 
+def test_gc_thresholds_are_configured_and_checked(tmp_path: Path) -> None:
+    assert load_settings(None, {}).server_config().gc_thresholds == (10_000, 20, 10)
+    got = load_settings(None, {"gc_thresholds": [5000, 5, 5]}).server_config()
+    assert got.gc_thresholds == (5000, 5, 5)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"gc_thresholds": [700, -1, 10]}))
+    cmd = [sys.executable, "-m", "kozel.cli.main", "serve", "--check-config", "--config"]
+    no = subprocess.run([*cmd, str(bad)], capture_output=True, text=True, timeout=60)
+    assert no.returncode == 2 and "gc_thresholds" in no.stdout, no.stdout + no.stderr
+
+
 def test_check_config_exits_without_serving(tmp_path: Path) -> None:
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text(yaml.safe_dump(base_config(tmp_path)))

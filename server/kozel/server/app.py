@@ -396,6 +396,7 @@ async def serve(
     # What startup built (modules, descriptors, settings) lives as long as the process: keep it
     # out of garbage collection, or every full collection walks it all (100+ ms pauses).
     gc.freeze()
+    gc.set_threshold(*config.gc_thresholds)
     stop, force = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
 

@@ -36,6 +36,7 @@ class ServerConfig:
     web_idle: bool = True  # ... and it runs under SCHED_IDLE (Linux)
     web_cpu_share: float = 0.25  # ... and spends at most this share of one core (0: no cap)
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
+    gc_thresholds: tuple[int, int, int] = (10_000, 20, 10)  # gc.set_threshold in serve()
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)
     hello_timeout_s: float = 10.0  # a stream must send Hello within this

@@ -243,6 +243,11 @@ class Settings(BaseSettings):
     referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     drain_timeout_s: float = Field(60.0, ge=0, le=86_400)
+    # Python's garbage collector (gc.set_threshold). A first threshold well above the 700 of
+    # CPython lets the many short-lived objects of each decision die before a collection, so
+    # objects rarely reach the older generations and full collections (100-250 ms pauses with
+    # a thousand streams) become rare; BENCHMARKS.md has the figures.
+    gc_thresholds: list[int] = Field(default_factory=lambda: [10_000, 20, 10])
     clock: Clock = Field(default_factory=Clock)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ladders: list[dict[str, Any]] = Field(default_factory=list)
@@ -252,6 +257,13 @@ class Settings(BaseSettings):
     @classmethod
     def _listen(cls, value: str) -> str:
         return _check_listen(value)
+
+    @field_validator("gc_thresholds")
+    @classmethod
+    def _gc(cls, value: list[int]) -> list[int]:
+        if len(value) != 3 or not all(0 <= t <= 10_000_000 for t in value):
+            raise ValueError("gc_thresholds are three whole numbers from 0 to 10000000")
+        return value
 
     @field_validator("advertise_address")
     @classmethod
@@ -309,6 +321,7 @@ class Settings(BaseSettings):
             data_dir=st.data_dir,
             database_url=st.database_url,
             drain_timeout_s=self.drain_timeout_s,
+            gc_thresholds=(self.gc_thresholds[0], self.gc_thresholds[1], self.gc_thresholds[2]),
             referee_id=self.referee.id,
             lease_s=self.referee.lease_s,
             ladder_standby=self.referee.standby,
