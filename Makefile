@@ -29,7 +29,7 @@ test: lint $(STAMP) proto/node_modules/.installed
 	$(BIN)/kozel vectors check -q tests/vectors
 	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check -q $(SHARED_VECTORS); \
 	 else echo "no shared vectors at $(SHARED_VECTORS): skipped"; fi
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q --durations=20
 
 # Ruff (lint and format check) and mypy (strict on kozel.engine and kozel.core); settings in
 # pyproject.toml. `make fix` applies ruff's safe fixes, lists what is left, and formats.
