@@ -346,6 +346,8 @@ class WebChild:
                 self._log.error("web_child_not_started", error=str(exc))
                 return
             self.restarts += 1
+            if self._stopping.is_set():  # stop() came while it started: it saw the old one
+                self.proc.terminate()
 
     async def stop(self) -> None:
         self._stopping.set()
