@@ -305,11 +305,11 @@ class WebChild:
         threading.Thread(target=self._supervise, daemon=True).start()
         return self._sock.getsockname()[1]
 
-    def _spawn(self) -> None:
+    def _spawn(self) -> subprocess.Popen[str]:
         assert self._sock is not None
         fd = self._sock.fileno()
         # Started, not awaited: its output is read by the supervising thread.
-        self.proc = subprocess.Popen(
+        self.proc = proc = subprocess.Popen(
             [*self.cmd, "--listen-fd", str(fd)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -319,6 +319,7 @@ class WebChild:
             pass_fds=(fd,),
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        return proc
 
     def _supervise(self) -> None:
         """Pass the child's output to the log (it never fills a pipe); start it again when it
@@ -341,13 +342,13 @@ class WebChild:
                 return
             delay = min(delay * 2, self.RESTART_MAX_S)
             try:
-                self._spawn()
+                started = self._spawn()
             except OSError as exc:
                 self._log.error("web_child_not_started", error=str(exc))
                 return
             self.restarts += 1
             if self._stopping.is_set():  # stop() came while it started: it saw the old one
-                self.proc.terminate()
+                started.terminate()
 
     async def stop(self) -> None:
         self._stopping.set()
