@@ -29,14 +29,21 @@ def _children(pid: int) -> list[int]:
     ]
 
 
+# A child that must answer pages runs at normal priority here: the suite keeps both cores busy,
+# and an idle-class child would get no CPU until it ends (the first test checks the defaults).
+SERVES = {"nice": 0, "idle": False}
+
+
 def _web_children(pid: int) -> list[int]:
     return [p for p in _children(pid) if b"--listen-fd" in Path(f"/proc/{p}/cmdline").read_bytes()]
 
 
-def _referee(tmp_path: Path, **extra: object) -> tuple[subprocess.Popen[str], str]:
+def _referee(
+    tmp_path: Path, web: dict[str, object] | None = None, **extra: object
+) -> tuple[subprocess.Popen[str], str]:
     config = {
         "listen": "127.0.0.1:0",
-        "web": {"listen": "127.0.0.1:0"},
+        "web": {"listen": "127.0.0.1:0", **(web or {})},
         "storage": {"data_dir": str(tmp_path / "data")},
         "logging": {"level": "WARNING"},
         **extra,
@@ -66,7 +73,7 @@ def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
 
 
 def test_a_web_child_that_dies_is_started_again_on_the_same_address(tmp_path: Path) -> None:
-    proc, url = _referee(tmp_path)
+    proc, url = _referee(tmp_path, SERVES)
     try:
         assert _healthy(url, 60)
         (first,) = _web_children(proc.pid)
@@ -86,7 +93,7 @@ def test_a_referee_with_tls_serves_its_web_from_a_child_over_a_unix_socket(
 ) -> None:
     pki = issue_pki(tmp_path, "127.0.0.1", "localhost")
     tls = {"cert_file": str(pki["cert"]), "key_file": str(pki["key"])}
-    proc, url = _referee(tmp_path, tls={**tls, "client_ca_file": str(pki["ca"])})
+    proc, url = _referee(tmp_path, SERVES, tls={**tls, "client_ca_file": str(pki["ca"])})
     try:
         (child,) = _web_children(proc.pid)  # a child, not the referee's own loop
         argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
