@@ -31,7 +31,7 @@ def _children(pid: int) -> list[int]:
 
 # A child that must answer pages runs at normal priority here: the suite keeps both cores busy,
 # and an idle-class child would get no CPU until it ends (the first test checks the defaults).
-SERVES = {"nice": 0, "idle": False}
+SERVES: dict[str, object] = {"nice": 0, "idle": False}
 
 
 def _web_children(pid: int) -> list[int]:
