@@ -5,14 +5,16 @@ from __future__ import annotations
 import math
 import random
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from kozel.engine.actions import PASS, Action, ActionKind, Decision
 from kozel.engine.cards import cards_in, deck_mask
 from kozel.engine.deal import Deal
 from kozel.engine.rules import Ruleset
 
-_LEAD, _RESPOND, _DECLARE = Decision.LEAD, Decision.RESPOND, Decision.DECLARE
+_LEAD: Final = Decision.LEAD
+_RESPOND: Final = Decision.RESPOND
+_DECLARE: Final = Decision.DECLARE
 
 
 class _Deck(NamedTuple):
@@ -60,7 +62,6 @@ def play_random_deal(rules: Ruleset, players: int, rng: random.Random) -> tuple[
     deal = Deal.start(rules, players, deck, rng.randrange(players), trump_index=tidx)
     decisions = 0
     rnd = rng.random  # cheaper than rng.choice; uniform to within float precision
-    legal_actions, apply = deal.legal_actions, deal.apply
     while True:
         phase = deal.phase  # deal.to_act, inlined: this loop is the engine benchmark
         if phase is _RESPOND:
@@ -71,8 +72,8 @@ def play_random_deal(rules: Ruleset, players: int, rng: random.Random) -> tuple[
             seat = min(deal.pending)
         else:
             return deal, decisions
-        legal = legal_actions(seat)
-        apply(seat, legal[int(rnd() * len(legal))])
+        legal = deal.legal_actions(seat)
+        deal.apply(seat, legal[int(rnd() * len(legal))])
         decisions += 1
 
 
