@@ -21,30 +21,43 @@ class _Deck(NamedTuple):
     cards: tuple[int, ...]
     orders: int  # n!
     bits: int  # enough random bits to draw a number below n!
-    choices: tuple[int, ...]  # n, n - 1, ... 2
+    # The radices n, n - 1, ... 2 in runs whose product is below 2**30, with the product: the
+    # Lehmer digits of a run are those of one remainder, a machine integer, so the long
+    # number is divided by one of its digits a few times instead of n - 1 times.
+    runs: tuple[tuple[int, tuple[int, ...]], ...]
 
 
 @lru_cache(maxsize=16)
 def _deck(removed_cards: tuple[str, ...]) -> _Deck:
     cards = tuple(cards_in(deck_mask(removed_cards)))
     orders = math.factorial(len(cards))
-    return _Deck(cards, orders, (orders - 1).bit_length(), tuple(range(len(cards), 1, -1)))
+    runs: list[tuple[int, tuple[int, ...]]] = []
+    run: list[int] = []
+    for n in range(len(cards), 1, -1):
+        if math.prod(run) * n >= 1 << 30:
+            runs.append((math.prod(run), tuple(run)))
+            run = []
+        run.append(n)
+    runs.append((math.prod(run), tuple(run)))
+    return _Deck(cards, orders, (orders - 1).bit_length(), tuple(runs))
 
 
 def _shuffled(removed_cards: tuple[str, ...], rng: random.Random) -> list[int]:
     """A uniformly random order of the deck: one random number below n! read as the digits of
     a Lehmer code, each picking one of the cards left (half the cost of ``rng.shuffle``, which
     draws every card's place on its own)."""
-    cards, orders, nbits, choices = _deck(removed_cards)
+    cards, orders, nbits, runs = _deck(removed_cards)
     x = rng.getrandbits(nbits)
     while x >= orders:
         x = rng.getrandbits(nbits)
     left = list(cards)
     deck: list[int] = []
     put, take = deck.append, left.pop
-    for n in choices:
-        x, j = divmod(x, n)
-        put(take(j))
+    for product, radices in runs:
+        x, r = divmod(x, product)
+        for n in radices:
+            put(take(r % n))
+            r //= n
     put(left[0])
     return deck
 
