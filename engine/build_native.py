@@ -19,13 +19,14 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "native"
 LOG = BUILD / "build.log"
 
 
-def _load_native():  # type: ignore[no-untyped-def]
+def _load_native() -> ModuleType:
     """``kozel.engine.native`` of this checkout, loaded alone (not the engine it guards)."""
     spec = importlib.util.spec_from_file_location(
         "_kozel_engine_native", ROOT / "engine" / "kozel" / "engine" / "native.py"
@@ -43,15 +44,15 @@ GROUP = "kozel.engine._native_lib"  # the shared library every compiled module's
 
 def _missing_toolchain() -> str | None:
     """Why no extension can be built here, or None."""
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    if shutil.which(os.environ.get("CC", cc).split()[0]) is None:
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
         return f"no C compiler ({cc})"
     include = Path(sysconfig.get_path("include"))
     if not (include / "Python.h").exists():
         return f"no Python headers ({include}/Python.h)"
     try:
         import mypyc  # noqa: F401
-        import setuptools  # noqa: F401
+        import setuptools  # type: ignore[import-untyped]  # noqa: F401
     except ImportError as e:
         return f"{e.name} is not installed"
     return None
