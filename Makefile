@@ -3,9 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The engine's hot modules compiled with mypyc (engine/build_native.py); rebuilt when an engine
+# source changes. Without a C compiler the engine runs as pure Python.
+NATIVE := $(VENV)/.native
+ENGINE_SOURCES := $(wildcard engine/kozel/engine/*.py) engine/build_native.py
 SHARED_VECTORS ?= ../shared/vectors
 
-.PHONY: demo test lint fix setup bench clean lock proto
+.PHONY: demo test lint fix setup bench clean lock proto native
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,12 +22,21 @@ proto/node_modules/.installed: proto/package.json proto/package-lock.json
 	cd proto && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-setup: $(STAMP)
+$(NATIVE): $(STAMP) $(ENGINE_SOURCES)
+	$(BIN)/python engine/build_native.py
+	touch $(NATIVE)
 
-demo: $(STAMP)
+setup: $(STAMP) $(NATIVE)
+
+# Build the compiled engine again, whatever the stamps say.
+native: $(STAMP)
+	$(BIN)/python engine/build_native.py
+	touch $(NATIVE)
+
+demo: setup
 	$(BIN)/kozel demo
 
-test: lint $(STAMP) proto/node_modules/.installed
+test: lint setup proto/node_modules/.installed
 	cd proto && npx --no-install buf lint
 	proto/check-breaking.sh
 	$(BIN)/kozel vectors check -q tests/vectors
@@ -44,7 +57,7 @@ fix: $(STAMP)
 	$(BIN)/ruff check --fix --exit-zero .
 	$(BIN)/ruff format .
 
-bench: $(STAMP)
+bench: setup
 	$(BIN)/kozel bench engine
 
 # Regenerate the pinned lock files from pyproject.toml (needs network), with every artifact's
@@ -60,7 +73,8 @@ lock:
 	  -c requirements.lock -o requirements-runtime.lock
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build/native \
+	  engine/kozel/engine/_native
 
 # Regenerate the Python stubs in clients/python/kozel/v1 from proto/ (committed; a test checks
 # they are current).

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kozel.engine import native
 from kozel.engine.vectors import DEAL_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +108,7 @@ def test_bench_engine_json_shape() -> None:
     for entry in data.values():
         assert entry["deals_per_s"] > 0 and entry["decisions_per_s"] > entry["deals_per_s"]
         assert entry["clones_per_s"] > 0
+        assert entry["native"] is native.wanted()  # the engine the command ran
 
 
 def test_demo_plays_a_ladder_over_grpc(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kozel.engine import Deal, Decision, Match, Ruleset, full_view, observe
 from kozel.engine.players import play_random_deal
 from kozel.engine.shuffle import shuffled_deck
+from tests.engine.slots import DEAL_SLOTS
 
 CONFIGS: list[tuple[str, int, dict[str, Any]]] = [
     ("classic", 2, {}),
@@ -45,7 +46,7 @@ CACHES = {
 def state(deal: Deal) -> tuple:
     """Every slot of the deal (caches aside), containers copied."""
     out = []
-    for name in Deal.__slots__:
+    for name in DEAL_SLOTS:
         if name in CACHES:
             continue
         value = getattr(deal, name)

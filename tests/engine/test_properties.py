@@ -51,6 +51,7 @@ from kozel.engine.rules import (
 )
 from kozel.engine.shuffle import first_dealer, seed_from, shuffled_deck
 from kozel.engine.shuffle import trump_index as shuffle_trump_index
+from tests.engine.slots import DEAL_SLOTS
 
 # -- configurations ------------------------------------------------------------------------------
 
@@ -582,7 +583,7 @@ _VOLATILE = {
 def snapshot(deal: Deal) -> tuple:
     """Every piece of the deal's state, copied."""
     out = []
-    for name in Deal.__slots__:
+    for name in DEAL_SLOTS:
         if name in _VOLATILE:
             continue
         v = getattr(deal, name)

@@ -3,7 +3,15 @@
 The main entry points are :class:`Ruleset` (knobs and presets), :class:`Deal` (one deal as a
 state machine), :class:`Match` (deals until the match ends; :meth:`Match.outcome` is where it
 stands) and :func:`observe` (what one seat may know).
+
+The same modules run compiled by mypyc when `make setup` built them from the sources as they
+are now (see :mod:`kozel.engine.native`); :data:`NATIVE` says which runs.
 """
+
+from kozel.engine import native as _native
+
+if _native.wanted():
+    __path__.insert(0, str(_native.FOLDER))
 
 from kozel.engine.actions import PASS, Action, ActionKind, Combo, Decision
 from kozel.engine.deal import Deal, Play, Trick
@@ -12,7 +20,11 @@ from kozel.engine.match import EndReason, Match, MatchOutcome, Scoreboard
 from kozel.engine.observation import Observation, full_view, observe
 from kozel.engine.rules import PRESETS, RulesError, Ruleset
 
+NATIVE: bool = _native.loaded()
+"""True when the compiled modules run, False when the engine runs as pure Python."""
+
 __all__ = [
+    "NATIVE",
     "PASS",
     "PRESETS",
     "Action",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from kozel.engine.cards import codes, mask_of_codes
 
@@ -32,7 +32,7 @@ class Combo(StrEnum):
     MOLODKA = "molodka"
 
 
-DECISION_OF_KIND = {
+DECISION_OF_KIND: Final = {
     ActionKind.LEAD: Decision.LEAD,
     ActionKind.BEAT: Decision.RESPOND,
     ActionKind.DISCARD: Decision.RESPOND,
@@ -84,4 +84,4 @@ class Action(NamedTuple):
         return Action(ActionKind.DISCARD, mask_of_codes(card_codes))
 
 
-PASS = Action(ActionKind.PASS)
+PASS: Final = Action(ActionKind.PASS)

@@ -10,28 +10,29 @@ suit: ``6S``, ``TH``, ``AD``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Final
 
-SUITS = "SCDH"
-RANKS = "6789JQKTA"  # by strength, low to high
-N_CARDS = 36
+SUITS: Final = "SCDH"
+RANKS: Final = "6789JQKTA"  # by strength, low to high
+N_CARDS: Final = 36
 
 SPADES, CLUBS, DIAMONDS, HEARTS = range(4)
-SHOKHA = 0  # the six of spades
+SHOKHA: Final = 0  # the six of spades
 
-_RANK_POINTS = {"A": 11, "T": 10, "K": 4, "Q": 3, "J": 2}
+_RANK_POINTS: Final = {"A": 11, "T": 10, "K": 4, "Q": 3, "J": 2}
 
-CODES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
+CODES: Final[tuple[str, ...]] = tuple(r + s for s in SUITS for r in RANKS)
 """Card code by card number."""
-CARD_OF: dict[str, int] = {code: i for i, code in enumerate(CODES)}
+CARD_OF: Final[dict[str, int]] = {code: i for i, code in enumerate(CODES)}
 """Card number by code."""
-POINTS: tuple[int, ...] = tuple(_RANK_POINTS.get(code[0], 0) for code in CODES)
+POINTS: Final[tuple[int, ...]] = tuple(_RANK_POINTS.get(code[0], 0) for code in CODES)
 """Card points by card number (the deck holds 120)."""
-SUIT_OF: tuple[int, ...] = tuple(i // 9 for i in range(N_CARDS))
-RANK_OF: tuple[int, ...] = tuple(i % 9 for i in range(N_CARDS))
-SUIT_MASK: tuple[int, ...] = tuple(0x1FF << (9 * s) for s in range(4))
-FULL_DECK = (1 << N_CARDS) - 1
-ACES = sum(1 << (9 * s + 8) for s in range(4))
-TENS = sum(1 << (9 * s + 7) for s in range(4))
+SUIT_OF: Final[tuple[int, ...]] = tuple(i // 9 for i in range(N_CARDS))
+RANK_OF: Final[tuple[int, ...]] = tuple(i % 9 for i in range(N_CARDS))
+SUIT_MASK: Final[tuple[int, ...]] = tuple(0x1FF << (9 * s) for s in range(4))
+FULL_DECK: Final = (1 << N_CARDS) - 1
+ACES: Final = sum(1 << (9 * s + 8) for s in range(4))
+TENS: Final = sum(1 << (9 * s + 7) for s in range(4))
 
 
 def bit(card: int) -> int:
@@ -90,13 +91,13 @@ def count(mask: int) -> int:
     return mask.bit_count()
 
 
-PATTERN_POINTS: tuple[int, ...] = tuple(
+PATTERN_POINTS: Final[tuple[int, ...]] = tuple(
     sum(_RANK_POINTS.get(RANKS[r], 0) for r in range(9) if p >> r & 1) for p in range(512)
 )
 """Card points of one suit's cards by their 9-bit pattern (rank ``r`` is bit ``r``)."""
 
 
-HALF_POINTS: list[int] = [lo + hi for hi in PATTERN_POINTS for lo in PATTERN_POINTS]
+HALF_POINTS: Final[list[int]] = [lo + hi for hi in PATTERN_POINTS for lo in PATTERN_POINTS]
 """Card points of two suits' cards by their 18-bit pattern (spades and clubs, or diamonds and
 hearts): a mask's points in two look-ups."""
 

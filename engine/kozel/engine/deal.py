@@ -9,7 +9,7 @@ not in the list is diagnosed by :meth:`Deal.diagnose`, which names the first rul
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from kozel.engine.actions import DECISION_OF_KIND, PASS, Action, ActionKind, Combo, Decision
 from kozel.engine.cards import (
@@ -35,16 +35,21 @@ from kozel.engine.rules import (
 from kozel.engine.scoring import deal_penalties
 from kozel.engine.tables import Tables, combo_memo, combo_of, tables_for
 
-_NO_MOVES: tuple[Action, ...] = ()
+_NO_MOVES: Final[tuple[Action, ...]] = ()
 
 # Enum members as module constants: looking a member up on its class (``Decision.LEAD``)
 # costs more than a global lookup, and the transitions below do it on every action.
-_LEAD, _RESPOND, _DECLARE, _NONE = Decision.LEAD, Decision.RESPOND, Decision.DECLARE, Decision.NONE
-_K_LEAD, _K_BEAT, _K_DISCARD = ActionKind.LEAD, ActionKind.BEAT, ActionKind.DISCARD
-_K_DECLARE, _K_PASS = ActionKind.DECLARE, ActionKind.PASS
-_BIT = tuple(1 << c for c in range(36))
-_new_object = object.__new__
-_new = tuple.__new__  # builds a NamedTuple without the Python-level __new__ (hot paths only)
+_LEAD: Final = Decision.LEAD
+_RESPOND: Final = Decision.RESPOND
+_DECLARE: Final = Decision.DECLARE
+_NONE: Final = Decision.NONE
+_K_LEAD: Final = ActionKind.LEAD
+_K_BEAT: Final = ActionKind.BEAT
+_K_DISCARD: Final = ActionKind.DISCARD
+_K_DECLARE: Final = ActionKind.DECLARE
+_K_PASS: Final = ActionKind.PASS
+_BIT: Final = tuple(1 << c for c in range(36))
+_new: Final = tuple.__new__  # builds a NamedTuple without the Python-level __new__ (hot paths only)
 
 
 class Play(NamedTuple):
@@ -138,7 +143,7 @@ class Deal:
     history: list[tuple[int, Action]]
     pot_winners: list[int]
     bura: bool
-    _order: dict[int, tuple[int, ...]]
+    _order: tuple[tuple[int, ...], ...]  # by seat: the active seats clockwise from it
     _combos_on: bool
     first_leader: int
     deck: tuple[int, ...]
@@ -154,7 +159,7 @@ class Deal:
     _talon_bits: list[int]  # the talon as single-card masks, top first
     _indicator_pos: int
     _round_robin: bool
-    _others: dict[int, tuple[int, ...]]  # the other active seats clockwise from a seat
+    _others: tuple[tuple[int, ...], ...]  # by seat: the other active seats clockwise from it
     _trick_cards: int  # every card of the trick so far
 
     # -- setup ---------------------------------------------------------------------------------
@@ -194,7 +199,7 @@ class Deal:
             )
         if dealer not in act:
             raise SetupError(f"dealer {dealer} is not an active seat")
-        d = cls.__new__(cls)
+        d = cls()
         d.rules = rules
         d.players = players
         d.active = act
@@ -271,7 +276,7 @@ class Deal:
         Containers the deal only ever replaces (never changes in place) are shared: the talon,
         ``responders``, ``pot_winners`` and the per-ruleset tables; the window's ``pending``
         and ``answers`` are copied only while a window is open (opening one replaces both)."""
-        d = _new_object(Deal)
+        d = Deal()
         d.rules, d.tables, d.players, d.active = self.rules, self.tables, self.players, self.active
         d.side_of, d.n_sides, d.dealer, d.trump = (
             self.side_of,
@@ -842,9 +847,12 @@ class _Layout(NamedTuple):
     deck: list[int]
     side_of: tuple[int, ...]
     n_sides: int
-    order: dict[int, tuple[int, ...]]
-    others: dict[int, tuple[int, ...]]
-    deal_order: dict[int, tuple[int, ...]]  # by dealer: the seats as dealt to, dealer last
+    # By seat (a tuple indexed by seat, empty for a seat not active: cheaper than a dict, for
+    # compiled code most of all): the active seats clockwise from it, the others, and the seats
+    # as dealt to by it as dealer (dealer last).
+    order: tuple[tuple[int, ...], ...]
+    others: tuple[tuple[int, ...], ...]
+    deal_order: tuple[tuple[int, ...], ...]
     combos_on: bool
     money: bool
     auto_win: bool
@@ -856,7 +864,7 @@ class _Layout(NamedTuple):
     tables: tuple[Tables, ...]  # by trump suit
 
 
-_LAYOUTS: dict[tuple[int, int, tuple[int, ...]], _Layout] = {}
+_LAYOUTS: Final[dict[tuple[int, int, tuple[int, ...]], _Layout]] = {}
 
 
 def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
@@ -866,7 +874,7 @@ def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
         if len(_LAYOUTS) > 512:
             _LAYOUTS.clear()
         side_of = rules.side_of(players)
-        order = {s: _clockwise(active, s, players) for s in active}
+        order = tuple(_clockwise(active, s, players) if s in active else () for s in range(players))
         combos_on = rules.combos != Combos.NONE
         lay = _LAYOUTS[key] = _Layout(
             rules=rules,
@@ -874,8 +882,8 @@ def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
             side_of=side_of,
             n_sides=max(side_of) + 1,
             order=order,
-            others={s: o[1:] for s, o in order.items()},
-            deal_order={s: o[1:] + o[:1] for s, o in order.items()},
+            others=tuple(o[1:] for o in order),
+            deal_order=tuple(o[1:] + o[:1] for o in order),
             combos_on=combos_on,
             money=rules.is_money,
             auto_win=rules.special_effect == SpecialEffect.AUTO_WIN,

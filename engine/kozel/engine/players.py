@@ -5,44 +5,59 @@ from __future__ import annotations
 import math
 import random
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from kozel.engine.actions import PASS, Action, ActionKind, Decision
 from kozel.engine.cards import cards_in, deck_mask
 from kozel.engine.deal import Deal
 from kozel.engine.rules import Ruleset
 
-_LEAD, _RESPOND, _DECLARE = Decision.LEAD, Decision.RESPOND, Decision.DECLARE
+_LEAD: Final = Decision.LEAD
+_RESPOND: Final = Decision.RESPOND
+_DECLARE: Final = Decision.DECLARE
 
 
 class _Deck(NamedTuple):
     cards: tuple[int, ...]
     orders: int  # n!
     bits: int  # enough random bits to draw a number below n!
-    choices: tuple[int, ...]  # n, n - 1, ... 2
+    # The radices n, n - 1, ... 2 in runs whose product is below 2**30, with the product: the
+    # Lehmer digits of a run are those of one remainder, a machine integer, so the long
+    # number is divided by one of its digits a few times instead of n - 1 times.
+    runs: tuple[tuple[int, tuple[int, ...]], ...]
 
 
 @lru_cache(maxsize=16)
 def _deck(removed_cards: tuple[str, ...]) -> _Deck:
     cards = tuple(cards_in(deck_mask(removed_cards)))
     orders = math.factorial(len(cards))
-    return _Deck(cards, orders, (orders - 1).bit_length(), tuple(range(len(cards), 1, -1)))
+    runs: list[tuple[int, tuple[int, ...]]] = []
+    run: list[int] = []
+    for n in range(len(cards), 1, -1):
+        if math.prod(run) * n >= 1 << 30:
+            runs.append((math.prod(run), tuple(run)))
+            run = []
+        run.append(n)
+    runs.append((math.prod(run), tuple(run)))
+    return _Deck(cards, orders, (orders - 1).bit_length(), tuple(runs))
 
 
 def _shuffled(removed_cards: tuple[str, ...], rng: random.Random) -> list[int]:
     """A uniformly random order of the deck: one random number below n! read as the digits of
     a Lehmer code, each picking one of the cards left (half the cost of ``rng.shuffle``, which
     draws every card's place on its own)."""
-    cards, orders, nbits, choices = _deck(removed_cards)
+    cards, orders, nbits, runs = _deck(removed_cards)
     x = rng.getrandbits(nbits)
     while x >= orders:
         x = rng.getrandbits(nbits)
     left = list(cards)
     deck: list[int] = []
     put, take = deck.append, left.pop
-    for n in choices:
-        x, j = divmod(x, n)
-        put(take(j))
+    for product, radices in runs:
+        x, r = divmod(x, product)
+        for n in radices:
+            put(take(r % n))
+            r //= n
     put(left[0])
     return deck
 
@@ -60,7 +75,6 @@ def play_random_deal(rules: Ruleset, players: int, rng: random.Random) -> tuple[
     deal = Deal.start(rules, players, deck, rng.randrange(players), trump_index=tidx)
     decisions = 0
     rnd = rng.random  # cheaper than rng.choice; uniform to within float precision
-    legal_actions, apply = deal.legal_actions, deal.apply
     while True:
         phase = deal.phase  # deal.to_act, inlined: this loop is the engine benchmark
         if phase is _RESPOND:
@@ -71,8 +85,8 @@ def play_random_deal(rules: Ruleset, players: int, rng: random.Random) -> tuple[
             seat = min(deal.pending)
         else:
             return deal, decisions
-        legal = legal_actions(seat)
-        apply(seat, legal[int(rnd() * len(legal))])
+        legal = deal.legal_actions(seat)
+        deal.apply(seat, legal[int(rnd() * len(legal))])
         decisions += 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import combinations
+from typing import Final
 
 from kozel.engine.actions import Action, ActionKind, Combo
 from kozel.engine.cards import (
@@ -23,7 +24,7 @@ from kozel.engine.cards import (
 from kozel.engine.rules import Combos, Ruleset, ShokhaInLead
 
 # Interned actions: one object per (kind, cards), so legal lists are cheap to build.
-_INTERNED: dict[ActionKind, dict[int, Action]] = {k: {} for k in ActionKind}
+_INTERNED: Final[dict[ActionKind, dict[int, Action]]] = {k: {} for k in ActionKind}
 
 
 def action_of(kind: ActionKind, cards: int) -> Action:
@@ -48,10 +49,10 @@ def _singles_row(kind: ActionKind, base: int, pattern: int) -> tuple[Action, ...
 
 # ``table[pattern]``: :func:`_singles_row` of each half for beats and discards, built on
 # first use; hands hold at most four cards, so a few thousand patterns ever occur.
-_BEAT_LOW: dict[int, tuple[Action, ...]] = {}
-_BEAT_HIGH: dict[int, tuple[Action, ...]] = {}
-_DISCARD_LOW: dict[int, tuple[Action, ...]] = {}
-_DISCARD_HIGH: dict[int, tuple[Action, ...]] = {}
+_BEAT_LOW: Final[dict[int, tuple[Action, ...]]] = {}
+_BEAT_HIGH: Final[dict[int, tuple[Action, ...]]] = {}
+_DISCARD_LOW: Final[dict[int, tuple[Action, ...]]] = {}
+_DISCARD_HIGH: Final[dict[int, tuple[Action, ...]]] = {}
 
 
 def _single_responses(b: int, hand: int) -> tuple[Action, ...]:
@@ -70,9 +71,9 @@ def _single_responses(b: int, hand: int) -> tuple[Action, ...]:
     return out
 
 
-_BEATS = _INTERNED[ActionKind.BEAT]
-_DISCARDS = _INTERNED[ActionKind.DISCARD]
-_PAIRS = {n: tuple(combinations(range(n), 2)) for n in range(5)}
+_BEATS: Final = _INTERNED[ActionKind.BEAT]
+_DISCARDS: Final = _INTERNED[ActionKind.DISCARD]
+_PAIRS: Final = {n: tuple(combinations(range(n), 2)) for n in range(5)}
 
 
 def subsets(hand: int, size: int) -> list[int]:

@@ -1,5 +1,6 @@
 """``kozel bench engine``: random legal play on one core, in deals and decisions per second,
-and clones of deals stopped mid-play per second."""
+and clones of deals stopped mid-play per second, on the engine this process runs (compiled or
+pure Python: ``native`` in each entry; ``KOZEL_ENGINE_PURE=1`` forces pure Python)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import random
 import statistics
 import time
 
+from kozel import engine
 from kozel.cli import bench_service_cmd
 from kozel.engine.deal import Deal
 from kozel.engine.players import play_random_deal
@@ -94,6 +96,7 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
             "cpu_us_per_decision": round(cpu_s / n_decisions * 1e6, 2),
             "clones_per_s": round(max(clone_rates[key]), 1),
             "deals": n_deals,
+            "native": engine.NATIVE,
         }
     return results
 
@@ -106,7 +109,8 @@ def cmd_engine(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="kozel bench engine (random legal play, one core)")
+    which = "compiled" if engine.NATIVE else "pure Python"
+    table = Table(title=f"kozel bench engine (random legal play, one core, {which} engine)")
     for col in (
         "configuration",
         "deals/s (best)",

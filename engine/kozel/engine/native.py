@@ -1,0 +1,57 @@
+"""The compiled engine: which modules `make setup` compiles with mypyc, and the guard that lets a
+build run only on the very sources it was built from.
+
+The build (``engine/build_native.py``) writes extension modules into the ``_native`` folder
+next to this file and, last, the digest of the sources it compiled (:func:`source_digest`).
+``kozel.engine`` puts that folder in front of its ``__path__`` only when the recorded digest
+is the digest of the sources now on disk, so an edited source always runs as written (pure
+Python) until it is built again. ``KOZEL_ENGINE_PURE=1`` forces pure Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent
+FOLDER = PACKAGE / "_native"
+"""Where the build puts the extension modules (not in git)."""
+DIGEST_FILE = "SOURCES.sha256"
+"""The file in :data:`FOLDER` holding the digest of the sources the build compiled."""
+MODULES = ("cards", "actions", "tables", "deal", "players")
+"""The modules compiled (the hot path of play and search), by name in ``kozel.engine``; the
+others stay Python."""
+PURE_ENV = "KOZEL_ENGINE_PURE"
+
+
+def source_digest(package: Path = PACKAGE) -> str:
+    """SHA-256 over the name and bytes of every ``.py`` file of the package: a change to any
+    of them (the compiled ones and those whose types they were compiled against) changes it."""
+    h = hashlib.sha256()
+    for path in sorted(package.glob("*.py")):
+        data = path.read_bytes()
+        h.update(f"{path.name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def build_is_current(package: Path = PACKAGE) -> bool:
+    """True when ``package``'s ``_native`` folder holds a build of its sources as they are now."""
+    try:
+        recorded = (package / "_native" / DIGEST_FILE).read_text().strip()
+    except OSError:
+        return False
+    return recorded == source_digest(package)
+
+
+def wanted(package: Path = PACKAGE) -> bool:
+    """Whether the compiled modules should be loaded: a current build and no pure override."""
+    return os.environ.get(PURE_ENV, "") not in ("1", "true", "yes") and build_is_current(package)
+
+
+def loaded() -> bool:
+    """True when the imported ``kozel.engine.deal`` is the compiled one."""
+    from kozel.engine import deal
+
+    return Path(deal.__file__ or "").parent == FOLDER
