@@ -15,7 +15,17 @@ by the deal's penalties plus a share of its card points (card points alone in th
 game); greedy's pick stands unless another beats it by ``margin`` standard errors (``paired
 = False``: UCB1 over the candidates instead). The budget, ``budget_s``, is CPU time of the
 thinking thread, within a wall-clock cap of ``clock_share`` of the request's ``move_ms`` (so
-it stays inside the move clock). Declarations, single legal actions and
+it stays inside the move clock). The search stops early once every other candidate is
+``settled_z`` standard errors below greedy's pick (the answer would not change). Only the
+first ``first_worlds`` determinizations are drawn before the search; it draws the others as
+its rounds need them.
+
+Once the talon is empty (penalty game) the deal is played down without draws, and each
+determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
+the remaining tricks, each end rewarded as a playout's is, by the ruleset's scoring entry);
+the action best on average over the determinizations is played. Above two players
+only positions of at most ``endgame_cards`` cards in hand are solved (the other seats are
+treated as one team). Declarations, single legal actions and
 deals it cannot determinize (a ``random_middle`` trump, mid-trick interrupts) are answered by
 :class:`GreedyBot`.
 """
@@ -143,6 +153,7 @@ class IsmctsBot(GreedyBot):
     seen = True  # playouts by _policy_seen (else the older _policy)
     endgame = True  # solve the deal exactly once the talon is empty (kozel.sdk.endgame)
     solver_nodes = 20_000  # per determinization, else back to the playouts
+    endgame_cards = 9  # above two players, solved only with at most this many cards in hand
     playout_solve = False  # playouts end in an exact solve once the talon is empty (weaker
     # at 25 ms: 0.50 of 482 paired deals against 0.54 without, the solves eat the playouts)
     solve_talon = 8  # ... when the talon holds at most this many cards at the decision
@@ -165,6 +176,7 @@ class IsmctsBot(GreedyBot):
             "playouts": 0,
             "solved": 0,
             "unsolved": 0,
+            "overruled": 0,
         }
 
     # -- what the seat learns --------------------------------------------------------------
@@ -212,7 +224,15 @@ class IsmctsBot(GreedyBot):
         scores = self.scores(request) or [0.0] * len(legal)
         ranked = sorted(range(len(legal)), key=lambda i: -scores[i])
         me = request.observation.seat
-        if self.endgame and not self.rules.is_money and worlds[0].talon_left == 0:
+        if (
+            self.endgame
+            and not self.rules.is_money
+            and worlds[0].talon_left == 0
+            and (
+                len(worlds[0].active) == 2
+                or sum(h.bit_count() for h in worlds[0].hands) <= self.endgame_cards
+            )
+        ):
             picked = self._solve(worlds, me, ranked, clock)
             if picked is not None:
                 return picked
@@ -294,7 +314,10 @@ class IsmctsBot(GreedyBot):
         best = max(range(1, n), key=diff.__getitem__)
         mean = diff[best] / rounds
         se = math.sqrt(max(0.0, diff2[best] / rounds - mean * mean) / rounds)
-        return cands[best] if mean > self.margin * se and mean > 0 else cands[0]
+        if mean > self.margin * se and mean > 0:
+            self.stats["overruled"] += 1
+            return cands[best]
+        return cands[0]
 
     def _settled(self, diff: list[float], diff2: list[float], rounds: int) -> bool:
         """Whether every other candidate is worse than greedy's pick by ``settled_z`` standard
