@@ -84,12 +84,11 @@ def run(
             games += 1
             score += 1.0 if winner == side else 0.5 if winner is None else 0.0
             for pen in deals:
-                if pen and pen[side] is not None:
+                own = pen[side] if pen else None
+                if own is not None:
                     deal_games += 1
-                    others = [p for i, p in enumerate(pen) if i != side and p is not None]
-                    deal_score += (
-                        1.0 if pen[side] < min(others) else 0.5 if pen[side] == min(others) else 0.0
-                    )
+                    low = min(p for i, p in enumerate(pen) if i != side and p is not None)
+                    deal_score += 1.0 if own < low else 0.5 if own == low else 0.0
     return {
         "matches": games,
         "score": score / games,
