@@ -64,7 +64,9 @@ def test_determinizations_reproduce_the_observation(preset: str, players: int) -
             req, legal = request_for(deal, seat)
             if deal.decision in ("lead", "respond") and len(legal) > 1:
                 clock = _Unlimited()
-                worlds = bots[seat]._worlds(req, clock)  # noqa: SLF001 - the method under test
+                worlds = bots[seat]._worlds(req, clock, 3)  # noqa: SLF001 - the method under test
+                if worlds:
+                    bots[seat]._more(worlds)  # noqa: SLF001 - one drawn as the search does
                 searched += 1
                 real = observe(deal, seat)
                 for w in worlds:
