@@ -58,8 +58,10 @@ def to_engine(choice: int | game_pb2.Action, legal: Sequence[Action], hand: int)
     return legal[choice]
 
 
-def play_match(bots: Sequence[Bot], seed: int | bytes, preset: str = "classic") -> Outcome:
-    """Play one match of ``len(bots)`` seats, seat i played by ``bots[i]``."""
+def start_match(
+    bots: Sequence[Bot], seed: int | bytes, preset: str = "classic", move_ms: int = 0
+) -> Match:
+    """A match of ``len(bots)`` seats, announced to each bot by its MatchStart."""
     rules = Ruleset.preset(preset)
     players = len(bots)
     match = Match(rules, players, seed)
@@ -74,8 +76,15 @@ def play_match(bots: Sequence[Bot], seed: int | bytes, preset: str = "classic") 
                 players=players,
                 ruleset=ruleset_to_pb(rules),
                 seating=seating,
+                time_control=game_pb2.TimeControl(move_ms=move_ms),
             )
         )
+    return match
+
+
+def play_match(bots: Sequence[Bot], seed: int | bytes, preset: str = "classic") -> Outcome:
+    """Play one match of ``len(bots)`` seats, seat i played by ``bots[i]``."""
+    match = start_match(bots, seed, preset)
     decisions = explicit = 0
     while not match.over:
         seat = match.deal.to_act[0]

@@ -64,7 +64,9 @@ def test_determinizations_reproduce_the_observation(preset: str, players: int) -
             req, legal = request_for(deal, seat)
             if deal.decision in ("lead", "respond") and len(legal) > 1:
                 clock = _Unlimited()
-                worlds = bots[seat]._worlds(req, clock)  # noqa: SLF001 - the method under test
+                worlds = bots[seat]._worlds(req, clock, 3)  # noqa: SLF001 - the method under test
+                if worlds:
+                    bots[seat]._more(worlds)  # noqa: SLF001 - one drawn as the search does
                 searched += 1
                 real = observe(deal, seat)
                 for w in worlds:
@@ -119,6 +121,30 @@ def test_answers_legally_within_the_clock() -> None:
         match.apply(seat, legal[choice] if rng.random() < 0.5 else legal[0])
     assert bots[0].stats["searched"] + bots[1].stats["searched"] > 0
     assert slowest < 2.0  # generous: the cap is 50 ms, the machine is shared
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_endgame_is_solved(players: int) -> None:
+    rules = Ruleset.preset("classic")
+    rng = random.Random(players)
+    solved = 0
+    for seed in range(6):
+        match = Match(rules, players, seed)
+        bots = [_bot(rules, players, s, budget=0.02) for s in range(players)]
+        for s, b in enumerate(bots):
+            b.on_deal_start(referee_pb2.DealStart(hand=list(observe(match.deal, s).hand)))
+        deal = match.deal
+        while not deal.over:
+            seat = deal.to_act[0]
+            req, legal = request_for(deal, seat)
+            if deal.talon_left == 0 and len(legal) > 1:
+                choice = bots[seat].choose(req)
+                assert 0 <= choice < len(legal)
+            else:
+                choice = rng.randrange(len(legal))
+            deal.apply(seat, legal[choice])
+        solved += sum(b.stats["solved"] for b in bots)
+    assert solved > 0
 
 
 def test_house_bot_names() -> None:
