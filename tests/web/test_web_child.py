@@ -16,26 +16,13 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from kozel.tools.bench_load import web_children
 from tests.tlsfiles import issue_pki
 from tests.web.conftest import get, start, stop
-
-
-def _children(pid: int) -> list[int]:
-    """Child processes of every thread of ``pid`` (a restarted web child is a thread's)."""
-    return [
-        int(p)
-        for t in Path(f"/proc/{pid}/task").iterdir()
-        for p in (t / "children").read_text().split()
-    ]
-
 
 # A child that must answer pages runs at normal priority here: the suite keeps both cores busy,
 # and an idle-class child would get no CPU until it ends (the first test checks the defaults).
 SERVES: dict[str, object] = {"nice": 0, "idle": False}
-
-
-def _web_children(pid: int) -> list[int]:
-    return [p for p in _children(pid) if b"--listen-fd" in Path(f"/proc/{p}/cmdline").read_bytes()]
 
 
 def _referee(
@@ -61,7 +48,7 @@ def _referee(
 def test_the_web_child_runs_at_idle_priority_by_default(tmp_path: Path) -> None:
     proc, _ = _referee(tmp_path)
     try:
-        web = _web_children(proc.pid)
+        web = web_children(proc.pid)
         assert len(web) == 1, "the referee runs one web child"
         (child,) = web
         assert os.sched_getscheduler(child) == os.SCHED_IDLE
@@ -76,11 +63,11 @@ def test_a_web_child_that_dies_is_started_again_on_the_same_address(tmp_path: Pa
     proc, url = _referee(tmp_path, SERVES)
     try:
         assert _healthy(url, 60)
-        (first,) = _web_children(proc.pid)
+        (first,) = web_children(proc.pid)
         os.kill(first, signal.SIGKILL)
         # Meanwhile connections wait in the referee's backlog; a new child answers them.
         assert _healthy(url, 90), "no web child answered after the first was killed"
-        web = _web_children(proc.pid)
+        web = web_children(proc.pid)
         assert len(web) == 1 and web[0] != first, web
         assert proc.poll() is None, "the referee kept running"
     finally:
@@ -95,7 +82,7 @@ def test_a_referee_with_tls_serves_its_web_from_a_child_over_a_unix_socket(
     tls = {"cert_file": str(pki["cert"]), "key_file": str(pki["key"])}
     proc, url = _referee(tmp_path, SERVES, tls={**tls, "client_ca_file": str(pki["ca"])})
     try:
-        (child,) = _web_children(proc.pid)  # a child, not the referee's own loop
+        (child,) = web_children(proc.pid)  # a child, not the referee's own loop
         argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         referee = argv[argv.index(b"--referee") + 1].decode()
         assert referee.startswith("unix:/"), referee

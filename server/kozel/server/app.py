@@ -163,10 +163,13 @@ def advertised(config: ServerConfig, port: int) -> str:
     address with the bound port (a wildcard host becomes this machine's name)."""
     if config.advertise_address:
         return config.advertise_address
-    host = config.listen.rsplit(":", 1)[0].strip("[]")
-    if host in ("", "0.0.0.0", "::"):
-        host = socket.getfqdn()
-    return f"{host}:{port}"
+    return f"{_listen_host(config.listen) or socket.getfqdn()}:{port}"
+
+
+def _listen_host(listen: str) -> str:
+    """The host of a listen address; "" for a wildcard (any address of this machine)."""
+    host = listen.rsplit(":", 1)[0].strip("[]")
+    return "" if host in ("0.0.0.0", "::") else host
 
 
 def server_options(config: ServerConfig) -> list[tuple[str, int]]:
@@ -213,9 +216,7 @@ def _bind(server: grpc.aio.Server, address: str, tls: TlsFiles | None) -> int:
 
 def loopback(listen: str, port: int) -> str:
     """This referee's bot port as a local client dials it (a wildcard host is loopback)."""
-    host = listen.rsplit(":", 1)[0].strip("[]")
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
+    host = _listen_host(listen) or "127.0.0.1"
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
