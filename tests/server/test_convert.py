@@ -1,20 +1,32 @@
-"""The referee's incremental observation encoding equals the plain one."""
+"""The referee's fast encodings (incremental observations, assembled bytes) equal the plain
+conversions, byte for byte."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
-from kozel.core.convert import ObservationEncoder, observation_to_pb
+from kozel.core import messages
+from kozel.core.convert import (
+    ObservationEncoder,
+    length_delimited,
+    observation_to_pb,
+    trick_to_pb,
+)
 from kozel.engine import Match, Ruleset
-from kozel.engine.observation import SeatObserver
+from kozel.engine.cards import CODES
+from kozel.engine.observation import Observation, SeatObserver, full_view
 from kozel.v1 import game_pb2 as pb
 
 
-@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 5)])
-def test_the_encoder_writes_what_observation_to_pb_writes(preset: str, players: int) -> None:
-    for seed in range(3):
+def _observations(
+    preset: str, players: int, seeds: int
+) -> Iterator[tuple[Observation, ObservationEncoder]]:
+    """Every seat's observation at every step of random matches, each with the encoder the
+    referee keeps for that seat and deal, and, when a deal ends, every seat's again."""
+    for seed in range(seeds):
         match = Match(Ruleset.preset(preset), players, seed)
         rng = random.Random(seed)
         held: dict[int, tuple[SeatObserver, ObservationEncoder]] = {}
@@ -25,17 +37,53 @@ def test_the_encoder_writes_what_observation_to_pb_writes(preset: str, players: 
                 if seat not in held or held[seat][0].deal is not deal:
                     held[seat] = SeatObserver(deal, seat), ObservationEncoder()
                 observer, encoder = held[seat]
-                obs = observer.observe()
-                msg = pb.Observation()
-                encoder.fill(msg, obs)
-                assert msg == observation_to_pb(obs)
+                yield observer.observe(), encoder
             seat = deal.to_act[0]
             match.apply(seat, rng.choice(deal.legal_actions(seat)))
             steps += 1
             if deal is not match.deal or match.over:  # the ended deal: every trick viewed anew
                 for observer, encoder in held.values():
                     obs = observer.observe()
-                    msg = pb.Observation()
-                    encoder.fill(msg, obs)
-                    assert obs.deal_over and msg == observation_to_pb(obs)
+                    assert obs.deal_over
+                    yield obs, encoder
         assert steps > 20
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 5)])
+def test_the_encoder_writes_what_observation_to_pb_writes(preset: str, players: int) -> None:
+    for obs, encoder in _observations(preset, players, seeds=3):
+        msg = pb.Observation()
+        encoder.fill(msg, obs)
+        assert msg == observation_to_pb(obs)
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 3), ("money", 4)])
+def test_the_encoding_is_byte_for_byte_protobufs_own(preset: str, players: int) -> None:
+    """The encoder assembles bytes itself; they must be the canonical encoding, so that every
+    bot's protobuf library reads them (and reads them as they were meant)."""
+    for obs, encoder in _observations(preset, players, seeds=2):
+        assert encoder.encode(obs) == observation_to_pb(obs).SerializeToString()
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 300, 2047, 2048, 16383, 16384, 2**21 + 5])
+def test_a_length_delimited_field_is_what_protobuf_writes(n: int) -> None:
+    payload = b"x" * n
+    expected = pb.Play(cards=[payload.decode()]).SerializeToString()
+    assert length_delimited(pb.Play.CARDS_FIELD_NUMBER, payload) == expected
+
+
+def test_deal_end_lists_every_trick_as_the_plain_conversion_does() -> None:
+    match = Match(Ruleset.preset("classic"), 3, 7)
+    rng = random.Random(7)
+    ends = 0
+    while not match.over:
+        deal = match.deal
+        seat = deal.to_act[0]
+        match.apply(seat, rng.choice(deal.legal_actions(seat)))
+        if deal.over:
+            end = messages.deal_end("m", match, deal, voided=False, reveal_deck=True).deal_end
+            view = full_view(deal)
+            assert list(end.tricks) == [trick_to_pb(t) for t in view.tricks]
+            assert list(end.deck) == [CODES[c] for c in match.records[-1].deck]
+            ends += 1
+    assert ends >= 2

@@ -602,11 +602,13 @@ def _leaky_observer(leak: Callable) -> Callable:
     observation it returns."""
 
     def make(original: type) -> type:
-        class Leaky(original):
-            __slots__ = ()
+        class Leaky:  # a wrapper: the compiled engine's classes cannot be subclassed here
+            def __init__(self, deal: Deal, observer: int) -> None:
+                self.inner = original(deal, observer)
+                self.deal, self.observer = deal, observer
 
             def observe(self):  # noqa: ANN202
-                return leak(super().observe(), self.deal, self.observer)
+                return leak(self.inner.observe(), self.deal, self.observer)
 
         return Leaky
 

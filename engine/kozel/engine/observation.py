@@ -63,7 +63,11 @@ class TrickView:
     known_points: int  # points of the cards this seat can see in the trick
 
 
-@dataclass(frozen=True, slots=True)
+# SeatView and Observation are made anew for every observation and shared with nobody, so
+# they are not frozen (a frozen dataclass's __init__ costs four times as much, and the referee
+# builds one observation per decision). TrickView and PlayView are kept and handed out again
+# by SeatObserver, so they stay frozen.
+@dataclass(slots=True)
 class SeatView:
     """Public facts about one seat."""
 
@@ -76,7 +80,7 @@ class SeatView:
     known_points: int  # points in this seat's won tricks that the observer can see
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Observation:
     """Everything ``seat`` may know about the deal now."""
 
@@ -154,7 +158,7 @@ class SeatObserver:
     all of them). :func:`observe`, :func:`public_view` and :func:`full_view` are one-off uses
     of it; a holder (the referee, per seat and deal) gets the same observations cheaper."""
 
-    __slots__ = ("deal", "observer", "_open", "_tricks", "_points")
+    __slots__ = ("deal", "observer", "_open", "_tricks", "_points", "_plays", "_play_views")
 
     def __init__(self, deal: Deal, observer: Observer) -> None:
         if isinstance(observer, int) and not 0 <= observer < deal.players:
@@ -164,18 +168,35 @@ class SeatObserver:
         self._open: bool | None = None
         self._tricks: list[TrickView] = []
         self._points = [0] * deal.players  # known points of the completed tricks, by winner
+        self._plays: list[Play] = []  # the plays of the trick in play viewed so far ...
+        self._play_views: list[PlayView] = []  # ... and their views
 
     def observe(self) -> Observation:
         deal, observer = self.deal, self.observer
         open_d = _open_discards(deal)
         if open_d != self._open:  # the deal ended: every card is shown, view them anew
             self._open, self._tricks, self._points = open_d, [], [0] * deal.players
+            self._plays, self._play_views = [], []
         tricks, seen = self._tricks, self._points
         for t in deal.tricks[len(tricks) :]:
             view = _trick_view(t, observer, open_d)
             tricks.append(view)
             seen[view.winner] += view.known_points
-        return _build(deal, observer, tuple(tricks), seen)
+        return _build(deal, observer, tuple(tricks), seen, self._in_play(open_d))
+
+    def _in_play(self, open_d: bool) -> tuple[PlayView, ...]:
+        """The views of the trick in play's plays: a play keeps its view while it stays on the
+        table (plays are immutable; one taken back is a different trick from then on)."""
+        plays, views = self._plays, self._play_views
+        current = self.deal.trick
+        same = 0
+        while same < len(plays) and same < len(current) and plays[same] is current[same]:
+            same += 1
+        del plays[same:], views[same:]
+        for p in current[same:]:
+            plays.append(p)
+            views.append(_play_view(p, self.observer, open_d))
+        return tuple(views)
 
 
 def _open_discards(deal: Deal) -> bool:
@@ -183,10 +204,14 @@ def _open_discards(deal: Deal) -> bool:
 
 
 def _build(
-    deal: Deal, observer: Observer, tricks: tuple[TrickView, ...], seen_points: list[int]
+    deal: Deal,
+    observer: Observer,
+    tricks: tuple[TrickView, ...],
+    seen_points: list[int],
+    in_play: tuple[PlayView, ...],
 ) -> Observation:
-    """The observation, given the views of the completed tricks and the known points they
-    give each seat."""
+    """The observation, given the views of the completed tricks, the known points they give
+    each seat and the views of the plays of the trick in play."""
     open_d = _open_discards(deal)
     seat = observer if isinstance(observer, int) else None
     reveal_all = observer is Spectator.FULL or deal.over  # every card is shown at the end
@@ -195,7 +220,7 @@ def _build(
         trick = TrickView(
             deal.trick[0].seat,
             deal.win_seat,
-            tuple(_play_view(p, observer, open_d) for p in deal.trick),
+            in_play,
             deal.trick_combo,
             points(_visible_mask(deal.trick, observer, open_d)),
         )

@@ -11,7 +11,7 @@ from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
 
 from kozel.engine.actions import Action, ActionKind, Combo, Decision
-from kozel.engine.cards import CARD_OF, codes
+from kozel.engine.cards import CARD_OF, CODES, codes
 from kozel.engine.errors import ErrorCode, IllegalAction
 from kozel.engine.match import EndReason, MatchOutcome
 from kozel.engine.observation import (
@@ -20,6 +20,7 @@ from kozel.engine.observation import (
     EventView,
     Observation,
     PlayView,
+    SeatView,
     TrickView,
 )
 from kozel.engine.rules import Ruleset
@@ -87,9 +88,15 @@ def _legal_action_field(action: Action) -> bytes:
     return rpb.DecisionRequest(legal_actions=[action_to_pb(action)]).SerializeToString()
 
 
-def add_legal_actions(request: rpb.DecisionRequest, legal: Sequence[Action]) -> None:
-    """Append ``legal`` to ``request.legal_actions``, in order."""
-    request.MergeFromString(b"".join(map(_legal_action_field, legal)))
+def add_legal_actions(
+    request: rpb.DecisionRequest, legal: Sequence[Action], observation: bytes = b""
+) -> None:
+    """Append ``legal`` to ``request.legal_actions``, in order, and merge in ``observation``
+    (an encoded ``Observation``) if given: one parse for both."""
+    actions = b"".join(map(_legal_action_field, legal))
+    if observation:
+        actions = length_delimited(_REQUEST_OBSERVATION, observation) + actions
+    request.MergeFromString(actions)
 
 
 def action_from_pb(msg: pb.Action) -> tuple[ActionKind, list[int], Combo | None]:
@@ -161,70 +168,182 @@ def trick_to_pb(t: TrickView) -> pb.Trick:
     )
 
 
-def _trick_field(t: TrickView) -> bytes:
-    """The encoding of one element of ``Observation.tricks``."""
-    return pb.Observation(tricks=[trick_to_pb(t)]).SerializeToString()
+def seat_view_to_pb(s: SeatView) -> pb.SeatView:
+    return pb.SeatView(
+        seat=s.seat,
+        side=s.side,
+        active=s.active,
+        hand_size=s.hand_size,
+        known_cards=s.known_cards,
+        tricks_won=s.tricks_won,
+        known_points=s.known_points,
+    )
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
-    """A seat's observation as a protocol message."""
-    msg = pb.Observation()
-    fill_observation(msg, obs, b"".join(map(_trick_field, obs.tricks)))
+    """A seat's observation as a protocol message, field by field (the plain way; the
+    referee's hot path uses :class:`ObservationEncoder`, which must write the same)."""
+    msg = pb.Observation(
+        seat=max(obs.seat, 0),
+        players=obs.players,
+        dealer=obs.dealer,
+        trump=obs.trump,
+        trump_card=obs.trump_card,
+        trump_card_drawn=obs.trump_card_drawn,
+        hand=obs.hand,
+        talon=obs.talon,
+        seats=[seat_view_to_pb(s) for s in obs.seats],
+        tricks=[trick_to_pb(t) for t in obs.tricks],
+        to_act=obs.to_act,
+        lead_cap=obs.lead_cap or 0,
+        deal_over=obs.deal_over,
+    )
+    if obs.trick is not None:
+        msg.trick.CopyFrom(trick_to_pb(obs.trick))
     return msg
 
 
-def fill_observation(msg: pb.Observation, obs: Observation, tricks: bytes) -> None:
-    """Write ``obs`` into the empty ``msg``, its completed tricks given already encoded."""
-    msg.seat, msg.players, msg.dealer = max(obs.seat, 0), obs.players, obs.dealer
-    msg.trump, msg.trump_card, msg.trump_card_drawn = (
-        obs.trump,
-        obs.trump_card,
-        obs.trump_card_drawn,
-    )
-    msg.hand.extend(obs.hand)
-    msg.talon = obs.talon
-    msg.seats.extend(
-        [
-            pb.SeatView(
-                seat=s.seat,
-                side=s.side,
-                active=s.active,
-                hand_size=s.hand_size,
-                known_cards=s.known_cards,
-                tricks_won=s.tricks_won,
-                known_points=s.known_points,
-            )
-            for s in obs.seats
-        ]
-    )
-    msg.to_act.extend(obs.to_act)
-    msg.lead_cap, msg.deal_over = obs.lead_cap or 0, obs.deal_over
-    if tricks:
-        msg.MergeFromString(tricks)
-    if obs.trick is not None:
-        msg.trick.CopyFrom(trick_to_pb(obs.trick))
+# The encoder builds an observation's encoding from pieces, each the encoding of one field (or
+# of one element of a repeated field) made by protobuf and memoised, concatenated in field
+# order, so the result is byte for byte what ``SerializeToString`` gives (tests check it). The
+# only wire format written here is the tag and length in front of an embedded message
+# (:func:`length_delimited`). Memo keys are plain values (tuples of ints and strings, which the
+# cyclic collector stops tracking).
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_VARINTS = tuple(_encode_varint(n) for n in range(2048))  # tags and most lengths
+
+
+def _varint(n: int) -> bytes:
+    return _VARINTS[n] if n < 2048 else _encode_varint(n)
+
+
+def length_delimited(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (an embedded message) of field number ``number``: its tag,
+    the payload's length, the payload."""
+    return _VARINTS[number << 3 | 2] + _varint(len(payload)) + payload
+
+
+_REQUEST_OBSERVATION = rpb.DecisionRequest.OBSERVATION_FIELD_NUMBER
+_OBSERVATION_TRICKS = pb.Observation.TRICKS_FIELD_NUMBER
+_OBSERVATION_TRICK = pb.Observation.TRICK_FIELD_NUMBER
+_HAND_FIELD = {code: pb.Observation(hand=[code]).SerializeToString() for code in CODES}
+"""One element of ``Observation.hand``, by card code."""
+
+
+@lru_cache(maxsize=16384)
+def _play_field(view: tuple[int, str, int, tuple[str, ...], bool]) -> bytes:
+    """One element of ``Trick.plays``: a ``PlayView``'s fields as the key."""
+    return pb.Trick(plays=[play_to_pb(PlayView(*view))]).SerializeToString()
+
+
+@lru_cache(maxsize=4096)
+def _trick_head(leader: int, winner: int) -> bytes:
+    """A ``Trick``'s fields before its plays."""
+    return pb.Trick(leader=leader, winner=winner).SerializeToString()
+
+
+@lru_cache(maxsize=1024)
+def _trick_tail(combo: str | None, known_points: int) -> bytes:
+    """A ``Trick``'s fields after its plays."""
+    return pb.Trick(
+        combo=COMBO_TO_PB[Combo(combo) if combo else None], known_points=known_points
+    ).SerializeToString()
+
+
+def _trick_bytes(t: TrickView) -> bytes:
+    """A whole ``Trick`` message."""
+    parts = [_trick_head(t.leader, t.winner)]
+    parts += [_play_field((p.seat, p.kind, p.count, p.cards, p.forced)) for p in t.plays]
+    parts.append(_trick_tail(t.combo, t.known_points))
+    return b"".join(parts)
+
+
+def encoded_tricks(number: int, views: Sequence[TrickView]) -> bytes:
+    """``views`` encoded as the elements of field ``number``, a repeated ``Trick``."""
+    return b"".join([length_delimited(number, _trick_bytes(t)) for t in views])
+
+
+@lru_cache(maxsize=16384)
+def _seat_field(view: tuple[int, int, bool, int, tuple[str, ...], int, int]) -> bytes:
+    """One element of ``Observation.seats``: a ``SeatView``'s fields as the key."""
+    return pb.Observation(seats=[seat_view_to_pb(SeatView(*view))]).SerializeToString()
+
+
+_DRAWN_FIELD = pb.Observation(trump_card_drawn=True).SerializeToString()
+
+
+@lru_cache(maxsize=256)
+def _talon_field(talon: int) -> bytes:
+    return pb.Observation(talon=talon).SerializeToString()
+
+
+@lru_cache(maxsize=1024)
+def _tail_fields(to_act: tuple[int, ...], lead_cap: int, deal_over: bool) -> bytes:
+    """An ``Observation``'s fields after the trick in play."""
+    return pb.Observation(to_act=to_act, lead_cap=lead_cap, deal_over=deal_over).SerializeToString()
 
 
 class ObservationEncoder:
-    """Encodes the successive observations of one :class:`SeatObserver`: each completed
-    trick is encoded once (the views it returns for them stay the same objects)."""
+    """Encodes the successive observations of one :class:`SeatObserver` (the referee's hot
+    path): each completed trick is encoded once (the views it returns for them stay the same
+    objects), the fields that stay the same through a deal once, and the rest is put together
+    from memoised encodings, instead of being set field by field."""
 
-    __slots__ = ("_views", "_bytes")
+    __slots__ = ("_views", "_tricks", "_head", "_head_of")
 
     def __init__(self) -> None:
         self._views: list[TrickView] = []
-        self._bytes = bytearray()  # the encodings of _views, concatenated
+        self._tricks = bytearray()  # the encodings of _views as Observation.tricks, concatenated
+        self._head = b""  # the fields before trump_card_drawn, for the values in _head_of
+        self._head_of: tuple[int, int, int, str, str] | None = None
 
-    def fill(self, msg: pb.Observation, obs: Observation) -> None:
+    def encode(self, obs: Observation) -> bytes:
+        """``obs`` as an encoded ``kozel.v1.Observation``."""
         views, n = self._views, len(self._views)
         if n > len(obs.tricks) or (n and obs.tricks[n - 1] is not views[-1]):
             views.clear()  # viewed anew (the deal ended): start over
-            self._bytes.clear()
+            self._tricks.clear()
             n = 0
-        for t in obs.tricks[n:]:
-            views.append(t)
-            self._bytes += _trick_field(t)
-        fill_observation(msg, obs, bytes(self._bytes))
+        if n < len(obs.tricks):
+            views += obs.tricks[n:]
+            self._tricks += encoded_tricks(_OBSERVATION_TRICKS, obs.tricks[n:])
+        key = (max(obs.seat, 0), obs.players, obs.dealer, obs.trump, obs.trump_card)
+        if key != self._head_of:
+            self._head_of = key
+            seat, players, dealer, trump, trump_card = key
+            self._head = pb.Observation(
+                seat=seat, players=players, dealer=dealer, trump=trump, trump_card=trump_card
+            ).SerializeToString()
+        parts: list[bytes | bytearray] = [self._head]
+        if obs.trump_card_drawn:
+            parts.append(_DRAWN_FIELD)
+        parts += [_HAND_FIELD[c] for c in obs.hand]
+        parts.append(_talon_field(obs.talon))
+        parts += [
+            _seat_field(
+                (s.seat, s.side, s.active, s.hand_size, s.known_cards, s.tricks_won, s.known_points)
+            )
+            for s in obs.seats
+        ]
+        parts.append(self._tricks)
+        if obs.trick is not None:
+            parts.append(length_delimited(_OBSERVATION_TRICK, _trick_bytes(obs.trick)))
+        parts.append(_tail_fields(obs.to_act, obs.lead_cap or 0, obs.deal_over))
+        return b"".join(parts)
+
+    def fill(self, msg: pb.Observation, obs: Observation) -> None:
+        """Write ``obs`` into the empty ``msg``."""
+        msg.MergeFromString(self.encode(obs))
 
 
 def event_to_pb(match_id: str, deal_index: int, view: EventView) -> rpb.Event:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from kozel.core import convert
 from kozel.engine.actions import Action, Decision
-from kozel.engine.cards import codes
+from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
 from kozel.engine.match import Match
 from kozel.engine.observation import Observation, full_view
@@ -109,16 +109,17 @@ def decision(
     move_ms: int,
     bank_ms: int,
     retries_left: int,
+    observation: bytes = b"",
 ) -> rpb.PlayResponse:
-    """A decision request without its observation, which the caller fills in place
-    (``convert.ObservationEncoder`` on the hot path, ``observation_to_pb`` elsewhere)."""
+    """A decision request; ``observation`` is the seat's observation encoded
+    (``convert.ObservationEncoder`` on the hot path), or the caller fills it in place."""
     msg = rpb.PlayResponse()
     request = msg.decision
     request.match_id, request.request_id = match_id, request_id
     request.kind = convert.DECISION_TO_PB[kind]
     request.move_ms, request.time_bank_ms = move_ms, max(bank_ms, 0)
     request.retries_left = retries_left
-    convert.add_legal_actions(request, legal)
+    convert.add_legal_actions(request, legal, observation)
     return msg
 
 
@@ -189,21 +190,22 @@ def deal_end(
         )
         for side in range(board.n_sides)
     ]
-    tricks = [convert.trick_to_pb(t) for t in view.tricks]
+    tricks = list(view.tricks)
     if view.trick is not None:  # a money Bura: the led cards stay on the table
-        tricks.append(convert.trick_to_pb(view.trick))
-    return rpb.PlayResponse(
+        tricks.append(view.trick)
+    msg = rpb.PlayResponse(
         deal_end=rpb.DealEnd(
             match_id=match_id,
             deal_index=record.index,
-            tricks=tricks,
             scores=scores,
             pot_winners=record.pot_winners,
             chips=match.outcome().chips,
             voided=voided,
-            deck=[codes(1 << c)[0] for c in record.deck] if reveal_deck else [],
+            deck=[CODES[c] for c in record.deck] if reveal_deck else [],
         )
     )
+    msg.deal_end.MergeFromString(convert.encoded_tricks(rpb.DealEnd.TRICKS_FIELD_NUMBER, tricks))
+    return msg
 
 
 def match_end(

@@ -283,6 +283,10 @@ class MatchProtocol:
         legal = deal.legal_actions(seat)
         self._next_id[seat] += 1
         rid = self._next_id[seat]
+        held = self._observers[seat]
+        if held is None or held[0].deal is not deal:
+            held = self._observers[seat] = SeatObserver(deal, seat), convert.ObservationEncoder()
+        observer, encoder = held
         msg = messages.decision(
             self.match_id,
             rid,
@@ -291,12 +295,8 @@ class MatchProtocol:
             move_ms=self.clock.move_ms,
             bank_ms=self.banks.left_ms[seat],
             retries_left=self.clock.max_retries,
+            observation=encoder.encode(observer.observe()),
         )
-        held = self._observers[seat]
-        if held is None or held[0].deal is not deal:
-            held = self._observers[seat] = SeatObserver(deal, seat), convert.ObservationEncoder()
-        observer, encoder = held
-        encoder.fill(msg.decision.observation, observer.observe())
         req = Request(
             seat,
             rid,
