@@ -6,6 +6,7 @@ context lets in."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,6 +14,8 @@ import sys
 import tomllib
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from tests.deploy.deployfiles import (
     DEPLOY,
@@ -166,9 +169,11 @@ def test_the_builder_installs_the_locks_and_checks_the_result() -> None:
     assert {"requirements.lock", "requirements-runtime.lock"} <= copied
 
 
-def test_a_wheel_built_from_the_build_context_holds_the_referee(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """What the builder stage does, minus the network: copy what COPY copies (filtered by
-    .dockerignore), build the wheel without isolation, and look inside."""
+    .dockerignore) and build the wheel without isolation. The copy and the wheel."""
+    tmp_path = tmp_path_factory.mktemp("docker-builder")
     rules = _ignore_rules()
     src = tmp_path / "src"
     for stage, sources, _dest in _copies():
@@ -203,6 +208,11 @@ def test_a_wheel_built_from_the_build_context_holds_the_referee(tmp_path: Path) 
     )
     assert res.returncode == 0, res.stderr
     (wheel,) = wheels.glob("*.whl")
+    return src, wheel
+
+
+def test_a_wheel_built_from_the_build_context_holds_the_referee(built: tuple[Path, Path]) -> None:
+    _, wheel = built
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         entry_points = next(zf.read(n).decode() for n in names if n.endswith("entry_points.txt"))
@@ -216,8 +226,57 @@ def test_a_wheel_built_from_the_build_context_holds_the_referee(tmp_path: Path) 
         "kozel/sdk/__init__.py",
     ):
         assert needed in names, needed
-    assert not any("__pycache__" in n for n in names)
+    assert not any("__pycache__" in n or "_native" in n for n in names)
     assert "kozel = kozel.cli.main:main" in entry_points
+
+
+def test_the_image_runs_the_compiled_engine(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """The builder compiles the engine from the build context and puts the build next to the
+    installed sources; the installed package then loads it (its sources' digest matches)."""
+    commands = [
+        cmd.strip() for ins, args in _instructions(1) if ins == "RUN" for cmd in args.split("&&")
+    ]
+    install = "/opt/kozel/bin/pip install --no-deps /tmp/wheels/*.whl"
+    compile_ = "/opt/build/bin/python engine/build_native.py --strict"
+    site = "/opt/kozel/lib/python3.11/site-packages"
+    copy = f"cp -r engine/kozel/engine/_native {site}/kozel/engine/"
+    check = next(c for c in commands if "e.NATIVE" in c)
+    assert commands.index(install) < commands.index(compile_) < commands.index(copy)
+    assert commands.index(copy) < commands.index(check)
+    assert any("apt-get install" in c and "gcc" in c for c in commands)
+
+    src, wheel = built
+    res = subprocess.run(
+        [sys.executable, str(src / "engine" / "build_native.py"), "--strict"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    target = tmp_path / "site"
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target)]
+        + [str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    shutil.copytree(
+        src / "engine" / "kozel" / "engine" / "_native", target / "kozel/engine/_native"
+    )
+    probe = (
+        "import kozel.engine as e, kozel.engine.deal as d;print(e.NATIVE, e.__file__, d.__file__)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(target), "KOZEL_ENGINE_PURE": ""}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    native, package, deal = out.stdout.split()
+    assert native == "True"
+    assert package.startswith(str(target))
+    assert deal.startswith(str(target / "kozel/engine/_native"))
 
 
 def test_the_default_config_passes_check_config() -> None:
