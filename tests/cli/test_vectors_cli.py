@@ -1,4 +1,4 @@
-"""``kozel vectors`` and ``kozel bench engine`` as real processes."""
+"""``kozel vectors``, ``kozel bench engine`` and ``kozel bench core`` as real processes."""
 
 from __future__ import annotations
 
@@ -109,6 +109,24 @@ def test_bench_engine_json_shape() -> None:
         assert entry["deals_per_s"] > 0 and entry["decisions_per_s"] > entry["deals_per_s"]
         assert entry["clones_per_s"] > 0
         assert entry["native"] is native.wanted()  # the engine the command ran
+
+
+def test_bench_core_json_shape() -> None:
+    res = kozel("bench", "core", "--json", "--matches", "1")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert set(data) == {"classic-2p", "classic-4p"}
+    for entry in data.values():
+        assert entry["decisions"] > 5 * 20  # five rounds of at least a deal each
+        assert 0 < entry["cpu_us_per_decision"] <= entry["median_cpu_us_per_decision"]
+        assert entry["native"] is native.wanted()
+
+
+def test_bench_core_refuses_no_matches() -> None:
+    res = kozel("bench", "core", "--matches", "0")
+    assert res.returncode == 2 and res.stderr.strip() == (
+        "kozel bench core: --matches must be at least 1"
+    )
 
 
 def test_demo_plays_a_ladder_over_grpc(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ import argparse
 import json
 import random
 import statistics
+import sys
 import time
+from typing import Any
 
 from kozel import engine
 from kozel.cli import bench_service_cmd
@@ -27,6 +29,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--seconds", type=float, default=5.0, help="time per configuration")
     e.add_argument("--seed", type=int, default=1)
     e.set_defaults(func=cmd_engine)
+    c = bsub.add_parser("core", help="the referee's seat protocol alone, without gRPC")
+    c.add_argument("--json", action="store_true", help="print JSON only")
+    c.add_argument("--matches", type=int, default=10, help="matches per round (five rounds)")
+    c.add_argument("--seed", type=int, default=1)
+    c.set_defaults(func=cmd_core)
     bench_service_cmd.add_parsers(bsub)
 
 
@@ -101,33 +108,48 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
     return results
 
 
-def cmd_engine(args: argparse.Namespace) -> int:
-    results = bench_engine(args.seconds, args.seed)
-    if args.json:
+def _report(results: dict[str, Any], as_json: bool, what: str, columns: dict[str, str]) -> int:
+    """Print ``results`` (by configuration) as JSON, or as a table of ``columns`` (heading:
+    format of ``entry`` given as a format string on ``r``)."""
+    if as_json:
         print(json.dumps(results, indent=1))
         return 0
     from rich.console import Console
     from rich.table import Table
 
     which = "compiled" if engine.NATIVE else "pure Python"
-    table = Table(title=f"kozel bench engine (random legal play, one core, {which} engine)")
-    for col in (
-        "configuration",
-        "deals/s (best)",
-        "deals/s (median)",
-        "decisions/s",
-        "decisions/deal",
-        "clones/s",
-    ):
-        table.add_column(col, justify="right")
+    table = Table(title=f"kozel bench {what}, {which} engine)")
+    table.add_column("configuration", justify="right")
+    for heading in columns:
+        table.add_column(heading, justify="right")
     for key, r in results.items():
-        table.add_row(
-            key,
-            f"{r['deals_per_s']:,.0f}",
-            f"{r['median_deals_per_s']:,.0f}",
-            f"{r['decisions_per_s']:,.0f}",
-            f"{r['decisions_per_deal']:.1f}",
-            f"{r['clones_per_s']:,.0f}",
-        )
+        table.add_row(key, *(fmt.format(r=r) for fmt in columns.values()))
     Console().print(table)
     return 0
+
+
+def cmd_core(args: argparse.Namespace) -> int:
+    from kozel.tools.bench_core import bench_core
+
+    if args.matches < 1:
+        print("kozel bench core: --matches must be at least 1", file=sys.stderr)
+        return 2
+    columns = {
+        "CPU µs/decision (best)": "{r[cpu_us_per_decision]:.1f}",
+        "median": "{r[median_cpu_us_per_decision]:.1f}",
+        "decisions": "{r[decisions]:,}",
+    }
+    results = bench_core(args.matches, args.seed)
+    return _report(results, args.json, "core (the seat protocol alone", columns)
+
+
+def cmd_engine(args: argparse.Namespace) -> int:
+    columns = {
+        "deals/s (best)": "{r[deals_per_s]:,.0f}",
+        "deals/s (median)": "{r[median_deals_per_s]:,.0f}",
+        "decisions/s": "{r[decisions_per_s]:,.0f}",
+        "decisions/deal": "{r[decisions_per_deal]:.1f}",
+        "clones/s": "{r[clones_per_s]:,.0f}",
+    }
+    results = bench_engine(args.seconds, args.seed)
+    return _report(results, args.json, "engine (random legal play, one core", columns)
