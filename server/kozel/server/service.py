@@ -82,9 +82,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             loop = asyncio.get_running_loop()
             opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
             # One reader per stream; it is never cancelled (see shared/engineering.md).
-            reader = loop.create_task(
-                self._read(request_iterator, opened, peer_host(context.peer()))
-            )
+            reader = loop.create_task(self._read(context, opened, peer_host(context.peer())))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
             try:
@@ -117,14 +115,16 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             self.open_streams -= 1
 
     async def _read(
-        self, requests: AsyncIterator[rpb.PlayRequest], opened: asyncio.Future, peer: str
+        self, context: grpc.aio.ServicerContext, opened: asyncio.Future, peer: str
     ) -> None:
+        # context.read(), not the handler's request iterator: the iterator wraps every read in
+        # an async generator of its own (the two must not be mixed; the iterator is unused).
         loop = asyncio.get_running_loop()
         session: Session | None = None
         outbox: Outbox | None = None
         refused = 0  # answers in a row that named no pending request (Leave does not reset it)
         try:
-            async for req in requests:
+            while (req := await context.read()) is not grpc.aio.EOF:
                 if session is None:
                     if opened.done():  # refused or timed out: ignore the rest
                         continue
