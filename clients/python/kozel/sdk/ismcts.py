@@ -149,7 +149,7 @@ class IsmctsBot(GreedyBot):
     max_worlds = 48
     first_worlds = 8  # drawn before the search, which draws the others as it needs them
     worlds_share = 0.35  # of the budget, at most, for drawing them
-    candidates = 3  # greedy's best actions searched
+    candidates = 6  # greedy's best actions searched (3 for ismcts-fast, kozel.sdk.house_bots)
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
     settled_z = 2.5  # stop early once every other candidate is this many SEs below (0: never)
@@ -301,19 +301,23 @@ class IsmctsBot(GreedyBot):
                 self._more(worlds)
             world = worlds[rounds % len(worlds)]
             dice = self.rng.random()
-            base = 0.0
+            values: list[float] = []
             for a in range(n):
+                if rounds and a and clock.up():
+                    break  # a round the clock cut short is left out
                 sim = world.clone()
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
-                r = _playout(
-                    sim, side, random.Random(dice), self.points_weight, self.seen, solve, policy
+                values.append(
+                    _playout(
+                        sim, side, random.Random(dice), self.points_weight, self.seen, solve, policy
+                    )
                 )
-                if a == 0:
-                    base = r
-                else:
-                    d = r - base
-                    diff[a] += d
-                    diff2[a] += d * d
+            if len(values) < n:
+                break
+            for a in range(1, n):
+                d = values[a] - values[0]
+                diff[a] += d
+                diff2[a] += d * d
             rounds += 1
             if (
                 self.settled_z
