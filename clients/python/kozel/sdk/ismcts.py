@@ -20,6 +20,11 @@ it stays inside the move clock). The search stops early once every other candida
 first ``first_worlds`` determinizations are drawn before the search; it draws the others as
 its rounds need them.
 
+Two knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"`` plays
+the playouts by GreedyBot's own judgement on the determinized hands (:func:`_policy_greedy`),
+and ``read_opponent`` (two players) keeps a determinization in which the opponent would not
+have answered a lead as GreedyBot does only with chance ``model_slack``.
+
 Once the talon is empty (penalty game) the deal is played down without draws, and each
 determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
 the remaining tricks, each end rewarded as a playout's is, by the ruleset's scoring entry);
