@@ -15,9 +15,12 @@ from pathlib import Path
 import pytest
 
 from kozel.core.convert import ruleset_to_pb
-from kozel.engine import Match, Ruleset, observe
+from kozel.engine import Action, ActionKind, Deal, Match, Ruleset, observe
+from kozel.engine.cards import CARD_OF
+from kozel.engine.tables import subsets, tables_for
 from kozel.sdk import HOUSE_BOTS
-from kozel.sdk.ismcts import IsmctsBot, _Clock
+from kozel.sdk.house import GreedyBot
+from kozel.sdk.ismcts import IsmctsBot, _can_beat, _Clock, _playout, _policy_greedy
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.harness import request_for
 
@@ -178,3 +181,114 @@ def test_kozel_play_seats_it_in_process(tmp_path: Path) -> None:
     out = json.loads(res.stdout)
     assert out["matches"] == 2 and out["errors"] == [] and out["timeouts"] == 0
     assert out["wins"] >= 1
+
+
+def test_can_beat_agrees_with_the_engine() -> None:
+    rules = Ruleset.preset("classic")
+    rng = random.Random(5)
+    found = {True: 0, False: 0}
+    for _ in range(2000):
+        tables = tables_for(rules, rng.randrange(4))
+        cards = rng.sample(range(36), 8)
+        k = rng.randint(1, 4)
+        target = sum(1 << c for c in cards[:k])
+        hand = sum(1 << c for c in cards[4 : 4 + rng.randint(1, 4)])
+        exact = hand.bit_count() >= k and any(tables.set_beats(m, target) for m in subsets(hand, k))
+        assert _can_beat(hand, target, tables.beaten_by) == exact, (hand, target)
+        found[exact] += 1
+    assert min(found.values()) > 100  # both answers were tested
+
+
+def _deal_of(hands: tuple[list[str], list[str]], trump_card: str) -> Deal:
+    """A two-player classic deal with these start hands (seat 0 leads first)."""
+    rules = Ruleset.preset("classic")
+    fixed = [CARD_OF[c] for c in hands[0] + hands[1] + [trump_card]]
+    rest = [c for c in range(36) if c not in fixed]
+    order = [CARD_OF[hands[i % 2][i // 2]] for i in range(8)] + [CARD_OF[trump_card]] + rest
+    deal = Deal.start(rules, 2, order, 1)
+    assert deal.to_act == (0,)
+    assert deal.hands == [sum(1 << CARD_OF[c] for c in h) for h in hands]
+    return deal
+
+
+def test_greedy_policy_leads_cheap_and_trumps_a_rich_lead() -> None:
+    deal = _deal_of((["AD", "7C", "8C", "TH"], ["9H", "6C", "7D", "JC"]), "QH")  # hearts trump
+    rng = random.Random(0)
+    trump = 3
+    lead = _policy_greedy(deal, deal.legal_actions(0), trump, rng, explore=0.0)
+    # GreedyBot's values: the ace of diamonds would be trumped by 9H (-17), the trump ten
+    # holds but spends a trump's power (-5.5); the lowest club loses little (-0.5).
+    assert lead == Action(ActionKind.LEAD, 1 << CARD_OF["7C"])
+    assert not _can_beat(deal.hands[1], 1 << CARD_OF["TH"], deal.tables.beaten_by)
+    assert _can_beat(deal.hands[1], 1 << CARD_OF["AD"], deal.tables.beaten_by)
+    deal.apply(0, Action(ActionKind.LEAD, 1 << CARD_OF["AD"]))
+    answer = _policy_greedy(deal, deal.legal_actions(1), trump, rng, explore=0.0)
+    assert answer == Action(ActionKind.BEAT, 1 << CARD_OF["9H"])  # 11 points for a low trump
+
+
+def test_greedy_playouts_finish_the_deal() -> None:
+    rules = Ruleset.preset("classic")
+    for seed in range(3):
+        deal = Match(rules, 2, seed).deal
+        side = deal.side_of[deal.to_act[0]]
+        policy = IsmctsBot()
+        policy.playout_policy = "greedy"
+        fn = policy._playout_policy()  # noqa: SLF001 - the method under test
+        assert fn is not None
+        value = _playout(deal, side, random.Random(seed), 0.2, True, None, fn)
+        assert deal.over and -1.0 <= value <= 1.0
+
+
+def test_greedy_policy_answers_as_greedy_bot_at_two_players() -> None:
+    """The opponent model of ``read_opponent``: at two players GreedyBot's answer to a lead
+    depends only on its hand, the lead and the talon, so the policy on the real hands gives
+    the same answer."""
+    rules = Ruleset.preset("classic")
+    greedy = GreedyBot()
+    rng = random.Random(0)
+    compared = beats = 0
+    for seed in range(4):
+        match = Match(rules, 2, seed)
+        while not match.over:
+            deal = match.deal
+            seat = deal.to_act[0]
+            req, legal = request_for(deal, seat)
+            choice = legal[greedy.choose(req)]
+            if deal.decision == "respond" and len(legal) > 1:
+                assert _policy_greedy(deal, legal, deal.trump, rng, 0.0) == choice
+                compared += 1
+                beats += choice.kind is ActionKind.BEAT
+            match.apply(seat, choice)
+    assert compared > 100 and 0 < beats < compared
+
+
+def test_reading_the_opponent_keeps_worlds_where_it_answered_as_greedy() -> None:
+    rules = Ruleset.preset("classic")
+    rng = random.Random(3)
+    greedy = GreedyBot()
+    checked = 0
+    for seed in range(2):
+        match = Match(rules, 2, seed)
+        bot = _bot(rules, 2, 0)
+        bot.read_opponent, bot.model_slack = True, 0.0
+        dealt = -1
+        while not match.over:
+            deal = match.deal
+            if len(match.records) != dealt:
+                dealt = len(match.records)
+                bot.on_deal_start(referee_pb2.DealStart(hand=list(observe(deal, 0).hand)))
+            seat = deal.to_act[0]
+            req, legal = request_for(deal, seat)
+            if seat == 0 and deal.decision in ("lead", "respond") and len(legal) > 1:
+                worlds = bot._worlds(req, _Unlimited(), 3)  # noqa: SLF001 - the method under test
+                assert worlds  # the real deal is one of them, so some are drawn
+                real = observe(deal, 0)
+                for w in worlds:
+                    assert observe(w, 0).tricks == real.tricks
+                    assert w.legal_actions(0) == legal
+                    checked += 1
+                choice = legal[rng.randrange(len(legal))]
+            else:
+                choice = legal[greedy.choose(req)] if seat == 1 else legal[0]
+            match.apply(seat, choice)
+    assert checked > 50 and bot.stats["unlikely"] > 0  # some drawn worlds were dropped

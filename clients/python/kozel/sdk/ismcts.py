@@ -20,6 +20,11 @@ it stays inside the move clock). The search stops early once every other candida
 first ``first_worlds`` determinizations are drawn before the search; it draws the others as
 its rounds need them.
 
+Two knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"`` plays
+the playouts by GreedyBot's own judgement on the determinized hands (:func:`_policy_greedy`),
+and ``read_opponent`` (two players) keeps a determinization in which the opponent would not
+have answered a lead as GreedyBot does only with chance ``model_slack``.
+
 Once the talon is empty (penalty game) the deal is played down without draws, and each
 determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
 the remaining tricks, each end rewarded as a playout's is, by the ruleset's scoring entry);
@@ -132,6 +137,11 @@ class _Fail(Exception):
     """This determinization does not reproduce the observation."""
 
 
+class _Unlikely(Exception):
+    """This determinization reproduces the observation, but the opponent's answers in it are
+    not the ones its model would give (a drawn world dropped, not a failure of the model)."""
+
+
 class IsmctsBot(GreedyBot):
     """Information-set Monte Carlo search over determinizations (see the module docstring).
     ``budget_s`` is the think time per decision; ``seed`` makes it repeatable."""
@@ -144,13 +154,18 @@ class IsmctsBot(GreedyBot):
     max_worlds = 48
     first_worlds = 8  # drawn before the search, which draws the others as it needs them
     worlds_share = 0.35  # of the budget, at most, for drawing them
-    candidates = 3  # greedy's best actions searched
+    candidates = 6  # greedy's best actions searched (3 for ismcts-fast, kozel.sdk.house_bots)
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
     settled_z = 2.5  # stop early once every other candidate is this many SEs below (0: never)
     paired = True  # common random numbers (else UCB1 over the candidates)
     points_weight = 0.2  # card points in the reward, beside the deal's penalties
     seen = True  # playouts by _policy_seen (else the older _policy)
+    playout_policy = "seen"  # "greedy": by _policy_greedy instead (GreedyBot's judgement)
+    explore = 0.05  # _policy_greedy's share of random moves
+    read_opponent = False  # two players: determinizations where the opponent answers as
+    # GreedyBot would (kozel.sdk.house), the others dropped but with chance model_slack each
+    model_slack = 0.1
     endgame = True  # solve the deal exactly once the talon is empty (kozel.sdk.endgame)
     solver_nodes = 20_000  # per determinization, else back to the playouts
     endgame_cards = 9  # above two players, solved only with at most this many cards in hand
@@ -177,6 +192,7 @@ class IsmctsBot(GreedyBot):
             "solved": 0,
             "unsolved": 0,
             "overruled": 0,
+            "unlikely": 0,
         }
 
     # -- what the seat learns --------------------------------------------------------------
@@ -281,6 +297,7 @@ class IsmctsBot(GreedyBot):
             and worlds[0].talon_left <= self.solve_talon
         ):
             solve = self._solver_for(worlds[0], side)
+        policy = self._playout_policy()
         diff = [0.0] * n
         diff2 = [0.0] * n
         rounds = 0
@@ -289,17 +306,23 @@ class IsmctsBot(GreedyBot):
                 self._more(worlds)
             world = worlds[rounds % len(worlds)]
             dice = self.rng.random()
-            base = 0.0
+            values: list[float] = []
             for a in range(n):
+                if rounds and a and clock.up():
+                    break  # a round the clock cut short is left out
                 sim = world.clone()
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
-                r = _playout(sim, side, random.Random(dice), self.points_weight, self.seen, solve)
-                if a == 0:
-                    base = r
-                else:
-                    d = r - base
-                    diff[a] += d
-                    diff2[a] += d * d
+                values.append(
+                    _playout(
+                        sim, side, random.Random(dice), self.points_weight, self.seen, solve, policy
+                    )
+                )
+            if len(values) < n:
+                break
+            for a in range(1, n):
+                d = values[a] - values[0]
+                diff[a] += d
+                diff2[a] += d * d
             rounds += 1
             if (
                 self.settled_z
@@ -318,6 +341,19 @@ class IsmctsBot(GreedyBot):
             self.stats["overruled"] += 1
             return cands[best]
         return cands[0]
+
+    def _playout_policy(self) -> _Policy | None:
+        """The playout policy ``playout_policy`` names (None: :func:`_playout`'s default)."""
+        if self.playout_policy == "greedy":
+            explore = self.explore
+
+            def policy(
+                deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
+            ) -> Action:
+                return _policy_greedy(deal, acts, trump, rng, explore)
+
+            return policy
+        return None
 
     def _settled(self, diff: list[float], diff2: list[float], rounds: int) -> bool:
         """Whether every other candidate is worse than greedy's pick by ``settled_z`` standard
@@ -413,12 +449,20 @@ class IsmctsBot(GreedyBot):
         worlds: list[Deal] = []
         tries = 0
         limit = self.max_worlds if limit is None else limit
+        slack = self._slack(plan)
+        fails = 0
         while len(worlds) < limit and (tries < 2 or not clock.up()):
             tries += 1
             try:
-                deal = plan.sample(self.rng)
+                deal = plan.sample(self.rng, slack)
+            except _Unlikely:
+                self.stats["unlikely"] += 1
+                if tries >= 400 and not worlds:
+                    slack = None  # the opponent does not play as modelled here
+                continue
             except (_Fail, IllegalAction):
-                if tries >= 8 and not worlds:
+                fails += 1
+                if fails >= 8 and not worlds:
                     return []  # this position is beyond the model: play greedy
                 continue
             if len(deal.legal_actions(obs.seat)) == want:
@@ -427,14 +471,25 @@ class IsmctsBot(GreedyBot):
             self._plan, self._want = plan, want
         return worlds
 
+    def _slack(self, plan: _Plan) -> float | None:
+        """``model_slack`` when the opponent's answers are read (two players, penalty game)."""
+        assert self.rules is not None
+        if not self.read_opponent or len(plan.active) != 2 or self.rules.is_money:
+            return None
+        return self.model_slack
+
     def _more(self, worlds: list[Deal], tries: int = 3) -> None:
         """One more determinization for ``worlds``, if one of a few draws gives it."""
         plan = self._plan
         if plan is None or len(worlds) >= self.max_worlds:
             return
+        slack = self._slack(plan)
         for _ in range(tries):
             try:
-                deal = plan.sample(self.rng)
+                deal = plan.sample(self.rng, slack)
+            except _Unlikely:
+                self.stats["unlikely"] += 1
+                continue
             except (_Fail, IllegalAction):
                 continue
             if len(deal.legal_actions(plan.me)) == self._want:
@@ -534,9 +589,11 @@ class _Plan:
         }
         self.unseen = [c for c in deck if not seen >> c & 1]
 
-    def sample(self, rng: random.Random) -> Deal:
+    def sample(self, rng: random.Random, slack: float | None = None) -> Deal:
         """A deal drawn at random from the ones consistent with the observation, replayed up
-        to now."""
+        to now. With ``slack`` (two players), the opponent's answers are read as GreedyBot's:
+        a deal in which it would have answered otherwise is dropped (:class:`_Unlikely`) but
+        with chance ``slack`` for each such answer."""
         deck: list[int | None] = [None] * len(self.deck)
         deck[self.indicator_pos] = self.indicator
         free: list[int] = []
@@ -576,13 +633,42 @@ class _Plan:
                     continue
                 if deal.to_act != (play.seat,):
                     raise _Fail
+                read = None
+                if (
+                    slack is not None
+                    and play.seat != self.me
+                    and deal.decision == "respond"
+                    and not trick.combo
+                ):
+                    # The opponent's answer as GreedyBot would give it with this hand: a world
+                    # where it would have answered otherwise is kept only with chance ``slack``.
+                    read = _policy_greedy(deal, deal.legal_actions(play.seat), deal.trump, rng, 0.0)
+                    if (
+                        read.kind is ActionKind.BEAT
+                        if not play.cards
+                        else read.cards != _mask(play.cards)
+                    ) and rng.random() >= slack:
+                        raise _Unlikely
                 if play.cards:
                     cards = _mask(play.cards)
                 else:  # another seat's face-down discard: cards it had and need not keep
                     hand = [c for c in _bits(deal.hands[play.seat]) if c not in keep[play.seat]]
                     if len(hand) < play.count:
                         raise _Fail
-                    if shed and self.indicator in hand:  # the known trump card goes first
+                    if (
+                        read is not None
+                        and read.kind is ActionKind.DISCARD
+                        and not read.cards & ~sum(1 << c for c in hand)
+                        and (
+                            not shed
+                            or read.cards >> self.indicator & 1
+                            or self.indicator not in hand
+                        )
+                    ):
+                        picked = _bits(read.cards)  # the discard GreedyBot would make
+                        if shed and self.indicator in picked:
+                            shed = False
+                    elif shed and self.indicator in hand:  # the known trump card goes first
                         hand.remove(self.indicator)
                         picked = [self.indicator, *rng.sample(hand, play.count - 1)]
                         shed = False
@@ -656,11 +742,13 @@ def _playout(
     points_weight: float = 0.2,
     seen: bool = False,
     solve: Callable[[Deal], float | None] | None = None,
+    policy: _Policy | None = None,
 ) -> float:
     """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]. With
     ``solve``, the rest is solved exactly once the talon is empty (if ``solve`` can)."""
     trump = "SCDH".index(deal.trump_suit)
-    policy = _policy_seen if seen else _policy
+    if policy is None:
+        policy = _policy_seen if seen else _policy
     while not deal.over:
         if solve is not None and not deal.talon_left and deal.decision in ("lead", "respond"):
             v = solve(deal)
@@ -738,6 +826,137 @@ def _premium(mask: int, trump: int) -> float:
 def _cost(mask: int, trump: int) -> float:
     """What spending these cards gives up: their points and their premium."""
     return points(mask) + _premium(mask, trump)
+
+
+_Policy = Callable[[Deal, Sequence[Action], int, random.Random], Action]
+
+
+def _greedy_power(card: int, trump: int) -> float:
+    """GreedyBot's power of a card (what holding it is worth beyond its points)."""
+    g = GreedyBot
+    if card == 0:
+        return g.power_shokha
+    rank = card % 9
+    if card // 9 == trump:
+        return g.power_trump + g.power_trump_rank * rank
+    if rank == 8:
+        return g.power_ace
+    if rank == 7:
+        return g.power_ten
+    if rank == 6:
+        return g.power_king
+    return g.power_low * rank
+
+
+_GPOWER = tuple(tuple(_greedy_power(c, t) for c in range(36)) for t in range(4))
+
+
+def _gpower(mask: int, table: tuple[float, ...]) -> float:
+    v = 0.0
+    while mask:
+        low = mask & -mask
+        v += table[low.bit_length() - 1]
+        mask ^= low
+    return v
+
+
+def _can_beat(hand: int, target: int, beaten_by: Sequence[int]) -> bool:
+    """Whether ``hand`` holds a set that beats ``target`` (Hall's condition over the target's
+    cards: every subset of them is beaten, one by one, by as many cards of the hand)."""
+    if target & (target - 1) == 0:
+        return bool(hand & beaten_by[target.bit_length() - 1])
+    unions: list[tuple[int, int]] = []
+    c = target
+    while c:
+        low = c & -c
+        bw = hand & beaten_by[low.bit_length() - 1]
+        if not bw:
+            return False
+        unions += [(u | bw, n + 1) for u, n in unions]
+        unions.append((bw, 1))
+        c ^= low
+    return all(u.bit_count() >= n for u, n in unions)
+
+
+def _policy_greedy(
+    deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random, explore: float = 0.05
+) -> Action:
+    """GreedyBot's one-trick judgement (its card powers and values) on the determinized
+    hands: whether a lead or a beat will be beaten is read off the hands (beaten with
+    GreedyBot's ``will_beat`` chance) instead of estimated from the unseen cards."""
+    if len(acts) == 1:
+        return acts[0]
+    if explore and rng.random() < explore:
+        return acts[rng.randrange(len(acts))]
+    kind = acts[0].kind
+    if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
+        return acts[0]
+    beaten_by = deal.tables.beaten_by
+    side_of = deal.side_of
+    hands = deal.hands
+    table = _GPOWER[trump]
+    pf = 1.0 if deal.talon_left else GreedyBot.endgame_power
+    will = GreedyBot.will_beat
+    if kind is ActionKind.LEAD:
+        seat = deal.leader
+        mine = side_of[seat]
+        opps = [hands[s] for s in deal.active if side_of[s] != mine and hands[s]]
+        others = sum(1 for s in deal.active if s != seat and hands[s])
+        n_opp = sum(h.bit_count() for h in opps)
+        avg = sum(points(h) for h in opps) / n_opp if n_opp else 0.0
+        best, best_v = acts[0], -1e9
+        for a in acts:
+            m = a.cards
+            k = m.bit_count()
+            pts = points(m)
+            p = 0.0
+            for h in opps:
+                if h.bit_count() >= k and _can_beat(h, m, beaten_by):
+                    p = will
+                    break
+            v = (1 - p) * (pts + others * k * avg) - p * (pts + k * avg) - pf * _gpower(m, table)
+            if v > best_v:
+                best, best_v = a, v
+        return best
+    on_table = 0
+    for p_ in deal.trick:
+        on_table |= p_.cards
+    stake0 = points(on_table)
+    seat = deal.responders[deal.resp_i]
+    mine = side_of[seat]
+    later = [s for s in deal.responders[deal.resp_i + 1 :] if hands[s]]
+    later_opps = [hands[s] for s in later if side_of[s] != mine]
+    partner_wins = side_of[deal.win_seat] == mine
+    held = hands[seat].bit_count()
+    avg = points(hands[seat]) / held if held else 0.0
+    best, best_v = acts[0], -1e9
+    for a in acts:
+        m = a.cards
+        k = m.bit_count()
+        pts = points(m)
+        later_cards = len(later) * k * avg
+        if a.kind is ActionKind.BEAT:
+            p = 0.0
+            for h in later_opps:
+                if _can_beat(h, m, beaten_by):
+                    p = will
+                    break
+            stake = stake0 + pts + later_cards
+            v = (1 - p) * stake - p * stake
+        elif partner_wins:
+            p = 0.0
+            for h in later_opps:
+                if _can_beat(h, deal.win_mask, beaten_by):
+                    p = will
+                    break
+            stake = stake0 + pts
+            v = (1 - p) * (stake + later_cards) - p * stake
+        else:
+            v = -(stake0 + pts)
+        v -= pf * _gpower(m, table)
+        if v > best_v:
+            best, best_v = a, v
+    return best
 
 
 def _policy(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) -> Action:
