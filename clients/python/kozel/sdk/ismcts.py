@@ -878,12 +878,9 @@ def _can_beat(hand: int, target: int, beaten_by: Sequence[int]) -> bool:
     return all(u.bit_count() >= n for u, n in unions)
 
 
-def _policy_greedy(
-    deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random, explore: float = 0.05
-) -> Action:
-    """GreedyBot's one-trick judgement (its card powers and values) on the determinized
-    hands: whether a lead or a beat will be beaten is read off the hands (beaten with
-    GreedyBot's ``will_beat`` chance) instead of estimated from the unseen cards."""
+def _trivial(acts: Sequence[Action], rng: random.Random, explore: float) -> Action | None:
+    """A playout policy's answer before any judgement: the only action, a random one with
+    chance ``explore``, or the first of a declaration window's; None when judgement is due."""
     if len(acts) == 1:
         return acts[0]
     if explore and rng.random() < explore:
@@ -891,6 +888,19 @@ def _policy_greedy(
     kind = acts[0].kind
     if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
         return acts[0]
+    return None
+
+
+def _policy_greedy(
+    deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random, explore: float = 0.05
+) -> Action:
+    """GreedyBot's one-trick judgement (its card powers and values) on the determinized
+    hands: whether a lead or a beat will be beaten is read off the hands (beaten with
+    GreedyBot's ``will_beat`` chance) instead of estimated from the unseen cards."""
+    trivial = _trivial(acts, rng, explore)
+    if trivial is not None:
+        return trivial
+    kind = acts[0].kind
     beaten_by = deal.tables.beaten_by
     side_of = deal.side_of
     hands = deal.hands
@@ -986,13 +996,10 @@ def _policy_seen(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Ran
     """A one-trick policy that sees the determinized hands (every seat plays as if it knew
     them): it leads what the opponents cannot beat, beats when the trick is worth the cards,
     and otherwise sheds its cheapest cards."""
-    if len(acts) == 1:
-        return acts[0]
-    if rng.random() < 0.1:
-        return acts[rng.randrange(len(acts))]
+    trivial = _trivial(acts, rng, 0.1)
+    if trivial is not None:
+        return trivial
     kind = acts[0].kind
-    if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
-        return acts[0]
     beaten_by = deal.tables.beaten_by
     side_of = deal.side_of
     hands = deal.hands
