@@ -26,10 +26,12 @@ MISSED_LIMIT = 256  # DealEnd/MatchEnd messages kept for a detached session
 
 class Outbox:
     """Messages waiting to be written to one stream. Bounded: a bot that does not read is cut
-    off rather than allowed to grow the server's memory."""
+    off rather than allowed to grow the server's memory. A deque and one waiter, not an
+    ``asyncio.Queue``: one writer task reads it, and this is on every decision's path."""
 
     def __init__(self, limit: int) -> None:
-        self._queue: asyncio.Queue[rpb.PlayResponse | None] = asyncio.Queue()  # None: end
+        self._items: deque[rpb.PlayResponse] = deque()
+        self._waiter: asyncio.Future[None] | None = None  # the writer, while it has nothing
         self._limit = limit
         self.status: tuple[grpc.StatusCode, str] | None = None
         self.closed = False
@@ -37,25 +39,38 @@ class Outbox:
     def put(self, msg: rpb.PlayResponse) -> None:
         if self.closed:
             return
-        if self._queue.qsize() >= self._limit:
-            self._queue = asyncio.Queue()  # drop the backlog: the close must not wait behind it
+        if len(self._items) >= self._limit:
+            self._items.clear()  # drop the backlog: the close must not wait behind it
             self.close(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"the bot read too slowly: {self._limit} messages were waiting",
             )
             return
-        self._queue.put_nowait(msg)
+        self._items.append(msg)
+        self._wake()
 
     def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
         """End the stream after what is queued (with an error status when ``code`` is given)."""
         if not self.closed:
             self.closed = True
             self.status = (code, details) if code is not None else None
-            self._queue.put_nowait(None)
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def get(self) -> rpb.PlayResponse | None:
         """The next message to write; None once the stream is to end."""
-        return await self._queue.get()
+        while not self._items:
+            if self.closed:
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self._items.popleft()
 
 
 class RemoteLink(SeatLink):
