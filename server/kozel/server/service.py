@@ -68,7 +68,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     async def Play(
         self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[rpb.PlayResponse]:
+    ) -> None:
+        # A coroutine that writes with context.write(), not an async generator: grpc.aio
+        # would drive a generator with one more frame and step per message.
         # The stream cap is kept here rather than by the call limits interceptor, whose
         # wrapping generator would add a frame to every message of every stream.
         if self.open_streams >= self.config.max_streams:
@@ -105,7 +107,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                         break
                     if msg.HasField("decision"):
                         session.written(msg.decision, loop.time())
-                    yield msg
+                    await context.write(msg)
             finally:
                 metrics.ACTIVE_STREAMS.dec()
                 session.detach(outbox)
