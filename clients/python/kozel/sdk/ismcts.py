@@ -20,10 +20,12 @@ it stays inside the move clock). The search stops early once every other candida
 first ``first_worlds`` determinizations are drawn before the search; it draws the others as
 its rounds need them.
 
-Two knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"`` plays
-the playouts by GreedyBot's own judgement on the determinized hands (:func:`_policy_greedy`),
-and ``read_opponent`` (two players) keeps a determinization in which the opponent would not
-have answered a lead as GreedyBot does only with chance ``model_slack``.
+Three knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"``
+plays the playouts by GreedyBot's own judgement on the determinized hands
+(:func:`_policy_greedy`), ``read_opponent`` (two players) keeps a determinization in which the
+opponent would not have answered a lead as GreedyBot does only with chance ``model_slack``,
+and ``match_aware`` values a deal's penalties by the match win chance they leave
+(:func:`_match_term`; at two players the same as the linear reward).
 
 Once the talon is empty (penalty game) the deal is played down without draws, and each
 determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
