@@ -20,7 +20,15 @@ from kozel.engine.cards import CARD_OF
 from kozel.engine.tables import subsets, tables_for
 from kozel.sdk import HOUSE_BOTS
 from kozel.sdk.house import GreedyBot
-from kozel.sdk.ismcts import IsmctsBot, _can_beat, _Clock, _playout, _policy_greedy
+from kozel.sdk.ismcts import (
+    IsmctsBot,
+    _can_beat,
+    _Clock,
+    _match_term,
+    _MatchModel,
+    _playout,
+    _policy_greedy,
+)
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.harness import request_for
 
@@ -292,3 +300,65 @@ def test_reading_the_opponent_keeps_worlds_where_it_answered_as_greedy() -> None
                 choice = legal[greedy.choose(req)] if seat == 1 else legal[0]
             match.apply(seat, choice)
     assert checked > 50 and bot.stats["unlikely"] > 0  # some drawn worlds were dropped
+
+
+def test_match_model_win_chances() -> None:
+    rules = Ruleset.preset("classic")
+    model = _MatchModel(rules, 1)
+    assert model.chances((0, 0)) == pytest.approx((0.5, 0.5))
+    assert model.chances((0, 0, 0)) == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+    # Two players at 10 each: the next deal decides; one deal short of the limit, 3 of 4.
+    assert model.chances((10, 10)) == pytest.approx((0.5, 0.5))
+    assert model.chances((8, 10)) == pytest.approx((0.75, 0.25))
+    # A side that crosses the limit is out; the last two play on under flat2.
+    assert model.after((12, 4, 4)) == pytest.approx((0.0, 0.5, 0.5))
+    assert model.after((12, 12, 4)) == (0.0, 0.0, 1.0)
+    assert sum(model.chances((2, 6, 4))) == pytest.approx(1.0)
+    assert model.chances((8, 0, 0))[0] < model.chances((4, 0, 0))[0] < 1 / 3
+    first_out = _MatchModel(Ruleset.preset("classic", {"elimination": "first_out"}), 1)
+    assert first_out.after((12, 4, 6)) == (0.0, 1.0, 0.0)
+    assert first_out.after((12, 4, 4)) == (0.0, 0.5, 0.5)
+
+
+def test_match_term_is_the_linear_reward_at_two_players_and_not_at_three() -> None:
+    rules = Ruleset.preset("classic")
+    two = Deal.start(rules, 2, list(range(36)), 0)
+    for totals in [(0, 0), (10, 0), (6, 8)]:
+        term = _match_term(rules, two, totals, 0)
+        assert term is not None
+        assert term([0, 2]) == pytest.approx(1 / 3)  # won: as the linear term
+        assert term([2, 0]) == pytest.approx(-1 / 3)
+    three = Deal.start(rules, 3, list(range(36)), 0)
+    term = _match_term(rules, three, (0, 0, 0), 0)
+    assert term is not None
+    assert term([0, 2, 4]) == pytest.approx(0.5) and term([4, 2, 0]) == pytest.approx(-0.5)
+    assert -0.5 < term([2, 0, 4]) < 0  # second is worth less than halfway at three
+    # At 10 of 12, second and third both put it out: only coming top counts.
+    term = _match_term(rules, three, (10, 0, 0), 0)
+    assert term is not None
+    assert term([2, 0, 4]) == pytest.approx(term([4, 0, 2])) == pytest.approx(-0.5)
+    # Where the totals leave nothing to play for, or the match is of fixed deals: linear.
+    assert _match_term(rules, three, (12, 0, 0), 0) is None
+    fixed = Ruleset.preset("classic", {"fixed_deals": 5})
+    assert _match_term(fixed, Deal.start(fixed, 2, list(range(36)), 0), (0, 0), 0) is None
+    assert _match_term(rules, two, (), 0) is None
+
+
+def test_match_aware_bot_answers_legally() -> None:
+    rules = Ruleset.preset("classic")
+    match = Match(rules, 3, 5)
+    bot = _bot(rules, 3, 0, budget=0.02)
+    bot.match_aware = True
+    bot.on_deal_start(
+        referee_pb2.DealStart(hand=list(observe(match.deal, 0).hand), penalty_totals=[4, 0, 8])
+    )
+    deal = match.deal
+    asked = 0
+    while not deal.over:
+        seat = deal.to_act[0]
+        req, legal = request_for(deal, seat)
+        choice = bot.choose(req) if seat == 0 else 0
+        assert 0 <= choice < len(legal)
+        asked += seat == 0
+        deal.apply(seat, legal[choice])
+    assert asked and bot.stats["searched"] + bot.stats["solved"] > 0

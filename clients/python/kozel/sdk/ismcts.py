@@ -20,10 +20,12 @@ it stays inside the move clock). The search stops early once every other candida
 first ``first_worlds`` determinizations are drawn before the search; it draws the others as
 its rounds need them.
 
-Two knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"`` plays
-the playouts by GreedyBot's own judgement on the determinized hands (:func:`_policy_greedy`),
-and ``read_opponent`` (two players) keeps a determinization in which the opponent would not
-have answered a lead as GreedyBot does only with chance ``model_slack``.
+Three knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"``
+plays the playouts by GreedyBot's own judgement on the determinized hands
+(:func:`_policy_greedy`), ``read_opponent`` (two players) keeps a determinization in which the
+opponent would not have answered a lead as GreedyBot does only with chance ``model_slack``,
+and ``match_aware`` values a deal's penalties by the match win chance they leave
+(:func:`_match_term`; at two players the same as the linear reward).
 
 Once the talon is empty (penalty game) the deal is played down without draws, and each
 determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
@@ -37,6 +39,7 @@ deals it cannot determinize (a ``random_middle`` trump, mid-trick interrupts) ar
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import time
@@ -55,7 +58,7 @@ from kozel.engine import (
     Ruleset,
 )
 from kozel.engine.cards import CODES, SUIT_OF, points
-from kozel.engine.rules import FirstLead, TrumpMode
+from kozel.engine.rules import Elimination, FirstLead, Scheme, TrumpMode
 from kozel.engine.scoring import deal_penalties
 from kozel.sdk.endgame import Exhausted, Solver
 from kozel.sdk.house import GreedyBot
@@ -160,6 +163,8 @@ class IsmctsBot(GreedyBot):
     settled_z = 2.5  # stop early once every other candidate is this many SEs below (0: never)
     paired = True  # common random numbers (else UCB1 over the candidates)
     points_weight = 0.2  # card points in the reward, beside the deal's penalties
+    match_aware = False  # a deal's penalties valued by the match win chance they leave
+    # (_match_term), not linearly
     seen = True  # playouts by _policy_seen (else the older _policy)
     playout_policy = "seen"  # "greedy": by _policy_greedy instead (GreedyBot's judgement)
     explore = 0.05  # _policy_greedy's share of random moves
@@ -182,6 +187,7 @@ class IsmctsBot(GreedyBot):
         self.rules: Ruleset | None = None
         self.start_hand = 0
         self.prev_last_winner: int | None = None
+        self.totals: tuple[int, ...] = ()  # penalty totals per side before this deal
         self._plan: _Plan | None = None
         self._want = 0
         self.stats = {
@@ -211,6 +217,13 @@ class IsmctsBot(GreedyBot):
 
     def on_deal_start(self, msg: referee_pb2.DealStart) -> None:
         self.start_hand = _mask(msg.hand)
+        self.totals = tuple(msg.penalty_totals)
+
+    def _term(self, deal: Deal, side: int) -> Callable[[Sequence[int | None]], float] | None:
+        """The match-aware value of a deal's penalties for ``side`` (None: linear)."""
+        if not self.match_aware or self.rules is None or self.rules.is_money:
+            return None
+        return _match_term(self.rules, deal, self.totals, side)
 
     def on_deal_end(self, msg: referee_pb2.DealEnd) -> None:
         if msg.tricks:
@@ -260,7 +273,9 @@ class IsmctsBot(GreedyBot):
         allows (greedy's order breaks ties); None if a position is too large to solve."""
         assert self.rules is not None
         side = self.rules.side_of(worlds[0].players)[me]
-        reward = _solver_reward(self.rules, worlds[0], side, self.points_weight)
+        reward = _solver_reward(
+            self.rules, worlds[0], side, self.points_weight, self._term(worlds[0], side)
+        )
         totals = [0.0] * len(ranked)
         done = 0
         memo: dict[tuple[object, ...], tuple[float, float]] = {}
@@ -298,6 +313,7 @@ class IsmctsBot(GreedyBot):
         ):
             solve = self._solver_for(worlds[0], side)
         policy = self._playout_policy()
+        term = self._term(worlds[0], side)
         diff = [0.0] * n
         diff2 = [0.0] * n
         rounds = 0
@@ -314,7 +330,14 @@ class IsmctsBot(GreedyBot):
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
                 values.append(
                     _playout(
-                        sim, side, random.Random(dice), self.points_weight, self.seen, solve, policy
+                        sim,
+                        side,
+                        random.Random(dice),
+                        self.points_weight,
+                        self.seen,
+                        solve,
+                        policy,
+                        term,
                     )
                 )
             if len(values) < n:
@@ -369,7 +392,7 @@ class IsmctsBot(GreedyBot):
         """Exact values of playout positions (talon empty) with a shared memo; None when a
         position needs more than ``playout_nodes``."""
         assert self.rules is not None
-        reward = _solver_reward(self.rules, deal, side, self.points_weight)
+        reward = _solver_reward(self.rules, deal, side, self.points_weight, self._term(deal, side))
         memo: dict[tuple[object, ...], tuple[float, float]] = {}
         nodes = self.playout_nodes
 
@@ -743,6 +766,7 @@ def _playout(
     seen: bool = False,
     solve: Callable[[Deal], float | None] | None = None,
     policy: _Policy | None = None,
+    term: Callable[[Sequence[int | None]], float] | None = None,
 ) -> float:
     """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]. With
     ``solve``, the rest is solved exactly once the talon is empty (if ``solve`` can)."""
@@ -759,7 +783,7 @@ def _playout(
         acts = deal.legal_actions(seat)
         deal.apply(seat, policy(deal, acts, trump, rng))
     others = [s for s in deal.active_sides() if s != side]
-    return _reward(deal.penalties(), deal.card_points(), side, others, points_weight)
+    return _reward(deal.penalties(), deal.card_points(), side, others, points_weight, term)
 
 
 def _reward(
@@ -768,21 +792,27 @@ def _reward(
     side: int,
     others: Sequence[int],
     points_weight: float,
+    term: Callable[[Sequence[int | None]], float] | None = None,
 ) -> float:
     """A finished deal's value for ``side`` in [-1, 1]: the penalties it pays fewer than the
-    others on average, with a share of its card-point margin (card points alone in the money
-    game, ``pen`` None)."""
+    others on average (or ``term`` of the penalties, :func:`_match_term`), with a share of its
+    card-point margin (card points alone in the money game, ``pen`` None)."""
     opp_pts = sum(pts[s] for s in others) / max(1, len(others))
     if pen is None:
         return (pts[side] - opp_pts) / 120
-    opp_pen = sum(pen[s] or 0 for s in others) / max(1, len(others))
-    return ((opp_pen - (pen[side] or 0)) / 6 + points_weight * (pts[side] - opp_pts) / 120) / (
-        1 + points_weight
-    )
+    if term is not None:
+        value = term(pen)
+    else:
+        value = (sum(pen[s] or 0 for s in others) / max(1, len(others)) - (pen[side] or 0)) / 6
+    return (value + points_weight * (pts[side] - opp_pts) / 120) / (1 + points_weight)
 
 
 def _solver_reward(
-    rules: Ruleset, deal: Deal, side: int, points_weight: float
+    rules: Ruleset,
+    deal: Deal,
+    side: int,
+    points_weight: float,
+    term: Callable[[Sequence[int | None]], float] | None = None,
 ) -> Callable[[Sequence[int], Sequence[int]], float]:
     """The solver's terminal value: :func:`_reward` of the penalties the deal's scoring entry
     charges for these points and tricks per side."""
@@ -796,9 +826,122 @@ def _solver_reward(
         pen: list[int | None] = [None] * n
         for s, p in zip(sides, charged):
             pen[s] = p
-        return _reward(pen, pts, side, others, points_weight)
+        return _reward(pen, pts, side, others, points_weight, term)
 
     return reward
+
+
+class _MatchModel:
+    """Each side's chance to win the match from penalty totals, under a plain model of the
+    deals to come: every order of the sides' places equally likely, each place charged as the
+    ruleset's scoring scheme charges it (a graded scheme's non-top places 2). The limit, the
+    elimination rule (last survivor, first out) and the scoring entry per number of sides left
+    are the ruleset's; the sides are ``seats_per`` seats each."""
+
+    def __init__(self, rules: Ruleset, seats_per: int) -> None:
+        self.limit = rules.limit
+        self.first_out = rules.elimination == Elimination.FIRST_OUT
+        self.rules = rules
+        self.seats_per = seats_per
+        self.memo: dict[tuple[int, ...], tuple[float, ...]] = {}
+        self.places: dict[int, tuple[int, ...]] = {}
+
+    def place_penalties(self, k: int) -> tuple[int, ...]:
+        """What the places 1..k pay in a deal of ``k`` sides."""
+        got = self.places.get(k)
+        if got is None:
+            entry = self.rules.scoring_for(k * self.seats_per)
+            if entry.scheme == Scheme.POSITIONAL:
+                got = tuple(2 * p for p in range(k))
+            else:
+                got = (0,) + (2,) * (k - 1)
+            self.places[k] = got
+        return got
+
+    def after(self, totals: Sequence[int]) -> tuple[float, ...]:
+        """Each side's win chance once a deal has brought the totals to ``totals``."""
+        k = len(totals)
+        out = [i for i in range(k) if totals[i] >= self.limit]
+        if not out:
+            return self.chances(tuple(totals))
+        rest = [i for i in range(k) if i not in out]
+        won = [0.0] * k
+        if self.first_out:
+            if rest:
+                low = min(totals[i] for i in rest)
+                best = [i for i in rest if totals[i] == low]
+                for i in best:
+                    won[i] = 1.0 / len(best)
+        elif len(rest) == 1:
+            won[rest[0]] = 1.0
+        elif rest:
+            for i, v in zip(rest, self.chances(tuple(totals[i] for i in rest))):
+                won[i] = v
+        return tuple(won)
+
+    def chances(self, totals: tuple[int, ...]) -> tuple[float, ...]:
+        """Each side's win chance before a deal, the totals ``totals``."""
+        got = self.memo.get(totals)
+        if got is not None:
+            return got
+        k = len(totals)
+        if k == 1:
+            return (1.0,)
+        pens = self.place_penalties(k)
+        acc = [0.0] * k
+        orders = list(itertools.permutations(range(k)))
+        for order in orders:
+            for i, v in enumerate(self.after([totals[i] + pens[order[i]] for i in range(k)])):
+                acc[i] += v
+        got = tuple(a / len(orders) for a in acc)
+        self.memo[totals] = got
+        return got
+
+
+_MATCH_MODELS: dict[tuple[int, int], _MatchModel] = {}
+
+
+def _match_term(
+    rules: Ruleset, deal: Deal, totals: Sequence[int], side: int
+) -> Callable[[Sequence[int | None]], float] | None:
+    """A deal's penalties (per side) valued for ``side`` by the match win chance they leave
+    (:class:`_MatchModel`, from the totals before the deal), mapped linearly onto the scale of
+    :func:`_reward`'s linear term: the model's best and worst outcomes of this deal for
+    ``side`` get the linear term's best and worst values. None when the match is of fixed
+    deals, the totals are unknown, or no outcome of the deal changes the chance."""
+    sides = deal.active_sides()
+    if rules.fixed_deals is not None or len(totals) < deal.n_sides or side not in sides:
+        return None
+    if any(totals[s] >= rules.limit for s in sides):
+        return None
+    seats_per = max(1, len(deal.active) // len(sides))
+    model = _MATCH_MODELS.setdefault((id(rules), seats_per), _MatchModel(rules, seats_per))
+    me = sides.index(side)
+    base = [totals[s] for s in sides]
+    k = len(sides)
+    pens = model.place_penalties(k)
+    vals: list[float] = []
+    lin: list[float] = []
+    for order in itertools.permutations(range(k)):
+        vals.append(model.after([base[i] + pens[order[i]] for i in range(k)])[me])
+        mine = pens[order[me]]
+        lin.append((sum(pens[o] for o in order) - mine) / (k - 1) / 6 - mine / 6)
+    hi, lo = max(vals), min(vals)
+    if hi - lo < 1e-6:
+        return None
+    scale = (max(lin) - min(lin)) / (hi - lo)
+    mid = (hi + lo) / 2
+    cache: dict[tuple[int, ...], float] = {}
+
+    def term(pen: Sequence[int | None]) -> float:
+        key = tuple(pen[s] or 0 for s in sides)
+        v = cache.get(key)
+        if v is None:
+            v = (model.after([b + p for b, p in zip(base, key)])[me] - mid) * scale
+            cache[key] = v
+        return v
+
+    return term
 
 
 def _card_premium(card: int, trump: int) -> float:
