@@ -298,7 +298,9 @@ def test_a_second_referee_on_a_live_ladder_is_refused_and_aborted_matches_keep_t
     db = f"sqlite:///{data / 'kozel.db'}"
     store = Store(db)
     store.migrate()
-    tokens = _tokens(store, "x", n=1)
+    # ismcts thinks for real: a match lasts long enough to be running when the drain comes
+    # (greedy against random could end between the check and the signal on a busy machine).
+    tokens = {name: store.register_bot(name) for name in ("ismcts-x0", "random-x0")}
     store.close()
     ladders = fleet.ladder_file(tmp_path / "l.yaml", "x-2p")
     ref = fleet.referee(tmp_path, "ref-x", ladders, db, "--drain-timeout", "0")
