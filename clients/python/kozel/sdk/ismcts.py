@@ -189,6 +189,7 @@ class IsmctsBot(GreedyBot):
         self.prev_last_winner: int | None = None
         self.totals: tuple[int, ...] = ()  # penalty totals per side before this deal
         self._plan: _Plan | None = None
+        self._models: dict[int, _MatchModel] = {}  # by seats per side, for this match's rules
         self._want = 0
         self.stats = {
             "searched": 0,
@@ -212,6 +213,7 @@ class IsmctsBot(GreedyBot):
                 else {}
             )
             self.rules = _ruleset(msg.ruleset.preset or "classic", options, msg.players)
+            self._models = {}  # the match models of these rules (match_aware)
         except (RulesError, ValueError, TypeError, KeyError, IllegalAction):
             self.rules = None  # unknown knobs: play greedy
 
@@ -223,7 +225,7 @@ class IsmctsBot(GreedyBot):
         """The match-aware value of a deal's penalties for ``side`` (None: linear)."""
         if not self.match_aware or self.rules is None or self.rules.is_money:
             return None
-        return _match_term(self.rules, deal, self.totals, side)
+        return _match_term(self.rules, deal, self.totals, side, self._models)
 
     def on_deal_end(self, msg: referee_pb2.DealEnd) -> None:
         if msg.tricks:
@@ -898,24 +900,29 @@ class _MatchModel:
         return got
 
 
-_MATCH_MODELS: dict[tuple[int, int], _MatchModel] = {}
-
-
 def _match_term(
-    rules: Ruleset, deal: Deal, totals: Sequence[int], side: int
+    rules: Ruleset,
+    deal: Deal,
+    totals: Sequence[int],
+    side: int,
+    models: dict[int, _MatchModel] | None = None,
 ) -> Callable[[Sequence[int | None]], float] | None:
     """A deal's penalties (per side) valued for ``side`` by the match win chance they leave
     (:class:`_MatchModel`, from the totals before the deal), mapped linearly onto the scale of
     :func:`_reward`'s linear term: the model's best and worst outcomes of this deal for
     ``side`` get the linear term's best and worst values. None when the match is of fixed
-    deals, the totals are unknown, or no outcome of the deal changes the chance."""
+    deals, the totals are unknown, or no outcome of the deal changes the chance. ``models``
+    keeps the models (by seats per side) of one ruleset from call to call."""
     sides = deal.active_sides()
     if rules.fixed_deals is not None or len(totals) < deal.n_sides or side not in sides:
         return None
     if any(totals[s] >= rules.limit for s in sides):
         return None
     seats_per = max(1, len(deal.active) // len(sides))
-    model = _MATCH_MODELS.setdefault((id(rules), seats_per), _MatchModel(rules, seats_per))
+    models = {} if models is None else models
+    model = models.get(seats_per)
+    if model is None:
+        model = models[seats_per] = _MatchModel(rules, seats_per)
     me = sides.index(side)
     base = [totals[s] for s in sides]
     k = len(sides)
