@@ -3,10 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The engine's hot modules compiled with mypyc (engine/build_native.py); rebuilt when an engine
-# source changes. Without a C compiler the engine runs as pure Python.
+# The engine's hot modules and the SDK's search compiled with mypyc (engine/build_native.py);
+# rebuilt when a source of either changes. Without a C compiler both run as pure Python.
 NATIVE := $(VENV)/.native
-ENGINE_SOURCES := $(wildcard engine/kozel/engine/*.py) engine/build_native.py
+ENGINE_SOURCES := $(wildcard engine/kozel/engine/*.py clients/python/kozel/sdk/*.py) \
+  engine/build_native.py
 SHARED_VECTORS ?= ../shared/vectors
 
 .PHONY: demo test lint fix setup bench clean lock proto native
@@ -74,7 +75,7 @@ lock:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build/native \
-	  engine/kozel/engine/_native
+	  engine/kozel/engine/_native clients/python/kozel/sdk/_native
 
 # Regenerate the Python stubs in clients/python/kozel/v1 from proto/ (committed; a test checks
 # they are current).

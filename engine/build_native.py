@@ -1,11 +1,15 @@
-"""Compile the engine's hot modules with mypyc (``make setup`` runs this after the install).
+"""Compile the engine's hot modules with mypyc (``make setup`` runs this after the install),
+and with them the SDK's search (``kozel.sdk.playout`` and ``kozel.sdk.endgame``).
 
-The extension modules go to ``engine/kozel/engine/_native/`` (not in git) with, last, the
-digest of the sources they were built from; ``kozel.engine`` loads them only while that digest
-matches the sources (see ``kozel.engine.native``). Without a C compiler or the Python headers,
-or if anything fails, this prints one line and the engine runs as pure Python: the exit status
-is 0 either way. ``--strict`` makes a failed build exit 1 (for checking the build itself).
-The compiler's output goes to ``build/native/build.log``.
+The extension modules go to ``engine/kozel/engine/_native/`` and
+``clients/python/kozel/sdk/_native/`` (not in git), each with, last, the digest of the sources
+they were built from; ``kozel.engine`` and ``kozel.sdk`` load them only while that digest
+matches the sources (see ``kozel.engine.native`` and ``kozel.sdk.native``). The two are built in
+one run, as two groups: the SDK's calls into the engine's classes are native ones (about a third
+faster than through Python), so its build is of one engine build and loads only on it. Without a
+C compiler or the Python headers, or if anything fails, this prints one line and the engine runs
+as pure Python: the exit status is 0 either way. ``--strict`` makes a failed build exit 1 (for
+checking the build itself). The compiler's output goes to ``build/native/build.log``.
 """
 
 from __future__ import annotations
@@ -26,20 +30,20 @@ BUILD = ROOT / "build" / "native"
 LOG = BUILD / "build.log"
 
 
-def _load_native() -> ModuleType:
-    """``kozel.engine.native`` of this checkout, loaded alone (not the engine it guards)."""
-    spec = importlib.util.spec_from_file_location(
-        "_kozel_engine_native", ROOT / "engine" / "kozel" / "engine" / "native.py"
-    )
+def _load(path: Path, name: str) -> ModuleType:
+    """The module at ``path``, loaded alone (not the package whose build it guards)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-native = _load_native()
+native = _load(ROOT / "engine" / "kozel" / "engine" / "native.py", "_kozel_engine_native")
+sdk_native = _load(ROOT / "clients" / "python" / "kozel" / "sdk" / "native.py", "_kozel_sdk_native")
 
-GROUP = "kozel.engine._native_lib"  # the shared library every compiled module's stub loads
+GROUP = "kozel.engine._native_lib"  # the shared library every compiled engine module's stub loads
+SDK_GROUP = "kozel.sdk._native_lib"  # the same for the SDK's
 
 
 def _missing_toolchain() -> str | None:
@@ -65,9 +69,13 @@ def _compile() -> None:
 
     os.chdir(ROOT)  # mypy reads pyproject.toml's settings, as `make lint` does
     paths = [f"engine/kozel/engine/{m}.py" for m in native.MODULES]
+    sdk_paths = [f"clients/python/kozel/sdk/{m}.py" for m in sdk_native.MODULES]
     options = ["--no-warn-unused-configs", "--cache-dir", str(BUILD / "mypy-cache")]
     extensions = mypycify(
-        [*options, *paths], group_name=GROUP, target_dir=str(BUILD / "c"), opt_level="3"
+        [*options, *paths, *sdk_paths],
+        separate=[(paths, GROUP), (sdk_paths, SDK_GROUP)],
+        target_dir=str(BUILD / "c"),
+        opt_level="3",
     )
     dist = Distribution({"name": "kozel-engine-native", "ext_modules": extensions})
     dist.script_args = [
@@ -83,12 +91,27 @@ def _compile() -> None:
     dist.run_commands()
 
 
+def _install(built: Path, folder: Path, digest: str) -> None:
+    """The extension modules of ``built`` into ``folder``, the digest last."""
+    folder.mkdir()
+    for path in sorted(built.glob("*.so")):
+        shutil.copy2(path, folder / path.name)
+    (folder / native.DIGEST_FILE).write_text(digest + "\n")
+
+
+_CHECK = (
+    "import kozel.engine as e, kozel.sdk.native as s\n"
+    "raise SystemExit(not e.NATIVE and 'engine' or not s.loaded() and 'sdk')"
+)
+
+
 def build() -> str | None:
-    """Build into ``_native``; None on success, else why it failed."""
+    """Build into the two ``_native`` folders; None on success, else why it failed."""
     why = _missing_toolchain()
     if why:
         return why
     digest = native.source_digest()
+    sdk_digest = sdk_native.digest_of(digest, native.source_digest(sdk_native.PACKAGE))
     BUILD.mkdir(parents=True, exist_ok=True)
     with LOG.open("w") as log:
         done = subprocess.run(
@@ -96,23 +119,26 @@ def build() -> str | None:
         )
     if done.returncode != 0:
         return f"the compiler failed (see {LOG.relative_to(ROOT)})"
-    built = sorted((BUILD / "lib" / "kozel" / "engine").glob("*.so"))
-    if not built:
+    lib = BUILD / "lib" / "kozel"
+    if not list((lib / "engine").glob("*.so")) or not list((lib / "sdk").glob("*.so")):
         return f"no extension modules were built (see {LOG.relative_to(ROOT)})"
-    native.FOLDER.mkdir()
-    for path in built:
-        shutil.copy2(path, native.FOLDER / path.name)
-    if native.source_digest() != digest:
+    if (
+        native.source_digest() != digest
+        or sdk_native.digest_of(native.source_digest(), native.source_digest(sdk_native.PACKAGE))
+        != sdk_digest
+    ):
         return "the sources changed during the build"
-    (native.FOLDER / native.DIGEST_FILE).write_text(digest + "\n")
+    _install(lib / "engine", native.FOLDER, digest)
+    _install(lib / "sdk", sdk_native.FOLDER, sdk_digest)
+    roots = [ROOT / "engine", ROOT / "clients" / "python"]
     check = subprocess.run(
-        [sys.executable, "-c", "import kozel.engine as e; raise SystemExit(not e.NATIVE)"],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "engine"), native.PURE_ENV: ""},
+        [sys.executable, "-c", _CHECK],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, roots)), native.PURE_ENV: ""},
         capture_output=True,
         text=True,
     )
     if check.returncode != 0:
-        return f"the compiled engine does not load: {check.stderr.strip()[-300:]}"
+        return f"the compiled modules do not load: {check.stderr.strip()[-300:]}"
     return None
 
 
@@ -124,16 +150,23 @@ def main() -> int:
     if args.inner:
         _compile()
         return 0
-    shutil.rmtree(native.FOLDER, ignore_errors=True)  # a failed build leaves no old one
-    shutil.rmtree(BUILD / "lib", ignore_errors=True)
+    folders = (native.FOLDER, sdk_native.FOLDER)
+    for folder in folders:  # a failed build leaves no old one
+        shutil.rmtree(folder, ignore_errors=True)
+    for stale in ("lib", "c", "mypy-cache"):  # mypyc's incremental mode can keep an old group's C
+        shutil.rmtree(BUILD / stale, ignore_errors=True)
     start = time.monotonic()
     why = build()
     if why is not None:
-        shutil.rmtree(native.FOLDER, ignore_errors=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
         print(f"engine: not compiled, {why}; the engine runs as pure Python")
         return 1 if args.strict else 0
     took = time.monotonic() - start
-    print(f"engine: {len(native.MODULES)} modules compiled with mypyc in {took:.0f} s")
+    print(
+        f"engine: {len(native.MODULES)} modules and the SDK's {len(sdk_native.MODULES)}"
+        f" compiled with mypyc in {took:.0f} s"
+    )
     return 0
 
 

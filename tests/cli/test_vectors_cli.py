@@ -11,6 +11,7 @@ from typing import Any
 
 from kozel.engine import native
 from kozel.engine.vectors import DEAL_KEYS
+from kozel.sdk import native as sdk_native
 
 ROOT = Path(__file__).resolve().parents[2]
 KOZEL = [sys.executable, "-m", "kozel.cli.main"]
@@ -108,7 +109,9 @@ def test_bench_engine_json_shape() -> None:
     for entry in data.values():
         assert entry["deals_per_s"] > 0 and entry["decisions_per_s"] > entry["deals_per_s"]
         assert entry["clones_per_s"] > 0
+        assert 0 < entry["playouts_per_s"] < entry["clones_per_s"]  # a playout clones, then plays
         assert entry["native"] is native.wanted()  # the engine the command ran
+        assert entry["playouts_native"] is sdk_native.wanted()
 
 
 def test_bench_core_json_shape() -> None:

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOW = "import kozel.engine as e; print(e.NATIVE, e.deal.__file__.endswith('.py'))"
 
 
-def _python(code: str, *, pythonpath: Path | None = None, pure: bool = False) -> str:
+def run_python(code: str, *, pythonpath: Path | str | None = None, pure: bool = False) -> str:
+    """The output of ``code`` run by a new interpreter (pure Python forced with ``pure``)."""
     env = {**os.environ, native.PURE_ENV: "1" if pure else ""}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
@@ -51,7 +52,7 @@ def test_pure_python_forced_plays_the_pinned_random_games() -> None:
         "from tests.engine.test_random_play_digest import digest\n"
         "print(e.NATIVE, digest())\n"
     )
-    assert _python(code, pure=True).split() == ["False", EXPECTED]
+    assert run_python(code, pure=True).split() == ["False", EXPECTED]
 
 
 def _copy_package(to: Path) -> Path:
@@ -81,8 +82,8 @@ def test_the_guard_and_the_switch_hold_in_a_real_process(tmp_path: Path) -> None
     if not native.build_is_current():
         pytest.skip("no compiled engine for these sources (make setup builds it)")
     package = _copy_package(tmp_path)
-    assert _python(SHOW, pythonpath=tmp_path) == "True False"
-    assert _python(SHOW, pythonpath=tmp_path, pure=True) == "False True"
+    assert run_python(SHOW, pythonpath=tmp_path) == "True False"
+    assert run_python(SHOW, pythonpath=tmp_path, pure=True) == "False True"
     with (package / "deal.py").open("a") as f:
         f.write("# edited after the build\n")
-    assert _python(SHOW, pythonpath=tmp_path) == "False True"  # a stale build never loads
+    assert run_python(SHOW, pythonpath=tmp_path) == "False True"  # a stale build never loads

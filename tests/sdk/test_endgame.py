@@ -12,14 +12,15 @@ from hypothesis import strategies as st
 
 from kozel.engine import Deal, Match, Ruleset
 from kozel.sdk.endgame import Exhausted, Solver
-from kozel.sdk.ismcts import _reward, _solver_reward
+from kozel.sdk.ismcts import _solver_reward
+from kozel.sdk.playout import reward
 
 
 def _brute(deal: Deal, side: int, weight: float) -> float:
     """Minimax through the engine: ``side`` maximizes, every other seat minimizes."""
     if deal.over:
         others = [s for s in deal.active_sides() if s != side]
-        return _reward(deal.penalties(), deal.card_points(), side, others, weight)
+        return reward(deal.penalties(), deal.card_points(), side, others, weight)
     seat = deal.to_act[0]
     vals = []
     for a in deal.legal_actions(seat):

@@ -22,13 +22,11 @@ from kozel.sdk import HOUSE_BOTS
 from kozel.sdk.house import GreedyBot
 from kozel.sdk.ismcts import (
     IsmctsBot,
-    _can_beat,
     _Clock,
     _match_term,
     _MatchModel,
-    _playout,
-    _policy_greedy,
 )
+from kozel.sdk.playout import can_beat, playout, policy_greedy
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.harness import request_for
 
@@ -202,7 +200,7 @@ def test_can_beat_agrees_with_the_engine() -> None:
         target = sum(1 << c for c in cards[:k])
         hand = sum(1 << c for c in cards[4 : 4 + rng.randint(1, 4)])
         exact = hand.bit_count() >= k and any(tables.set_beats(m, target) for m in subsets(hand, k))
-        assert _can_beat(hand, target, tables.beaten_by) == exact, (hand, target)
+        assert can_beat(hand, target, tables.beaten_by) == exact, (hand, target)
         found[exact] += 1
     assert min(found.values()) > 100  # both answers were tested
 
@@ -223,14 +221,14 @@ def test_greedy_policy_leads_cheap_and_trumps_a_rich_lead() -> None:
     deal = _deal_of((["AD", "7C", "8C", "TH"], ["9H", "6C", "7D", "JC"]), "QH")  # hearts trump
     rng = random.Random(0)
     trump = 3
-    lead = _policy_greedy(deal, deal.legal_actions(0), trump, rng, explore=0.0)
+    lead = policy_greedy(deal, deal.legal_actions(0), trump, rng, explore=0.0)
     # GreedyBot's values: the ace of diamonds would be trumped by 9H (-17), the trump ten
     # holds but spends a trump's power (-5.5); the lowest club loses little (-0.5).
     assert lead == Action(ActionKind.LEAD, 1 << CARD_OF["7C"])
-    assert not _can_beat(deal.hands[1], 1 << CARD_OF["TH"], deal.tables.beaten_by)
-    assert _can_beat(deal.hands[1], 1 << CARD_OF["AD"], deal.tables.beaten_by)
+    assert not can_beat(deal.hands[1], 1 << CARD_OF["TH"], deal.tables.beaten_by)
+    assert can_beat(deal.hands[1], 1 << CARD_OF["AD"], deal.tables.beaten_by)
     deal.apply(0, Action(ActionKind.LEAD, 1 << CARD_OF["AD"]))
-    answer = _policy_greedy(deal, deal.legal_actions(1), trump, rng, explore=0.0)
+    answer = policy_greedy(deal, deal.legal_actions(1), trump, rng, explore=0.0)
     assert answer == Action(ActionKind.BEAT, 1 << CARD_OF["9H"])  # 11 points for a low trump
 
 
@@ -243,7 +241,7 @@ def test_greedy_playouts_finish_the_deal() -> None:
         policy.playout_policy = "greedy"
         fn = policy._playout_policy()  # noqa: SLF001 - the method under test
         assert fn is not None
-        value = _playout(deal, side, random.Random(seed), 0.2, True, None, fn)
+        value = playout(deal, side, random.Random(seed), 0.2, True, None, fn)
         assert deal.over and -1.0 <= value <= 1.0
 
 
@@ -263,7 +261,7 @@ def test_greedy_policy_answers_as_greedy_bot_at_two_players() -> None:
             req, legal = request_for(deal, seat)
             choice = legal[greedy.choose(req)]
             if deal.decision == "respond" and len(legal) > 1:
-                assert _policy_greedy(deal, legal, deal.trump, rng, 0.0) == choice
+                assert policy_greedy(deal, legal, deal.trump, rng, 0.0) == choice
                 compared += 1
                 beats += choice.kind is ActionKind.BEAT
             match.apply(seat, choice)

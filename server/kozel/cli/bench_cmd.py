@@ -1,6 +1,8 @@
 """``kozel bench engine``: random legal play on one core, in deals and decisions per second,
-and clones of deals stopped mid-play per second, on the engine this process runs (compiled or
-pure Python: ``native`` in each entry; ``KOZEL_ENGINE_PURE=1`` forces pure Python)."""
+clones of deals stopped mid-play per second, and the ``ismcts`` bot's playouts from them (a
+clone played to the end by its policy) per second, on the engine this process runs (compiled
+or pure Python: ``native`` and ``playouts_native`` in each entry; ``KOZEL_ENGINE_PURE=1``
+forces pure Python)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from kozel.cli import bench_service_cmd
 from kozel.engine.deal import Deal
 from kozel.engine.players import play_random_deal
 from kozel.engine.rules import Ruleset
+from kozel.sdk import native as sdk_native
+from kozel.sdk.playout import playout
 
 CONFIGS = (("classic-2p", "classic", 2), ("classic-3p", "classic", 3), ("classic-4p", "classic", 4))
 
@@ -51,10 +55,12 @@ def _mid_deal_states(rules: Ruleset, players: int, rng: random.Random, n: int) -
 
 
 def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[str, float]]:
-    """Deals, decisions and clones per second for each configuration in :data:`CONFIGS`.
+    """Deals, decisions, clones and playouts per second for each configuration in
+    :data:`CONFIGS`.
 
     The configurations take turns for ``rounds`` rounds of ``seconds / rounds`` of random
-    play each, then a quarter of that cloning deals stopped mid-play; the best round is
+    play each, then a quarter of that cloning deals stopped mid-play, then a quarter playing
+    such clones out as ``ismcts`` does (:func:`kozel.sdk.playout.playout`); the best round is
     reported (as timeit does), since on a shared machine noise only ever slows a round.
     """
     setups = []
@@ -67,6 +73,7 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
         setups.append((key, rules, players, rng, states))
     rates: dict[str, list[tuple[float, float]]] = {key: [] for key, *_ in setups}
     clone_rates: dict[str, list[float]] = {key: [] for key, *_ in setups}
+    playout_rates: dict[str, list[float]] = {key: [] for key, *_ in setups}
     totals = {key: [0, 0, 0.0] for key, *_ in setups}
     slot = seconds / rounds
     for _ in range(rounds):
@@ -91,6 +98,13 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
                     deal.clone()
                 clones += len(states)
             clone_rates[key].append(clones / (time.perf_counter() - start))
+            playouts = 0
+            start = time.perf_counter()
+            while time.perf_counter() - start < slot / 4:
+                for deal in states:
+                    playout(deal.clone(), deal.side_of[0], rng, 0.2, True)
+                playouts += len(states)
+            playout_rates[key].append(playouts / (time.perf_counter() - start))
     results: dict[str, dict[str, float]] = {}
     for key, runs in rates.items():
         best = max(runs)
@@ -102,8 +116,10 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
             "decisions_per_deal": round(n_decisions / n_deals, 2),
             "cpu_us_per_decision": round(cpu_s / n_decisions * 1e6, 2),
             "clones_per_s": round(max(clone_rates[key]), 1),
+            "playouts_per_s": round(max(playout_rates[key]), 1),
             "deals": n_deals,
             "native": engine.NATIVE,
+            "playouts_native": sdk_native.loaded(),
         }
     return results
 
@@ -150,6 +166,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
         "decisions/s": "{r[decisions_per_s]:,.0f}",
         "decisions/deal": "{r[decisions_per_deal]:.1f}",
         "clones/s": "{r[clones_per_s]:,.0f}",
+        "playouts/s": "{r[playouts_per_s]:,.0f}",
     }
     results = bench_engine(args.seconds, args.seed)
     return _report(results, args.json, "engine (random legal play, one core", columns)

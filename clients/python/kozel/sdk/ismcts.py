@@ -9,23 +9,23 @@ reproduces the seat's observation (the same legal actions now); so every card a 
 to hold is placed where it could have been drawn, and face-down discards come from cards it
 still had. The search works at the root, where the seat's legal actions are the same in
 every determinization: greedy's best ``candidates`` actions are each played out to the end of
-the deal on the same determinizations with the same playout dice (common random numbers), by
-a fast one-trick policy that sees the determinized hands (:func:`_policy_seen`), and rewarded
-by the deal's penalties plus a share of its card points (card points alone in the money
-game); greedy's pick stands unless another beats it by ``margin`` standard errors (``paired
-= False``: UCB1 over the candidates instead). The budget, ``budget_s``, is CPU time of the
-thinking thread, within a wall-clock cap of ``clock_share`` of the request's ``move_ms`` (so
-it stays inside the move clock). The search stops early once every other candidate is
-``settled_z`` standard errors below greedy's pick (the answer would not change). Only the
-first ``first_worlds`` determinizations are drawn before the search; it draws the others as
-its rounds need them.
+the deal on the same determinizations with the same playout dice (common random numbers), by a
+fast one-trick policy that sees the determinized hands (:mod:`kozel.sdk.playout`, compiled with
+the engine), and rewarded by the deal's penalties plus a share of its card points (card points
+alone in the money game); greedy's pick stands unless another beats it by ``margin`` standard
+errors (``paired = False``: UCB1 over the candidates instead). The budget, ``budget_s``, is CPU
+time of the thinking thread, within a wall-clock cap of ``clock_share`` of the request's
+``move_ms`` (so it stays inside the move clock). The search stops early once every other
+candidate is ``settled_z`` standard errors below greedy's pick (the answer would not change).
+Only the first ``first_worlds`` determinizations are drawn before the search; it draws the
+others as its rounds need them.
 
-Three knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"``
-plays the playouts by GreedyBot's own judgement on the determinized hands
-(:func:`_policy_greedy`), ``read_opponent`` (two players) keeps a determinization in which the
-opponent would not have answered a lead as GreedyBot does only with chance ``model_slack``,
-and ``match_aware`` values a deal's penalties by the match win chance they leave
-(:func:`_match_term`; at two players the same as the linear reward).
+Three knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"`` plays
+the playouts by GreedyBot's own judgement on the determinized hands
+(:func:`~kozel.sdk.playout.policy_greedy`), ``read_opponent`` (two players) keeps a
+determinization in which the opponent would not have answered a lead as GreedyBot does only with
+chance ``model_slack``, and ``match_aware`` values a deal's penalties by the match win chance
+they leave (:func:`_match_term`; at two players the same as the linear reward).
 
 Once the talon is empty (penalty game) the deal is played down without draws, and each
 determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
@@ -57,9 +57,10 @@ from kozel.engine import (
     RulesError,
     Ruleset,
 )
-from kozel.engine.cards import CODES, SUIT_OF, points
+from kozel.engine.cards import CODES, SUIT_OF
 from kozel.engine.rules import Elimination, FirstLead, Scheme, TrumpMode
 from kozel.engine.scoring import deal_penalties
+from kozel.sdk import playout
 from kozel.sdk.endgame import Exhausted, Solver
 from kozel.sdk.house import GreedyBot
 from kozel.v1 import game_pb2, referee_pb2
@@ -161,13 +162,14 @@ class IsmctsBot(GreedyBot):
     margin = 1.0  # standard errors by which the search must beat greedy's pick
     min_visits = 12  # playouts each of the two needs before the search may overrule
     settled_z = 2.5  # stop early once every other candidate is this many SEs below (0: never)
+    prune = False  # and play no more a candidate this many SEs below, meanwhile
     paired = True  # common random numbers (else UCB1 over the candidates)
     points_weight = 0.2  # card points in the reward, beside the deal's penalties
     match_aware = False  # a deal's penalties valued by the match win chance they leave
     # (_match_term), not linearly
-    seen = True  # playouts by _policy_seen (else the older _policy)
-    playout_policy = "seen"  # "greedy": by _policy_greedy instead (GreedyBot's judgement)
-    explore = 0.05  # _policy_greedy's share of random moves
+    seen = True  # playouts by playout.policy_seen (else playout.policy_simple)
+    playout_policy = "seen"  # "greedy": by playout.policy_greedy (GreedyBot's judgement)
+    explore = 0.05  # policy_greedy's share of random moves
     read_opponent = False  # two players: determinizations where the opponent answers as
     # GreedyBot would (kozel.sdk.house), the others dropped but with chance model_slack each
     model_slack = 0.1
@@ -303,7 +305,9 @@ class IsmctsBot(GreedyBot):
     def _search_paired(self, worlds: list[Deal], me: int, cands: list[int], clock: _Clock) -> int:
         """Every candidate on the same determinization with the same playout dice (common
         random numbers), so the differences to greedy's pick are measured in pairs; greedy's
-        pick stands unless another beats it by ``margin`` standard errors."""
+        pick stands unless another beats it by ``margin`` standard errors. With ``prune``, a
+        candidate ``settled_z`` standard errors below greedy's pick is played no more, so the
+        rounds go to the ones still in question; the search ends when none is left."""
         assert self.rules is not None
         side = self.rules.side_of(worlds[0].players)[me]
         n = len(cands)
@@ -318,6 +322,8 @@ class IsmctsBot(GreedyBot):
         term = self._term(worlds[0], side)
         diff = [0.0] * n
         diff2 = [0.0] * n
+        count = [0] * n  # rounds each candidate was played in, beside greedy's pick
+        alive = list(range(n))
         rounds = 0
         while rounds < 1 or not clock.up():
             if rounds >= len(worlds):
@@ -325,13 +331,13 @@ class IsmctsBot(GreedyBot):
             world = worlds[rounds % len(worlds)]
             dice = self.rng.random()
             values: list[float] = []
-            for a in range(n):
+            for a in alive:
                 if rounds and a and clock.up():
                     break  # a round the clock cut short is left out
                 sim = world.clone()
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
                 values.append(
-                    _playout(
+                    playout.playout(
                         sim,
                         side,
                         random.Random(dice),
@@ -342,53 +348,52 @@ class IsmctsBot(GreedyBot):
                         term,
                     )
                 )
-            if len(values) < n:
+            if len(values) < len(alive):
                 break
-            for a in range(1, n):
-                d = values[a] - values[0]
+            for a, v in zip(alive[1:], values[1:]):
+                d = v - values[0]
                 diff[a] += d
                 diff2[a] += d * d
+                count[a] += 1
             rounds += 1
-            if (
-                self.settled_z
-                and rounds >= 2 * self.min_visits
-                and rounds % 4 == 0
-                and self._settled(diff, diff2, rounds)
-            ):
-                break
-        self.stats["playouts"] += rounds * n
+            if self.settled_z and rounds >= 2 * self.min_visits and rounds % 4 == 0:
+                left = [a for a in alive[1:] if not self._settled(diff[a], diff2[a], count[a])]
+                if not left:
+                    break
+                if self.prune:
+                    alive = [0, *left]
+        self.stats["playouts"] += rounds + sum(count)
         if rounds < self.min_visits or n == 1:
             return cands[0]
-        best = max(range(1, n), key=diff.__getitem__)
-        mean = diff[best] / rounds
-        se = math.sqrt(max(0.0, diff2[best] / rounds - mean * mean) / rounds)
+        best = max(range(1, n), key=lambda a: diff[a] / max(1, count[a]))
+        k = count[best]
+        mean = diff[best] / k
+        se = math.sqrt(max(0.0, diff2[best] / k - mean * mean) / k)
         if mean > self.margin * se and mean > 0:
             self.stats["overruled"] += 1
             return cands[best]
         return cands[0]
 
-    def _playout_policy(self) -> _Policy | None:
-        """The playout policy ``playout_policy`` names (None: :func:`_playout`'s default)."""
+    def _playout_policy(self) -> playout.Policy | None:
+        """The playout policy ``playout_policy`` names (None: the default of
+        :func:`~kozel.sdk.playout.playout`)."""
         if self.playout_policy == "greedy":
             explore = self.explore
 
             def policy(
                 deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
             ) -> Action:
-                return _policy_greedy(deal, acts, trump, rng, explore)
+                return playout.policy_greedy(deal, acts, trump, rng, explore)
 
             return policy
         return None
 
-    def _settled(self, diff: list[float], diff2: list[float], rounds: int) -> bool:
-        """Whether every other candidate is worse than greedy's pick by ``settled_z`` standard
-        errors, so more rounds would not change the answer (the time is saved)."""
-        for a in range(1, len(diff)):
-            mean = diff[a] / rounds
-            se = math.sqrt(max(0.0, diff2[a] / rounds - mean * mean) / rounds)
-            if mean + self.settled_z * se >= 0:
-                return False
-        return True
+    def _settled(self, diff: float, diff2: float, count: int) -> bool:
+        """Whether a candidate is worse than greedy's pick by ``settled_z`` standard errors
+        (its summed paired differences ``diff`` and their squares, over ``count`` rounds)."""
+        mean = diff / count
+        se = math.sqrt(max(0.0, diff2 / count - mean * mean) / count)
+        return mean + self.settled_z * se < 0
 
     def _solver_for(self, deal: Deal, side: int) -> Callable[[Deal], float | None]:
         """Exact values of playout positions (talon empty) with a shared memo; None when a
@@ -435,7 +440,7 @@ class IsmctsBot(GreedyBot):
                 )
             sim = world.clone()
             sim.apply(me, sim.legal_actions(me)[cands[a]])
-            reward = _playout(sim, side, self.rng, self.points_weight, self.seen)
+            reward = playout.playout(sim, side, self.rng, self.points_weight, self.seen)
             visits[a] += 1
             totals[a] += reward
             squares[a] += reward * reward
@@ -667,7 +672,9 @@ class _Plan:
                 ):
                     # The opponent's answer as GreedyBot would give it with this hand: a world
                     # where it would have answered otherwise is kept only with chance ``slack``.
-                    read = _policy_greedy(deal, deal.legal_actions(play.seat), deal.trump, rng, 0.0)
+                    read = playout.policy_greedy(
+                        deal, deal.legal_actions(play.seat), deal.trump, rng, 0.0
+                    )
                     if (
                         read.kind is ActionKind.BEAT
                         if not play.cards
@@ -760,55 +767,6 @@ def _draw(
     return pos
 
 
-def _playout(
-    deal: Deal,
-    side: int,
-    rng: random.Random,
-    points_weight: float = 0.2,
-    seen: bool = False,
-    solve: Callable[[Deal], float | None] | None = None,
-    policy: _Policy | None = None,
-    term: Callable[[Sequence[int | None]], float] | None = None,
-) -> float:
-    """Play the deal out with a quick heuristic; the reward for ``side`` in [-1, 1]. With
-    ``solve``, the rest is solved exactly once the talon is empty (if ``solve`` can)."""
-    trump = "SCDH".index(deal.trump_suit)
-    if policy is None:
-        policy = _policy_seen if seen else _policy
-    while not deal.over:
-        if solve is not None and not deal.talon_left and deal.decision in ("lead", "respond"):
-            v = solve(deal)
-            if v is not None:
-                return v
-            solve = None
-        seat = deal.to_act[0]
-        acts = deal.legal_actions(seat)
-        deal.apply(seat, policy(deal, acts, trump, rng))
-    others = [s for s in deal.active_sides() if s != side]
-    return _reward(deal.penalties(), deal.card_points(), side, others, points_weight, term)
-
-
-def _reward(
-    pen: Sequence[int | None] | None,
-    pts: Sequence[int],
-    side: int,
-    others: Sequence[int],
-    points_weight: float,
-    term: Callable[[Sequence[int | None]], float] | None = None,
-) -> float:
-    """A finished deal's value for ``side`` in [-1, 1]: the penalties it pays fewer than the
-    others on average (or ``term`` of the penalties, :func:`_match_term`), with a share of its
-    card-point margin (card points alone in the money game, ``pen`` None)."""
-    opp_pts = sum(pts[s] for s in others) / max(1, len(others))
-    if pen is None:
-        return (pts[side] - opp_pts) / 120
-    if term is not None:
-        value = term(pen)
-    else:
-        value = (sum(pen[s] or 0 for s in others) / max(1, len(others)) - (pen[side] or 0)) / 6
-    return (value + points_weight * (pts[side] - opp_pts) / 120) / (1 + points_weight)
-
-
 def _solver_reward(
     rules: Ruleset,
     deal: Deal,
@@ -816,8 +774,8 @@ def _solver_reward(
     points_weight: float,
     term: Callable[[Sequence[int | None]], float] | None = None,
 ) -> Callable[[Sequence[int], Sequence[int]], float]:
-    """The solver's terminal value: :func:`_reward` of the penalties the deal's scoring entry
-    charges for these points and tricks per side."""
+    """The solver's terminal value: :func:`~kozel.sdk.playout.reward` of the penalties the
+    deal's scoring entry charges for these points and tricks per side."""
     sides = deal.active_sides()
     entry = rules.scoring_for(len(deal.active))
     others = [s for s in sides if s != side]
@@ -828,7 +786,7 @@ def _solver_reward(
         pen: list[int | None] = [None] * n
         for s, p in zip(sides, charged):
             pen[s] = p
-        return _reward(pen, pts, side, others, points_weight, term)
+        return playout.reward(pen, pts, side, others, points_weight, term)
 
     return reward
 
@@ -909,10 +867,10 @@ def _match_term(
 ) -> Callable[[Sequence[int | None]], float] | None:
     """A deal's penalties (per side) valued for ``side`` by the match win chance they leave
     (:class:`_MatchModel`, from the totals before the deal), mapped linearly onto the scale of
-    :func:`_reward`'s linear term: the model's best and worst outcomes of this deal for
-    ``side`` get the linear term's best and worst values. None when the match is of fixed
-    deals, the totals are unknown, or no outcome of the deal changes the chance. ``models``
-    keeps the models (by seats per side) of one ruleset from call to call."""
+    :func:`~kozel.sdk.playout.reward`'s linear term: the model's best and worst outcomes of this
+    deal for ``side`` get the linear term's best and worst values. None when the match is of
+    fixed deals, the totals are unknown, or no outcome of the deal changes the chance.
+    ``models`` keeps the models (by seats per side) of one ruleset from call to call."""
     sides = deal.active_sides()
     if rules.fixed_deals is not None or len(totals) < deal.n_sides or side not in sides:
         return None
@@ -949,253 +907,3 @@ def _match_term(
         return v
 
     return term
-
-
-def _card_premium(card: int, trump: int) -> float:
-    if card == 0:
-        return 30.0
-    if SUIT_OF[card] == trump:
-        return 8.0 + card % 9
-    return 0.2 * (card % 9)
-
-
-_PREMIUM = tuple(tuple(_card_premium(c, t) for c in range(36)) for t in range(4))
-
-
-def _premium(mask: int, trump: int) -> float:
-    """What spending these cards gives up beyond their points: trumps and the shokha most."""
-    table = _PREMIUM[trump]
-    v = 0.0
-    while mask:
-        low = mask & -mask
-        v += table[low.bit_length() - 1]
-        mask ^= low
-    return v
-
-
-def _cost(mask: int, trump: int) -> float:
-    """What spending these cards gives up: their points and their premium."""
-    return points(mask) + _premium(mask, trump)
-
-
-_Policy = Callable[[Deal, Sequence[Action], int, random.Random], Action]
-
-
-def _greedy_power(card: int, trump: int) -> float:
-    """GreedyBot's power of a card (what holding it is worth beyond its points)."""
-    g = GreedyBot
-    if card == 0:
-        return g.power_shokha
-    rank = card % 9
-    if card // 9 == trump:
-        return g.power_trump + g.power_trump_rank * rank
-    if rank == 8:
-        return g.power_ace
-    if rank == 7:
-        return g.power_ten
-    if rank == 6:
-        return g.power_king
-    return g.power_low * rank
-
-
-_GPOWER = tuple(tuple(_greedy_power(c, t) for c in range(36)) for t in range(4))
-
-
-def _gpower(mask: int, table: tuple[float, ...]) -> float:
-    v = 0.0
-    while mask:
-        low = mask & -mask
-        v += table[low.bit_length() - 1]
-        mask ^= low
-    return v
-
-
-def _can_beat(hand: int, target: int, beaten_by: Sequence[int]) -> bool:
-    """Whether ``hand`` holds a set that beats ``target`` (Hall's condition over the target's
-    cards: every subset of them is beaten, one by one, by as many cards of the hand)."""
-    if target & (target - 1) == 0:
-        return bool(hand & beaten_by[target.bit_length() - 1])
-    unions: list[tuple[int, int]] = []
-    c = target
-    while c:
-        low = c & -c
-        bw = hand & beaten_by[low.bit_length() - 1]
-        if not bw:
-            return False
-        unions += [(u | bw, n + 1) for u, n in unions]
-        unions.append((bw, 1))
-        c ^= low
-    return all(u.bit_count() >= n for u, n in unions)
-
-
-def _trivial(acts: Sequence[Action], rng: random.Random, explore: float) -> Action | None:
-    """A playout policy's answer before any judgement: the only action, a random one with
-    chance ``explore``, or the first of a declaration window's; None when judgement is due."""
-    if len(acts) == 1:
-        return acts[0]
-    if explore and rng.random() < explore:
-        return acts[rng.randrange(len(acts))]
-    kind = acts[0].kind
-    if kind is ActionKind.DECLARE or kind is ActionKind.PASS:
-        return acts[0]
-    return None
-
-
-def _policy_greedy(
-    deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random, explore: float = 0.05
-) -> Action:
-    """GreedyBot's one-trick judgement (its card powers and values) on the determinized
-    hands: whether a lead or a beat will be beaten is read off the hands (beaten with
-    GreedyBot's ``will_beat`` chance) instead of estimated from the unseen cards."""
-    trivial = _trivial(acts, rng, explore)
-    if trivial is not None:
-        return trivial
-    kind = acts[0].kind
-    beaten_by = deal.tables.beaten_by
-    side_of = deal.side_of
-    hands = deal.hands
-    table = _GPOWER[trump]
-    pf = 1.0 if deal.talon_left else GreedyBot.endgame_power
-    will = GreedyBot.will_beat
-    if kind is ActionKind.LEAD:
-        seat = deal.leader
-        mine = side_of[seat]
-        opps = [hands[s] for s in deal.active if side_of[s] != mine and hands[s]]
-        others = sum(1 for s in deal.active if s != seat and hands[s])
-        n_opp = sum(h.bit_count() for h in opps)
-        avg = sum(points(h) for h in opps) / n_opp if n_opp else 0.0
-        best, best_v = acts[0], -1e9
-        for a in acts:
-            m = a.cards
-            k = m.bit_count()
-            pts = points(m)
-            p = 0.0
-            for h in opps:
-                if h.bit_count() >= k and _can_beat(h, m, beaten_by):
-                    p = will
-                    break
-            v = (1 - p) * (pts + others * k * avg) - p * (pts + k * avg) - pf * _gpower(m, table)
-            if v > best_v:
-                best, best_v = a, v
-        return best
-    on_table = 0
-    for p_ in deal.trick:
-        on_table |= p_.cards
-    stake0 = points(on_table)
-    seat = deal.responders[deal.resp_i]
-    mine = side_of[seat]
-    later = [s for s in deal.responders[deal.resp_i + 1 :] if hands[s]]
-    later_opps = [hands[s] for s in later if side_of[s] != mine]
-    partner_wins = side_of[deal.win_seat] == mine
-    held = hands[seat].bit_count()
-    avg = points(hands[seat]) / held if held else 0.0
-    best, best_v = acts[0], -1e9
-    for a in acts:
-        m = a.cards
-        k = m.bit_count()
-        pts = points(m)
-        later_cards = len(later) * k * avg
-        if a.kind is ActionKind.BEAT:
-            p = 0.0
-            for h in later_opps:
-                if _can_beat(h, m, beaten_by):
-                    p = will
-                    break
-            stake = stake0 + pts + later_cards
-            v = (1 - p) * stake - p * stake
-        elif partner_wins:
-            p = 0.0
-            for h in later_opps:
-                if _can_beat(h, deal.win_mask, beaten_by):
-                    p = will
-                    break
-            stake = stake0 + pts
-            v = (1 - p) * (stake + later_cards) - p * stake
-        else:
-            v = -(stake0 + pts)
-        v -= pf * _gpower(m, table)
-        if v > best_v:
-            best, best_v = a, v
-    return best
-
-
-def _policy(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) -> Action:
-    if len(acts) == 1:
-        return acts[0]
-    if rng.random() < 0.15:
-        return acts[rng.randrange(len(acts))]
-    kind = acts[0].kind
-    if kind in (ActionKind.DECLARE, ActionKind.PASS):
-        return next((a for a in acts if a.kind is ActionKind.DECLARE), acts[0])
-    if kind is ActionKind.LEAD:
-        return min(acts, key=lambda a: _cost(a.cards, trump) / a.cards.bit_count() ** 1.5)
-    on_table = 0
-    for p in getattr(deal, "trick", ()):  # the plays of the trick in progress
-        on_table |= p.cards
-    stake = points(on_table)
-    beats = [a for a in acts if a.kind is ActionKind.BEAT]
-    if beats and stake >= 10:
-        best = min(beats, key=lambda a: _cost(a.cards, trump) - points(a.cards))
-        if _cost(best.cards, trump) - points(best.cards) < stake + 8:
-            return best
-    discards = [a for a in acts if a.kind is ActionKind.DISCARD] or list(acts)
-    return min(discards, key=lambda a: _cost(a.cards, trump))
-
-
-def _policy_seen(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) -> Action:
-    """A one-trick policy that sees the determinized hands (every seat plays as if it knew
-    them): it leads what the opponents cannot beat, beats when the trick is worth the cards,
-    and otherwise sheds its cheapest cards."""
-    trivial = _trivial(acts, rng, 0.1)
-    if trivial is not None:
-        return trivial
-    kind = acts[0].kind
-    beaten_by = deal.tables.beaten_by
-    side_of = deal.side_of
-    hands = deal.hands
-    if kind is ActionKind.LEAD:
-        seat = deal.leader
-        mine = side_of[seat]
-        opp = 0
-        for s in deal.active:
-            if side_of[s] != mine:
-                opp |= hands[s]
-        best, best_v = acts[0], -1e9
-        for a in acts:
-            m = a.cards
-            k = m.bit_count()
-            union = 0
-            beatable = True
-            c = m
-            while c:
-                low = c & -c
-                b = opp & beaten_by[low.bit_length() - 1]
-                if not b:
-                    beatable = False
-                    break
-                union |= b
-                c ^= low
-            if beatable and union.bit_count() < k:
-                beatable = False
-            v = points(m) + 3.0 * k if not beatable else -points(m) - 4.0 * k
-            v -= 0.5 * _premium(m, trump)
-            if v > best_v:
-                best, best_v = a, v
-        return best
-    on_table = 0
-    for p in deal.trick:
-        on_table |= p.cards
-    stake = points(on_table)
-    partner_wins = side_of[deal.win_seat] == side_of[deal.responders[deal.resp_i]]
-    best, best_v = acts[0], -1e9
-    for a in acts:
-        m = a.cards
-        if partner_wins:  # the trick is ours already: give it points, keep the trumps
-            v = (-1.0 if a.kind is ActionKind.BEAT else points(m)) - 0.5 * _premium(m, trump)
-        elif a.kind is ActionKind.BEAT:
-            v = stake + points(m) - 0.5 * _premium(m, trump)
-        else:
-            v = -stake - points(m) - 0.3 * _premium(m, trump)
-        if v > best_v:
-            best, best_v = a, v
-    return best

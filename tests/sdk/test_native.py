@@ -1,0 +1,95 @@
+"""The SDK's compiled search (``make setup`` builds it with the engine: the playouts and the
+endgame solver of ``ismcts``) runs only on a current build of the SDK's and the engine's
+sources, only with the compiled engine, and gives exactly what the pure-Python one gives."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+import kozel.engine
+from kozel.engine import Deal, Ruleset
+from kozel.engine import native as engine_native
+from kozel.sdk import native
+from kozel.sdk.endgame import Solver
+from kozel.sdk.ismcts import _solver_reward
+from kozel.sdk.playout import playout, policy_greedy
+from tests.engine.test_native import run_python
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOW = "import kozel.sdk.native as n, kozel.engine as e; print(e.NATIVE, n.loaded())"
+
+
+def search_digest() -> str:
+    """The rewards of 200 seeded playouts (both policies, two to four players) and the values
+    of 20 solved endgames, hashed."""
+    h = hashlib.sha256()
+    rules = Ruleset.preset("classic")
+    for seed in range(20):
+        deck = list(range(36))
+        random.Random(seed).shuffle(deck)
+        deal = Deal.start(rules, 2, deck, 0)
+        rng = random.Random(seed)
+        while not deal.over and (deal.talon_left or deal.decision != "lead"):
+            acts = deal.legal_actions(deal.to_act[0])
+            deal.apply(deal.to_act[0], acts[rng.randrange(len(acts))])
+        if not deal.over:
+            side = deal.side_of[deal.to_act[0]]
+            values = Solver(deal, side, _solver_reward(rules, deal, side, 0.2)).values()
+            h.update(repr([round(v, 12) for v in values]).encode())
+    for seed in range(200):
+        players = 2 + seed % 3
+        deck = list(range(36))
+        random.Random(seed).shuffle(deck)
+        deal = Deal.start(rules, players, deck, seed % players)
+        rng = random.Random(seed)
+        if seed % 2:
+            value = playout(deal, deal.side_of[seed % players], rng, 0.2, True)
+        else:
+            value = playout(deal, 0, rng, 0.4, False, None, policy_greedy)
+        h.update(f"{value:.12f}".encode())
+    return h.hexdigest()
+
+
+def test_this_process_runs_the_compiled_search_exactly_when_the_build_is_current() -> None:
+    assert native.wanted() == native.loaded()
+    assert native.loaded() <= kozel.engine.NATIVE  # never without the compiled engine
+
+
+def test_the_compiled_and_the_pure_search_give_the_same_values() -> None:
+    if not native.loaded():
+        pytest.skip("no compiled search for these sources (make setup builds them)")
+    code = (
+        "import kozel.sdk.native as n\n"
+        "from tests.sdk.test_native import search_digest\n"
+        "print(n.loaded(), search_digest())\n"
+    )
+    assert run_python(code, pure=True).split() == ["False", search_digest()]
+
+
+def test_the_guard_holds_for_a_changed_sdk_or_engine_source(tmp_path: Path) -> None:
+    if not native.loaded():
+        pytest.skip("no compiled search for these sources (make setup builds them)")
+    engine = tmp_path / "kozel" / "engine"
+    sdk = tmp_path / "kozel" / "sdk"
+    shutil.copytree(engine_native.PACKAGE, engine, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(native.PACKAGE, sdk, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(native.PACKAGE.parent / "v1", tmp_path / "kozel" / "v1")
+    path = os.pathsep.join([str(tmp_path), str(ROOT / "server")])
+    assert run_python(SHOW, pythonpath=path) == "True True"
+    assert run_python(SHOW, pythonpath=path, pure=True) == "False False"
+    with (engine / "cards.py").open("a") as f:
+        f.write("# edited after the build\n")
+    assert run_python(SHOW, pythonpath=path) == "False False"  # a stale engine: neither loads
+    (engine / "_native" / engine_native.DIGEST_FILE).write_text(
+        engine_native.source_digest(engine) + "\n"
+    )
+    assert run_python(SHOW, pythonpath=path) == "True False"  # the SDK was built on another engine
+    with (sdk / "playout.py").open("a") as f:
+        f.write("# edited after the build\n")
+    assert run_python(SHOW, pythonpath=path) == "True False"
