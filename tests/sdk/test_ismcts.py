@@ -26,7 +26,7 @@ from kozel.sdk.ismcts import (
     _match_term,
     _MatchModel,
 )
-from kozel.sdk.playout import can_beat, playout, policy_greedy
+from kozel.sdk.playout import SplitPolicy, can_beat, playout, policy_greedy, policy_seen
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.harness import request_for
 
@@ -232,17 +232,34 @@ def test_greedy_policy_leads_cheap_and_trumps_a_rich_lead() -> None:
     assert answer == Action(ActionKind.BEAT, 1 << CARD_OF["9H"])  # 11 points for a low trump
 
 
-def test_greedy_playouts_finish_the_deal() -> None:
+@pytest.mark.parametrize("name", ["greedy", "split"])
+def test_greedy_and_split_playouts_finish_the_deal(name: str) -> None:
     rules = Ruleset.preset("classic")
     for seed in range(3):
-        deal = Match(rules, 2, seed).deal
+        deal = Match(rules, 2 + seed, seed).deal
         side = deal.side_of[deal.to_act[0]]
         policy = IsmctsBot()
-        policy.playout_policy = "greedy"
-        fn = policy._playout_policy()  # noqa: SLF001 - the method under test
+        policy.playout_policy = name
+        fn = policy._playout_policy(side)  # noqa: SLF001 - the method under test
         assert fn is not None
         value = playout(deal, side, random.Random(seed), 0.2, True, None, fn)
         assert deal.over and -1.0 <= value <= 1.0
+
+
+def test_the_split_policy_plays_each_side_by_its_own_policy() -> None:
+    rules = Ruleset.preset("classic")
+    split = SplitPolicy(0, explore=0.0)
+    for seed in range(20):
+        deal = Match(rules, 2, seed).deal
+        while not deal.over:
+            seat = deal.to_act[0]
+            acts = deal.legal_actions(seat)
+            got = split(deal, acts, deal.trump, random.Random(seed))
+            if deal.side_of[seat] == 0:
+                assert got == policy_seen(deal, acts, deal.trump, random.Random(seed))
+            else:
+                assert got == policy_greedy(deal, acts, deal.trump, random.Random(seed), 0.0)
+            deal.apply(seat, got)
 
 
 def test_greedy_policy_answers_as_greedy_bot_at_two_players() -> None:

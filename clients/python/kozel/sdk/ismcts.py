@@ -168,7 +168,8 @@ class IsmctsBot(GreedyBot):
     match_aware = False  # a deal's penalties valued by the match win chance they leave
     # (_match_term), not linearly
     seen = True  # playouts by playout.policy_seen (else playout.policy_simple)
-    playout_policy = "seen"  # "greedy": by playout.policy_greedy (GreedyBot's judgement)
+    playout_policy = "seen"  # "greedy": by playout.policy_greedy (GreedyBot's judgement);
+    # "split": the opponents by policy_greedy, this side by policy_seen
     explore = 0.05  # policy_greedy's share of random moves
     read_opponent = False  # two players: determinizations where the opponent answers as
     # GreedyBot would (kozel.sdk.house), the others dropped but with chance model_slack each
@@ -318,7 +319,7 @@ class IsmctsBot(GreedyBot):
             and worlds[0].talon_left <= self.solve_talon
         ):
             solve = self._solver_for(worlds[0], side)
-        policy = self._playout_policy()
+        policy = self._playout_policy(side)
         term = self._term(worlds[0], side)
         diff = [0.0] * n
         diff2 = [0.0] * n
@@ -374,18 +375,13 @@ class IsmctsBot(GreedyBot):
             return cands[best]
         return cands[0]
 
-    def _playout_policy(self) -> playout.Policy | None:
-        """The playout policy ``playout_policy`` names (None: the default of
-        :func:`~kozel.sdk.playout.playout`)."""
+    def _playout_policy(self, side: int) -> playout.Policy | None:
+        """The playout policy ``playout_policy`` names for a search by ``side`` (None: the
+        default of :func:`~kozel.sdk.playout.playout`)."""
         if self.playout_policy == "greedy":
-            explore = self.explore
-
-            def policy(
-                deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
-            ) -> Action:
-                return playout.policy_greedy(deal, acts, trump, rng, explore)
-
-            return policy
+            return playout.GreedyPolicy(self.explore)
+        if self.playout_policy == "split":
+            return playout.SplitPolicy(side, self.explore)
         return None
 
     def _settled(self, diff: float, diff2: float, count: int) -> bool:

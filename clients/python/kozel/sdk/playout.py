@@ -259,6 +259,34 @@ def policy_seen(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Rand
     return best
 
 
+class GreedyPolicy:
+    """:func:`policy_greedy` for every seat, random with chance ``explore``."""
+
+    def __init__(self, explore: float) -> None:
+        self.explore = explore
+
+    def __call__(
+        self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
+    ) -> Action:
+        return policy_greedy(deal, acts, trump, rng, self.explore)
+
+
+class SplitPolicy:
+    """:func:`policy_seen` for the seats of ``side``, :func:`policy_greedy` (random with chance
+    ``explore``) for the others: the opponents played as GreedyBot judges."""
+
+    def __init__(self, side: int, explore: float) -> None:
+        self.side = side
+        self.explore = explore
+
+    def __call__(
+        self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
+    ) -> Action:
+        if deal.side_of[deal.to_act[0]] == self.side:
+            return policy_seen(deal, acts, trump, rng)
+        return policy_greedy(deal, acts, trump, rng, self.explore)
+
+
 def playout(
     deal: Deal,
     side: int,
