@@ -174,6 +174,8 @@ class IsmctsBot(GreedyBot):
     read_opponent = False  # two players: determinizations where the opponent answers as
     # GreedyBot would (kozel.sdk.house), the others dropped but with chance model_slack each
     model_slack = 0.1
+    search_talon: int | None = None  # search only with at most this many cards in the talon
+    # (greedy's pick before that; None: always)
     endgame = True  # solve the deal exactly once the talon is empty (kozel.sdk.endgame)
     solver_nodes = 20_000  # per determinization, else back to the playouts
     endgame_cards = 9  # above two players, solved only with at most this many cards in hand
@@ -242,6 +244,7 @@ class IsmctsBot(GreedyBot):
             len(legal) == 1
             or request.kind not in (game_pb2.DECISION_KIND_LEAD, game_pb2.DECISION_KIND_RESPOND)
             or self.rules is None
+            or (self.search_talon is not None and request.observation.talon > self.search_talon)
         ):
             return super().choose(request)
         started = time.monotonic()
