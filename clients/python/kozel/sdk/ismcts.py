@@ -171,6 +171,7 @@ class IsmctsBot(GreedyBot):
     playout_policy = "seen"  # "greedy": by playout.policy_greedy (GreedyBot's judgement);
     # "split": the opponents by policy_greedy, this side by policy_seen
     explore = 0.05  # policy_greedy's share of random moves
+    seen_explore = 0.1  # policy_seen's
     read_opponent = False  # two players: determinizations where the opponent answers as
     # GreedyBot would (kozel.sdk.house), the others dropped but with chance model_slack each
     model_slack = 0.1
@@ -384,7 +385,9 @@ class IsmctsBot(GreedyBot):
         if self.playout_policy == "greedy":
             return playout.GreedyPolicy(self.explore)
         if self.playout_policy == "split":
-            return playout.SplitPolicy(side, self.explore)
+            return playout.SplitPolicy(side, self.explore, self.seen_explore)
+        if self.seen and self.seen_explore != playout.SEEN_EXPLORE:
+            return playout.SeenPolicy(self.seen_explore)
         return None
 
     def _settled(self, diff: float, diff2: float, count: int) -> bool:

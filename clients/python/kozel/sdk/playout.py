@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from kozel.engine import Action, ActionKind, Deal
 from kozel.engine.cards import SUIT_OF, points
@@ -203,11 +204,21 @@ def policy_simple(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Ra
     return min(discards, key=lambda a: cost(a.cards, trump))
 
 
-def policy_seen(deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random) -> Action:
+SEEN_EXPLORE: Final = 0.1
+"""The share of random moves of :func:`policy_seen` by default."""
+
+
+def policy_seen(
+    deal: Deal,
+    acts: Sequence[Action],
+    trump: int,
+    rng: random.Random,
+    explore: float = SEEN_EXPLORE,
+) -> Action:
     """A one-trick policy that sees the determinized hands (every seat plays as if it knew
     them): it leads what the opponents cannot beat, beats when the trick is worth the cards,
-    and otherwise sheds its cheapest cards."""
-    trivial = trivial_answer(acts, rng, 0.1)
+    and otherwise sheds its cheapest cards; random with chance ``explore``."""
+    trivial = trivial_answer(acts, rng, explore)
     if trivial is not None:
         return trivial
     kind = acts[0].kind
@@ -271,19 +282,33 @@ class GreedyPolicy:
         return policy_greedy(deal, acts, trump, rng, self.explore)
 
 
-class SplitPolicy:
-    """:func:`policy_seen` for the seats of ``side``, :func:`policy_greedy` (random with chance
-    ``explore``) for the others: the opponents played as GreedyBot judges."""
+class SeenPolicy:
+    """:func:`policy_seen` for every seat, random with chance ``explore``."""
 
-    def __init__(self, side: int, explore: float) -> None:
-        self.side = side
+    def __init__(self, explore: float) -> None:
         self.explore = explore
 
     def __call__(
         self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
     ) -> Action:
+        return policy_seen(deal, acts, trump, rng, self.explore)
+
+
+class SplitPolicy:
+    """:func:`policy_seen` (random with chance ``seen_explore``) for the seats of ``side``,
+    :func:`policy_greedy` (random with chance ``explore``) for the others: the opponents
+    played as GreedyBot judges."""
+
+    def __init__(self, side: int, explore: float, seen_explore: float = SEEN_EXPLORE) -> None:
+        self.side = side
+        self.explore = explore
+        self.seen_explore = seen_explore
+
+    def __call__(
+        self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
+    ) -> Action:
         if deal.side_of[deal.to_act[0]] == self.side:
-            return policy_seen(deal, acts, trump, rng)
+            return policy_seen(deal, acts, trump, rng, self.seen_explore)
         return policy_greedy(deal, acts, trump, rng, self.explore)
 
 
