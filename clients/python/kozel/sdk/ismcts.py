@@ -9,23 +9,26 @@ reproduces the seat's observation (the same legal actions now); so every card a 
 to hold is placed where it could have been drawn, and face-down discards come from cards it
 still had. The search works at the root, where the seat's legal actions are the same in
 every determinization: greedy's best ``candidates`` actions are each played out to the end of
-the deal on the same determinizations with the same playout dice (common random numbers), by a
-fast one-trick policy that sees the determinized hands (:mod:`kozel.sdk.playout`, compiled with
-the engine), and rewarded by the deal's penalties plus a share of its card points (card points
-alone in the money game); greedy's pick stands unless another beats it by ``margin`` standard
-errors (``paired = False``: UCB1 over the candidates instead). The budget, ``budget_s``, is CPU
-time of the thinking thread, within a wall-clock cap of ``clock_share`` of the request's
-``move_ms`` (so it stays inside the move clock). The search stops early once every other
-candidate is ``settled_z`` standard errors below greedy's pick (the answer would not change).
-Only the first ``first_worlds`` determinizations are drawn before the search; it draws the
-others as its rounds need them.
+the deal on the same determinizations with the same playout dice (common random numbers), by
+fast one-trick policies on the determinized hands (:mod:`kozel.sdk.playout`, compiled with the
+engine: this side's seats by one that sees the hands, the opponents' by GreedyBot's judgement of
+them, ``playout_policy = "split"``), and rewarded by the deal's penalties plus a share of its
+card points (card points alone in the money game); greedy's pick stands unless another beats it
+by ``margin`` standard errors (``paired = False``: UCB1 over the candidates instead). The
+budget, ``budget_s``, is CPU time of the thinking thread, within a wall-clock cap of
+``clock_share`` of the request's ``move_ms`` (so it stays inside the move clock). The search
+stops early once every other candidate is ``settled_z`` standard errors below greedy's pick (the
+answer would not change). Only the first ``first_worlds`` determinizations are drawn before the
+search; it draws the others as its rounds need them.
 
-Three knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "greedy"`` plays
-the playouts by GreedyBot's own judgement on the determinized hands
-(:func:`~kozel.sdk.playout.policy_greedy`), ``read_opponent`` (two players) keeps a
-determinization in which the opponent would not have answered a lead as GreedyBot does only with
-chance ``model_slack``, and ``match_aware`` values a deal's penalties by the match win chance
-they leave (:func:`_match_term`; at two players the same as the linear reward).
+Some knobs are off (measured no stronger, docs/bots.md): ``playout_policy = "seen"`` or
+``"greedy"`` plays every seat's playouts by the seen policy or by GreedyBot's own judgement on
+the determinized hands (:func:`~kozel.sdk.playout.policy_greedy`), ``read_opponent`` (two
+players) keeps a determinization in which the opponent would not have answered a lead as
+GreedyBot does only with chance ``model_slack``, ``search_talon`` searches only late in the
+talon (greedy's pick before), ``prune`` stops playing candidates already settled below greedy's
+pick, and ``match_aware`` values a deal's penalties by the match win chance they leave
+(:func:`_match_term`; at two players the same as the linear reward).
 
 Once the talon is empty (penalty game) the deal is played down without draws, and each
 determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
@@ -168,8 +171,8 @@ class IsmctsBot(GreedyBot):
     match_aware = False  # a deal's penalties valued by the match win chance they leave
     # (_match_term), not linearly
     seen = True  # playouts by playout.policy_seen (else playout.policy_simple)
-    playout_policy = "seen"  # "greedy": by playout.policy_greedy (GreedyBot's judgement);
-    # "split": the opponents by policy_greedy, this side by policy_seen
+    playout_policy = "split"  # the opponents by playout.policy_greedy (GreedyBot's judgement),
+    # this side by policy_seen; "seen": every seat by policy_seen; "greedy": by policy_greedy
     explore = 0.05  # policy_greedy's share of random moves
     seen_explore = 0.1  # policy_seen's
     read_opponent = False  # two players: determinizations where the opponent answers as
