@@ -26,7 +26,7 @@ from kozel.sdk.ismcts import (
     _match_term,
     _MatchModel,
 )
-from kozel.sdk.playout import SplitPolicy, can_beat, playout, policy_greedy, policy_seen
+from kozel.sdk.playout import SeenPolicy, SplitPolicy, can_beat, playout, policy_greedy, policy_seen
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.harness import request_for
 
@@ -377,3 +377,75 @@ def test_match_aware_bot_answers_legally() -> None:
         asked += seat == 0
         deal.apply(seat, legal[choice])
     assert asked and bot.stats["searched"] + bot.stats["solved"] > 0
+
+
+def _first_searchable(rules: Ruleset, seed: int) -> tuple[Match, int]:
+    """A match at its first lead or response with a choice, and the seat to act."""
+    match = Match(rules, 2, seed)
+    rng = random.Random(seed)
+    while True:
+        deal = match.deal
+        seat = deal.to_act[0]
+        legal = deal.legal_actions(seat)
+        if deal.decision in ("lead", "respond") and len(legal) > 2:
+            return match, seat
+        match.apply(seat, legal[rng.randrange(len(legal))])
+
+
+def test_search_talon_leaves_the_early_decisions_to_greedy() -> None:
+    rules = Ruleset.preset("classic")
+    match, seat = _first_searchable(rules, 5)
+    req, _ = request_for(match.deal, seat)
+    assert req.observation.talon > 12
+    late = _bot(rules, 2, seat)
+    late.search_talon = 12
+    late.on_deal_start(referee_pb2.DealStart(hand=list(observe(match.deal, seat).hand)))
+    assert late.choose(req) == GreedyBot().choose(req)
+    assert late.stats["searched"] == 0
+    always = _bot(rules, 2, seat)
+    always.on_deal_start(referee_pb2.DealStart(hand=list(observe(match.deal, seat).hand)))
+    always.choose(req)
+    assert always.stats["searched"] == 1
+
+
+def test_prune_spends_the_rounds_on_the_candidates_still_in_question() -> None:
+    """Without pruning every round plays every candidate; with it the settled candidates
+    drop out, so the rounds play fewer (greedy's pick and the others go on)."""
+    rules = Ruleset.preset("classic")
+    dropped = 0
+    for prune in (False, True):
+        for seed in range(6):
+            match, seat = _first_searchable(rules, seed)
+            req, _ = request_for(match.deal, seat)
+            bot = _bot(rules, 2, seat, budget=0.05)
+            bot.prune = prune
+            bot.settled_z = 1.0  # settles often, so that pruning has something to drop
+            bot.on_deal_start(referee_pb2.DealStart(hand=list(observe(match.deal, seat).hand)))
+            worlds = bot._worlds(req, _Unlimited(), 8)  # noqa: SLF001 - the search under test
+            n = min(6, len(req.legal_actions))
+            bot._search_paired(worlds, seat, list(range(n)), _Clock(math.inf, 0.05))  # noqa: SLF001
+            rounds, played = bot.stats["rounds"], bot.stats["playouts"]
+            assert rounds > 0
+            if prune:
+                assert rounds <= played <= rounds * n
+                dropped += played < rounds * n
+            else:
+                assert played == rounds * n
+    assert dropped >= 2
+
+
+def test_the_seen_policy_explores_as_often_as_asked() -> None:
+    rules = Ruleset.preset("classic")
+    never = SeenPolicy(0.0)
+    always = SeenPolicy(1.0)
+    differ = 0
+    for seed in range(30):
+        match, seat = _first_searchable(rules, seed)
+        deal = match.deal
+        acts = deal.legal_actions(seat)
+        assert never(deal, acts, deal.trump, random.Random(seed)) == policy_seen(
+            deal, acts, deal.trump, random.Random(seed), 0.0
+        )
+        picks = {always(deal, acts, deal.trump, random.Random(seed * 100 + k)) for k in range(20)}
+        differ += len(picks) > 1
+    assert differ > 20  # random moves pick different actions

@@ -205,6 +205,7 @@ class IsmctsBot(GreedyBot):
             "fallback": 0,
             "worlds": 0,
             "playouts": 0,
+            "rounds": 0,  # of the paired search
             "solved": 0,
             "unsolved": 0,
             "overruled": 0,
@@ -371,6 +372,7 @@ class IsmctsBot(GreedyBot):
                 if self.prune:
                     alive = [0, *left]
         self.stats["playouts"] += rounds + sum(count)
+        self.stats["rounds"] += rounds
         if rounds < self.min_visits or n == 1:
             return cands[0]
         best = max(range(1, n), key=lambda a: diff[a] / max(1, count[a]))
