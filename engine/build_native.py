@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -62,18 +63,22 @@ def _missing_toolchain() -> str | None:
     return None
 
 
-def _compile() -> None:
-    """mypyc, then the C compiler: the extension modules in ``BUILD / "lib"``."""
+def _compile(with_sdk: bool) -> None:
+    """mypyc, then the C compiler: the extension modules in ``BUILD / "lib"`` (the engine's
+    and, ``with_sdk``, the SDK's)."""
     from mypyc.build import mypycify
     from setuptools import Distribution
 
     os.chdir(ROOT)  # mypy reads pyproject.toml's settings, as `make lint` does
     paths = [f"engine/kozel/engine/{m}.py" for m in native.MODULES]
-    sdk_paths = [f"clients/python/kozel/sdk/{m}.py" for m in sdk_native.MODULES]
+    sdk_paths = [f"clients/python/kozel/sdk/{m}.py" for m in sdk_native.MODULES] if with_sdk else []
+    groups: list[tuple[list[str], str | None]] = [(paths, GROUP)]
+    if with_sdk:
+        groups.append((sdk_paths, SDK_GROUP))
     options = ["--no-warn-unused-configs", "--cache-dir", str(BUILD / "mypy-cache")]
     extensions = mypycify(
         [*options, *paths, *sdk_paths],
-        separate=[(paths, GROUP), (sdk_paths, SDK_GROUP)],
+        separate=groups,
         target_dir=str(BUILD / "c"),
         opt_level="3",
     )
@@ -91,64 +96,86 @@ def _compile() -> None:
     dist.run_commands()
 
 
-def _install(built: Path, folder: Path, digest: str) -> None:
+def _install(built: Path, folder: Path, digest: str, build_id: str | None = None) -> None:
     """The extension modules of ``built`` into ``folder``, the digest last."""
     folder.mkdir()
     for path in sorted(built.glob("*.so")):
         shutil.copy2(path, folder / path.name)
+    if build_id is not None:
+        (folder / native.BUILD_ID_FILE).write_text(build_id + "\n")
     (folder / native.DIGEST_FILE).write_text(digest + "\n")
 
 
+_CHECK_ENGINE = "import kozel.engine as e; raise SystemExit(not e.NATIVE)"
 _CHECK = (
     "import kozel.engine as e, kozel.sdk.native as s\n"
     "raise SystemExit(not e.NATIVE and 'engine' or not s.loaded() and 'sdk')"
 )
 
 
-def build() -> str | None:
-    """Build into the two ``_native`` folders; None on success, else why it failed."""
+def _sdk_digest(build_id: str) -> str:
+    return sdk_native.digest_of(
+        native.source_digest(),
+        native.source_digest(sdk_native.PACKAGE, sdk_native.SOURCES),
+        build_id,
+    )
+
+
+def _run_compiler(with_sdk: bool) -> bool:
+    shutil.rmtree(BUILD / "lib", ignore_errors=True)
+    with LOG.open("a") as log:
+        done = subprocess.run(
+            [sys.executable, __file__, "--inner" if with_sdk else "--inner-engine"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    return done.returncode == 0
+
+
+def build() -> tuple[str | None, bool]:
+    """Build into the two ``_native`` folders (the engine's alone if the SDK's fails to
+    compile): why it failed or None, and whether the SDK's search was built."""
     why = _missing_toolchain()
     if why:
-        return why
+        return why, False
     digest = native.source_digest()
-    sdk_digest = sdk_native.digest_of(digest, native.source_digest(sdk_native.PACKAGE))
+    build_id = secrets.token_hex(16)
+    sdk_digest = _sdk_digest(build_id)
     BUILD.mkdir(parents=True, exist_ok=True)
-    with LOG.open("w") as log:
-        done = subprocess.run(
-            [sys.executable, __file__, "--inner"], stdout=log, stderr=subprocess.STDOUT
-        )
-    if done.returncode != 0:
-        return f"the compiler failed (see {LOG.relative_to(ROOT)})"
+    LOG.write_text("")
+    with_sdk = _run_compiler(True)
+    if not with_sdk and not _run_compiler(False):
+        return f"the compiler failed (see {LOG.relative_to(ROOT)})", False
     lib = BUILD / "lib" / "kozel"
-    if not list((lib / "engine").glob("*.so")) or not list((lib / "sdk").glob("*.so")):
-        return f"no extension modules were built (see {LOG.relative_to(ROOT)})"
-    if (
-        native.source_digest() != digest
-        or sdk_native.digest_of(native.source_digest(), native.source_digest(sdk_native.PACKAGE))
-        != sdk_digest
+    if not list((lib / "engine").glob("*.so")) or (
+        with_sdk and not list((lib / "sdk").glob("*.so"))
     ):
-        return "the sources changed during the build"
-    _install(lib / "engine", native.FOLDER, digest)
-    _install(lib / "sdk", sdk_native.FOLDER, sdk_digest)
+        return f"no extension modules were built (see {LOG.relative_to(ROOT)})", False
+    if native.source_digest() != digest or _sdk_digest(build_id) != sdk_digest:
+        return "the sources changed during the build", False
+    _install(lib / "engine", native.FOLDER, digest, build_id)
+    if with_sdk:
+        _install(lib / "sdk", sdk_native.FOLDER, sdk_digest)
     roots = [ROOT / "engine", ROOT / "clients" / "python"]
     check = subprocess.run(
-        [sys.executable, "-c", _CHECK],
+        [sys.executable, "-c", _CHECK if with_sdk else _CHECK_ENGINE],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, roots)), native.PURE_ENV: ""},
         capture_output=True,
         text=True,
     )
     if check.returncode != 0:
-        return f"the compiled modules do not load: {check.stderr.strip()[-300:]}"
-    return None
+        return f"the compiled modules do not load: {check.stderr.strip()[-300:]}", False
+    return None, with_sdk
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--strict", action="store_true", help="exit 1 if the build fails")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--inner-engine", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.inner:
-        _compile()
+    if args.inner or args.inner_engine:
+        _compile(with_sdk=args.inner)
         return 0
     folders = (native.FOLDER, sdk_native.FOLDER)
     for folder in folders:  # a failed build leaves no old one
@@ -156,13 +183,19 @@ def main() -> int:
     for stale in ("lib", "c", "mypy-cache"):  # mypyc's incremental mode can keep an old group's C
         shutil.rmtree(BUILD / stale, ignore_errors=True)
     start = time.monotonic()
-    why = build()
+    why, with_sdk = build()
     if why is not None:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
-        print(f"engine: not compiled, {why}; the engine runs as pure Python")
+        print(f"engine: not compiled, {why}; the engine and the SDK's search run as pure Python")
         return 1 if args.strict else 0
     took = time.monotonic() - start
+    if not with_sdk:
+        print(
+            f"engine: {len(native.MODULES)} modules compiled with mypyc in {took:.0f} s; the"
+            f" SDK's search did not compile (see {LOG.relative_to(ROOT)}) and runs as pure Python"
+        )
+        return 1 if args.strict else 0
     print(
         f"engine: {len(native.MODULES)} modules and the SDK's {len(sdk_native.MODULES)}"
         f" compiled with mypyc in {took:.0f} s"

@@ -240,7 +240,7 @@ def test_greedy_and_split_playouts_finish_the_deal(name: str) -> None:
         side = deal.side_of[deal.to_act[0]]
         policy = IsmctsBot()
         policy.playout_policy = name
-        fn = policy._playout_policy(side)  # noqa: SLF001 - the method under test
+        fn = policy.playout_policy_for(side)
         assert fn is not None
         value = playout(deal, side, random.Random(seed), 0.2, True, None, fn)
         assert deal.over and -1.0 <= value <= 1.0

@@ -18,7 +18,7 @@ from kozel.engine import native as engine_native
 from kozel.sdk import native
 from kozel.sdk.endgame import Solver
 from kozel.sdk.ismcts import _solver_reward
-from kozel.sdk.playout import playout, policy_greedy
+from kozel.sdk.playout import GreedyPolicy, SeenPolicy, SplitPolicy, playout
 from tests.engine.test_native import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ SHOW = "import kozel.sdk.native as n, kozel.engine as e; print(e.NATIVE, n.loade
 
 
 def search_digest() -> str:
-    """The rewards of 200 seeded playouts (both policies, two to four players) and the values
+    """The rewards of 200 seeded playouts (every policy, two to four players) and the values
     of 20 solved endgames, hashed."""
     h = hashlib.sha256()
     rules = Ruleset.preset("classic")
@@ -48,10 +48,14 @@ def search_digest() -> str:
         random.Random(seed).shuffle(deck)
         deal = Deal.start(rules, players, deck, seed % players)
         rng = random.Random(seed)
-        if seed % 2:
-            value = playout(deal, deal.side_of[seed % players], rng, 0.2, True)
-        else:
-            value = playout(deal, 0, rng, 0.4, False, None, policy_greedy)
+        side = deal.side_of[seed % players]
+        policy = (
+            None,
+            GreedyPolicy(0.05),
+            SplitPolicy(side, 0.05, 0.1),
+            SeenPolicy(0.3),
+        )[seed % 4]
+        value = playout(deal, side, rng, 0.2 + 0.1 * (seed % 3), seed % 5 != 0, None, policy)
         h.update(f"{value:.12f}".encode())
     return h.hexdigest()
 
@@ -72,24 +76,53 @@ def test_the_compiled_and_the_pure_search_give_the_same_values() -> None:
     assert run_python(code, pure=True).split() == ["False", search_digest()]
 
 
-def test_the_guard_holds_for_a_changed_sdk_or_engine_source(tmp_path: Path) -> None:
-    if not native.loaded():
-        pytest.skip("no compiled search for these sources (make setup builds them)")
-    engine = tmp_path / "kozel" / "engine"
-    sdk = tmp_path / "kozel" / "sdk"
+def _copy_packages(to: Path) -> tuple[Path, Path, str]:
+    """Copies of the engine and the SDK (with their builds) under ``to``; the two packages and
+    the PYTHONPATH that imports them."""
+    engine = to / "kozel" / "engine"
+    sdk = to / "kozel" / "sdk"
     shutil.copytree(engine_native.PACKAGE, engine, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(native.PACKAGE, sdk, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(native.PACKAGE.parent / "v1", tmp_path / "kozel" / "v1")
-    path = os.pathsep.join([str(tmp_path), str(ROOT / "server")])
+    shutil.copytree(native.PACKAGE.parent / "v1", to / "kozel" / "v1")
+    return engine, sdk, os.pathsep.join([str(to), str(ROOT / "server")])
+
+
+def _append(path: Path, line: str) -> None:
+    with path.open("a") as f:
+        f.write(line)
+
+
+def test_the_guard_holds_for_a_changed_engine_source_or_build(tmp_path: Path) -> None:
+    if not native.loaded():
+        pytest.skip("no compiled search for these sources (make setup builds them)")
+    engine, _sdk, path = _copy_packages(tmp_path)
     assert run_python(SHOW, pythonpath=path) == "True True"
     assert run_python(SHOW, pythonpath=path, pure=True) == "False False"
-    with (engine / "cards.py").open("a") as f:
-        f.write("# edited after the build\n")
+    _append(engine / "cards.py", "# edited after the build\n")
     assert run_python(SHOW, pythonpath=path) == "False False"  # a stale engine: neither loads
     (engine / "_native" / engine_native.DIGEST_FILE).write_text(
         engine_native.source_digest(engine) + "\n"
     )
-    assert run_python(SHOW, pythonpath=path) == "True False"  # the SDK was built on another engine
-    with (sdk / "playout.py").open("a") as f:
-        f.write("# edited after the build\n")
+    assert run_python(SHOW, pythonpath=path) == "True False"  # the SDK was built on other sources
+
+
+def test_the_guard_holds_for_another_engine_build_of_the_same_sources(tmp_path: Path) -> None:
+    """An engine rebuilt without the SDK (another build id) leaves the SDK's build unloaded:
+    it is linked to the engine build it was compiled with."""
+    if not native.loaded():
+        pytest.skip("no compiled search for these sources (make setup builds them)")
+    engine, _sdk, path = _copy_packages(tmp_path)
+    (engine / "_native" / engine_native.BUILD_ID_FILE).write_text("another build\n")
+    assert run_python(SHOW, pythonpath=path) == "True False"
+    (engine / "_native" / engine_native.BUILD_ID_FILE).unlink()
+    assert run_python(SHOW, pythonpath=path) == "True False"
+
+
+def test_the_guard_holds_for_a_changed_sdk_source_and_not_for_others(tmp_path: Path) -> None:
+    if not native.loaded():
+        pytest.skip("no compiled search for these sources (make setup builds them)")
+    _engine, sdk, path = _copy_packages(tmp_path)
+    _append(sdk / "ismcts.py", "# not compiled, edited after the build\n")
+    assert run_python(SHOW, pythonpath=path) == "True True"
+    _append(sdk / "playout.py", "# edited after the build\n")
     assert run_python(SHOW, pythonpath=path) == "True False"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent
@@ -23,13 +24,17 @@ MODULES = ("cards", "actions", "tables", "deal", "players", "observation")
 """The modules compiled (the hot path of play and search), by name in ``kozel.engine``; the
 others stay Python."""
 PURE_ENV = "KOZEL_ENGINE_PURE"
+BUILD_ID_FILE = "BUILD_ID"
+"""A file in :data:`FOLDER` naming this build (random): builds linked to it record it."""
 
 
-def source_digest(package: Path = PACKAGE) -> str:
-    """SHA-256 over the name and bytes of every ``.py`` file of the package: a change to any
-    of them (the compiled ones and those whose types they were compiled against) changes it."""
+def source_digest(package: Path = PACKAGE, names: Iterable[str] | None = None) -> str:
+    """SHA-256 over the name and bytes of every ``.py`` file of the package (or of the modules
+    ``names``): a change to any of them (the compiled ones and those whose types they were
+    compiled against) changes it."""
     h = hashlib.sha256()
-    for path in sorted(package.glob("*.py")):
+    paths = package.glob("*.py") if names is None else (package / f"{n}.py" for n in names)
+    for path in sorted(paths):
         data = path.read_bytes()
         h.update(f"{path.name}\0{len(data)}\0".encode())
         h.update(data)

@@ -1,8 +1,8 @@
-"""``kozel bench engine``: random legal play on one core, in deals and decisions per second,
-clones of deals stopped mid-play per second, and the ``ismcts`` bot's playouts from them (a
-clone played to the end by its policy) per second, on the engine this process runs (compiled
-or pure Python: ``native`` and ``playouts_native`` in each entry; ``KOZEL_ENGINE_PURE=1``
-forces pure Python)."""
+"""``kozel bench engine``: random legal play on one core, in deals and decisions per second, clones
+of deals stopped mid-play per second, and the ``ismcts`` bot's playouts from them (a clone
+played to the end by its playout policies, as it plays them) per second, on the engine this
+process runs (compiled or pure Python: ``native`` and ``playouts_native`` in each entry;
+``KOZEL_ENGINE_PURE=1`` forces pure Python)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from kozel.cli import bench_service_cmd
 from kozel.engine.deal import Deal
 from kozel.engine.players import play_random_deal
 from kozel.engine.rules import Ruleset
-from kozel.sdk import native as sdk_native
-from kozel.sdk.playout import playout
 
 CONFIGS = (("classic-2p", "classic", 2), ("classic-3p", "classic", 3), ("classic-4p", "classic", 4))
 
@@ -63,6 +61,12 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
     such clones out as ``ismcts`` does (:func:`kozel.sdk.playout.playout`); the best round is
     reported (as timeit does), since on a shared machine noise only ever slows a round.
     """
+    # Imported here: a failure of the SDK's compiled search must not take the whole CLI down.
+    from kozel.sdk import native as sdk_native
+    from kozel.sdk.ismcts import IsmctsBot
+    from kozel.sdk.playout import playout
+
+    bot = IsmctsBot()
     setups = []
     for key, preset, players in CONFIGS:
         rules = Ruleset.preset(preset)
@@ -102,7 +106,9 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
             start = time.perf_counter()
             while time.perf_counter() - start < slot / 4:
                 for deal in states:
-                    playout(deal.clone(), deal.side_of[0], rng, 0.2, True)
+                    side = deal.side_of[0]
+                    policy = bot.playout_policy_for(side)
+                    playout(deal.clone(), side, rng, bot.points_weight, bot.seen, None, policy)
                 playouts += len(states)
             playout_rates[key].append(playouts / (time.perf_counter() - start))
     results: dict[str, dict[str, float]] = {}

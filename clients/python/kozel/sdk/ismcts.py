@@ -327,7 +327,7 @@ class IsmctsBot(GreedyBot):
             and worlds[0].talon_left <= self.solve_talon
         ):
             solve = self._solver_for(worlds[0], side)
-        policy = self._playout_policy(side)
+        policy = self.playout_policy_for(side)
         term = self._term(worlds[0], side)
         diff = [0.0] * n
         diff2 = [0.0] * n
@@ -384,13 +384,15 @@ class IsmctsBot(GreedyBot):
             return cands[best]
         return cands[0]
 
-    def _playout_policy(self, side: int) -> playout.Policy | None:
+    def playout_policy_for(self, side: int) -> playout.Policy | None:
         """The playout policy ``playout_policy`` names for a search by ``side`` (None: the
-        default of :func:`~kozel.sdk.playout.playout`)."""
+        default of :func:`~kozel.sdk.playout.playout`, by ``seen``)."""
         if self.playout_policy == "greedy":
             return playout.GreedyPolicy(self.explore)
         if self.playout_policy == "split":
             return playout.SplitPolicy(side, self.explore, self.seen_explore)
+        if self.playout_policy != "seen":
+            raise ValueError(f"unknown playout_policy {self.playout_policy!r}")
         if self.seen and self.seen_explore != playout.SEEN_EXPLORE:
             return playout.SeenPolicy(self.seen_explore)
         return None
@@ -431,6 +433,8 @@ class IsmctsBot(GreedyBot):
         squares = [0.0] * n
         assert self.rules is not None
         side = self.rules.side_of(worlds[0].players)[me]
+        policy = self.playout_policy_for(side)
+        term = self._term(worlds[0], side)
         it = 0
         # Every action once per world first is too slow at 4 cards of 4 leads; UCB1 it is.
         while True:
@@ -447,7 +451,9 @@ class IsmctsBot(GreedyBot):
                 )
             sim = world.clone()
             sim.apply(me, sim.legal_actions(me)[cands[a]])
-            reward = playout.playout(sim, side, self.rng, self.points_weight, self.seen)
+            reward = playout.playout(
+                sim, side, self.rng, self.points_weight, self.seen, None, policy, term
+            )
             visits[a] += 1
             totals[a] += reward
             squares[a] += reward * reward

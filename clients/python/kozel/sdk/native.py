@@ -18,22 +18,31 @@ FOLDER = PACKAGE / "_native"
 DIGEST_FILE = "SOURCES.sha256"
 MODULES = ("playout", "endgame")
 """The modules compiled, by name in ``kozel.sdk``; the others stay Python."""
+SOURCES = (*MODULES, "house", "bot", "native")
+"""The modules whose sources the build depends on: the compiled ones and what they import (an
+edit of another, ``ismcts`` say, leaves the build current)."""
 
 
-def digest_of(engine_digest: str, sdk_digest: str) -> str:
-    """The digest a build records: of the engine's sources and of the SDK's."""
-    return hashlib.sha256(f"{engine_digest}\0{sdk_digest}".encode()).hexdigest()
+def digest_of(engine_digest: str, sdk_digest: str, engine_build: str) -> str:
+    """The digest a build records: of the engine's sources, of the SDK's :data:`SOURCES`, and
+    of the engine build it is linked to (its ``BUILD_ID``)."""
+    return hashlib.sha256(f"{engine_digest}\0{sdk_digest}\0{engine_build}".encode()).hexdigest()
 
 
 def source_digest() -> str:
-    """:func:`digest_of` the sources on disk."""
+    """:func:`digest_of` the sources on disk and the engine build in place."""
     from kozel.engine import native as engine
 
-    return digest_of(engine.source_digest(), engine.source_digest(PACKAGE))
+    try:
+        build = (engine.FOLDER / engine.BUILD_ID_FILE).read_text().strip()
+    except OSError:
+        build = ""
+    return digest_of(engine.source_digest(), engine.source_digest(PACKAGE, SOURCES), build)
 
 
 def build_is_current() -> bool:
-    """True when :data:`FOLDER` holds a build of the sources as they are now."""
+    """True when :data:`FOLDER` holds a build of the sources as they are now, linked to the
+    engine build in place."""
     try:
         recorded = (FOLDER / DIGEST_FILE).read_text().strip()
     except OSError:
