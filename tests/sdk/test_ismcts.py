@@ -26,7 +26,15 @@ from kozel.sdk.ismcts import (
     _match_term,
     _MatchModel,
 )
-from kozel.sdk.playout import SeenPolicy, SplitPolicy, can_beat, playout, policy_greedy, policy_seen
+from kozel.sdk.playout import (
+    SEEN_EXPLORE,
+    Exploring,
+    SplitPolicy,
+    can_beat,
+    playout,
+    policy_greedy,
+    policy_seen,
+)
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.harness import request_for
 
@@ -248,7 +256,7 @@ def test_greedy_and_split_playouts_finish_the_deal(name: str) -> None:
 
 def test_the_split_policy_plays_each_side_by_its_own_policy() -> None:
     rules = Ruleset.preset("classic")
-    split = SplitPolicy(0, explore=0.0)
+    split = SplitPolicy(0, Exploring(policy_seen, SEEN_EXPLORE), Exploring(policy_greedy, 0.0))
     for seed in range(20):
         deal = Match(rules, 2, seed).deal
         while not deal.over:
@@ -436,8 +444,8 @@ def test_prune_spends_the_rounds_on_the_candidates_still_in_question() -> None:
 
 def test_the_seen_policy_explores_as_often_as_asked() -> None:
     rules = Ruleset.preset("classic")
-    never = SeenPolicy(0.0)
-    always = SeenPolicy(1.0)
+    never = Exploring(policy_seen, 0.0)
+    always = Exploring(policy_seen, 1.0)
     differ = 0
     for seed in range(30):
         match, seat = _first_searchable(rules, seed)

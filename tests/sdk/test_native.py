@@ -18,7 +18,7 @@ from kozel.engine import native as engine_native
 from kozel.sdk import native
 from kozel.sdk.endgame import Solver
 from kozel.sdk.ismcts import _solver_reward
-from kozel.sdk.playout import GreedyPolicy, SeenPolicy, SplitPolicy, playout
+from kozel.sdk.playout import Exploring, SplitPolicy, playout, policy_greedy, policy_seen
 from tests.engine.test_native import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,9 +51,9 @@ def search_digest() -> str:
         side = deal.side_of[seed % players]
         policy = (
             None,
-            GreedyPolicy(0.05),
-            SplitPolicy(side, 0.05, 0.1),
-            SeenPolicy(0.3),
+            Exploring(policy_greedy, 0.05),
+            SplitPolicy(side, Exploring(policy_seen, 0.1), Exploring(policy_greedy, 0.05)),
+            Exploring(policy_seen, 0.3),
         )[seed % 4]
         value = playout(deal, side, rng, 0.2 + 0.1 * (seed % 3), seed % 5 != 0, None, policy)
         h.update(f"{value:.12f}".encode())

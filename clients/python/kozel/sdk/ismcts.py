@@ -387,14 +387,16 @@ class IsmctsBot(GreedyBot):
     def playout_policy_for(self, side: int) -> playout.Policy | None:
         """The playout policy ``playout_policy`` names for a search by ``side`` (None: the
         default of :func:`~kozel.sdk.playout.playout`, by ``seen``)."""
+        seen = playout.Exploring(playout.policy_seen, self.seen_explore)
+        greedy = playout.Exploring(playout.policy_greedy, self.explore)
         if self.playout_policy == "greedy":
-            return playout.GreedyPolicy(self.explore)
+            return greedy
         if self.playout_policy == "split":
-            return playout.SplitPolicy(side, self.explore, self.seen_explore)
+            return playout.SplitPolicy(side, seen, greedy)
         if self.playout_policy != "seen":
             raise ValueError(f"unknown playout_policy {self.playout_policy!r}")
         if self.seen and self.seen_explore != playout.SEEN_EXPLORE:
-            return playout.SeenPolicy(self.seen_explore)
+            return seen
         return None
 
     def _settled(self, diff: float, diff2: float, count: int) -> bool:

@@ -270,46 +270,38 @@ def policy_seen(
     return best
 
 
-class GreedyPolicy:
-    """:func:`policy_greedy` for every seat, random with chance ``explore``."""
+ExploringPolicy = Callable[[Deal, Sequence[Action], int, random.Random, float], Action]
+"""A policy with its share of random moves as a last argument: :func:`policy_seen`,
+:func:`policy_greedy`."""
 
-    def __init__(self, explore: float) -> None:
+
+class Exploring:
+    """``policy`` for every seat, random with chance ``explore``."""
+
+    def __init__(self, policy: ExploringPolicy, explore: float) -> None:
+        self.policy = policy
         self.explore = explore
 
     def __call__(
         self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
     ) -> Action:
-        return policy_greedy(deal, acts, trump, rng, self.explore)
-
-
-class SeenPolicy:
-    """:func:`policy_seen` for every seat, random with chance ``explore``."""
-
-    def __init__(self, explore: float) -> None:
-        self.explore = explore
-
-    def __call__(
-        self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
-    ) -> Action:
-        return policy_seen(deal, acts, trump, rng, self.explore)
+        return self.policy(deal, acts, trump, rng, self.explore)
 
 
 class SplitPolicy:
-    """:func:`policy_seen` (random with chance ``seen_explore``) for the seats of ``side``,
-    :func:`policy_greedy` (random with chance ``explore``) for the others: the opponents
-    played as GreedyBot judges."""
+    """``mine`` for the seats of ``side``, ``theirs`` for the others (for ``ismcts``: the seen
+    policy for its side, the opponents played as GreedyBot judges)."""
 
-    def __init__(self, side: int, explore: float, seen_explore: float = SEEN_EXPLORE) -> None:
+    def __init__(self, side: int, mine: Policy, theirs: Policy) -> None:
         self.side = side
-        self.explore = explore
-        self.seen_explore = seen_explore
+        self.mine = mine
+        self.theirs = theirs
 
     def __call__(
         self, deal: Deal, acts: Sequence[Action], trump: int, rng: random.Random
     ) -> Action:
-        if deal.side_of[deal.to_act[0]] == self.side:
-            return policy_seen(deal, acts, trump, rng, self.seen_explore)
-        return policy_greedy(deal, acts, trump, rng, self.explore)
+        policy = self.mine if deal.side_of[deal.to_act[0]] == self.side else self.theirs
+        return policy(deal, acts, trump, rng)
 
 
 def playout(
