@@ -140,6 +140,12 @@ class _Clock:
         return time.thread_time() >= self.cpu_deadline or time.monotonic() >= self.wall_deadline
 
 
+def _mean_se(total: float, squares: float, n: int) -> tuple[float, float]:
+    """The mean of ``n`` values and its standard error, from their sum and sum of squares."""
+    mean = total / n
+    return mean, math.sqrt(max(0.0, squares / n - mean * mean) / n)
+
+
 class _Fail(Exception):
     """This determinization does not reproduce the observation."""
 
@@ -376,9 +382,7 @@ class IsmctsBot(GreedyBot):
         if rounds < self.min_visits or n == 1:
             return cands[0]
         best = max(range(1, n), key=lambda a: diff[a] / max(1, count[a]))
-        k = count[best]
-        mean = diff[best] / k
-        se = math.sqrt(max(0.0, diff2[best] / k - mean * mean) / k)
+        mean, se = _mean_se(diff[best], diff2[best], count[best])
         if mean > self.margin * se and mean > 0:
             self.stats["overruled"] += 1
             return cands[best]
@@ -402,8 +406,7 @@ class IsmctsBot(GreedyBot):
     def _settled(self, diff: float, diff2: float, count: int) -> bool:
         """Whether a candidate is worse than greedy's pick by ``settled_z`` standard errors
         (its summed paired differences ``diff`` and their squares, over ``count`` rounds)."""
-        mean = diff / count
-        se = math.sqrt(max(0.0, diff2 / count - mean * mean) / count)
+        mean, se = _mean_se(diff, diff2, count)
         return mean + self.settled_z * se < 0
 
     def _solver_for(self, deal: Deal, side: int) -> Callable[[Deal], float | None]:
@@ -465,12 +468,8 @@ class IsmctsBot(GreedyBot):
         if best == 0 or min(visits[0], visits[best]) < self.min_visits:
             return cands[0]
 
-        def mean_se(i: int) -> tuple[float, float]:
-            m = totals[i] / visits[i]
-            var = max(0.0, squares[i] / visits[i] - m * m)
-            return m, math.sqrt(var / visits[i])
-
-        (m0, se0), (mb, seb) = mean_se(0), mean_se(best)
+        m0, se0 = _mean_se(totals[0], squares[0], visits[0])
+        mb, seb = _mean_se(totals[best], squares[best], visits[best])
         return cands[best] if mb - m0 > self.margin * math.hypot(se0, seb) else cands[0]
 
     # -- determinizations ------------------------------------------------------------------
