@@ -32,6 +32,7 @@ class Outbox:
     def __init__(self, limit: int) -> None:
         self._items: deque[rpb.PlayResponse] = deque()
         self._waiter: asyncio.Future[None] | None = None  # the writer, while it has nothing
+        self._loop: asyncio.AbstractEventLoop | None = None  # the writer's, from its first wait
         self._limit = limit
         self.status: tuple[grpc.StatusCode, str] | None = None
         self.closed = False
@@ -68,7 +69,10 @@ class Outbox:
         while not self._items:
             if self.closed:
                 return None
-            self._waiter = asyncio.get_running_loop().create_future()
+            if self._loop is None:
+                self._loop = asyncio.get_running_loop()
+            # The loop is kept: on Python 3.11 get_running_loop() costs a getpid() system call.
+            self._waiter = self._loop.create_future()
             await self._waiter
         return self._items.popleft()
 
