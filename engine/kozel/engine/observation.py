@@ -41,7 +41,13 @@ class Spectator(enum.Enum):
 Observer = int | Spectator  # a seat number, or a spectator
 
 
-@dataclass(frozen=True, slots=True)
+# The four view classes are built at every decision the referee asks, so each spells out its
+# __init__: compiled, the engine's would otherwise be the dataclass module's (interpreted),
+# which cost about 4 % of a loaded referee's event loop. PlayView and TrickView are handed out
+# again by SeatObserver (shared between observations) and are event views (dict keys): they
+# are hashed by value and not frozen, since a frozen class's __init__ cannot be compiled to
+# plain stores, but no code changes one.
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class PlayView:
     """One play as a seat sees it: face-down cards are listed only for their owner."""
 
@@ -49,10 +55,19 @@ class PlayView:
     kind: str  # lead, beat or discard
     count: int
     cards: tuple[str, ...]  # empty when face down and not the observer's
-    forced: bool = False
+    forced: bool
+
+    def __init__(
+        self, seat: int, kind: str, count: int, cards: tuple[str, ...], forced: bool = False
+    ) -> None:
+        self.seat = seat
+        self.kind = kind
+        self.count = count
+        self.cards = cards
+        self.forced = forced
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class TrickView:
     """A trick as a seat sees it. ``winner`` is the seat now winning while it is in play."""
 
@@ -62,12 +77,22 @@ class TrickView:
     combo: str | None
     known_points: int  # points of the cards this seat can see in the trick
 
+    def __init__(
+        self,
+        leader: int,
+        winner: int,
+        plays: tuple[PlayView, ...],
+        combo: str | None,
+        known_points: int,
+    ) -> None:
+        self.leader = leader
+        self.winner = winner
+        self.plays = plays
+        self.combo = combo
+        self.known_points = known_points
 
-# SeatView and Observation are made anew for every observation and shared with nobody, so
-# they are not frozen (a frozen dataclass's __init__ costs four times as much, and the referee
-# builds one observation per decision). TrickView and PlayView are kept and handed out again
-# by SeatObserver, so they stay frozen.
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class SeatView:
     """Public facts about one seat."""
 
@@ -79,8 +104,26 @@ class SeatView:
     tricks_won: int
     known_points: int  # points in this seat's won tricks that the observer can see
 
+    def __init__(
+        self,
+        seat: int,
+        side: int,
+        active: bool,
+        hand_size: int,
+        known_cards: tuple[str, ...],
+        tricks_won: int,
+        known_points: int,
+    ) -> None:
+        self.seat = seat
+        self.side = side
+        self.active = active
+        self.hand_size = hand_size
+        self.known_cards = known_cards
+        self.tricks_won = tricks_won
+        self.known_points = known_points
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class Observation:
     """Everything ``seat`` may know about the deal now."""
 
@@ -99,6 +142,40 @@ class Observation:
     to_act: tuple[int, ...]  # seats publicly awaited (a sealed window shows only this seat)
     lead_cap: int | None  # the most cards this seat may lead now, when it is to lead
     deal_over: bool
+
+    def __init__(
+        self,
+        seat: int,
+        players: int,
+        dealer: int,
+        trump: str,
+        trump_card: str,
+        trump_card_drawn: bool,
+        hand: tuple[str, ...],
+        talon: int,
+        seats: tuple[SeatView, ...],
+        tricks: tuple[TrickView, ...],
+        trick: TrickView | None,
+        decision: str,
+        to_act: tuple[int, ...],
+        lead_cap: int | None,
+        deal_over: bool,
+    ) -> None:
+        self.seat = seat
+        self.players = players
+        self.dealer = dealer
+        self.trump = trump
+        self.trump_card = trump_card
+        self.trump_card_drawn = trump_card_drawn
+        self.hand = hand
+        self.talon = talon
+        self.seats = seats
+        self.tricks = tricks
+        self.trick = trick
+        self.decision = decision
+        self.to_act = to_act
+        self.lead_cap = lead_cap
+        self.deal_over = deal_over
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
