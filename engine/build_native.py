@@ -1,15 +1,17 @@
 """Compile the engine's hot modules with mypyc (``make setup`` runs this after the install),
-and with them the SDK's search (``kozel.sdk.playout`` and ``kozel.sdk.endgame``).
+and with them the SDK's search (``kozel.sdk.playout`` and ``kozel.sdk.endgame``) and the
+referee's seat protocol core (``kozel.core.protocol`` and the modules it runs on).
 
-The extension modules go to ``engine/kozel/engine/_native/`` and
-``clients/python/kozel/sdk/_native/`` (not in git), each with, last, the digest of the sources
-they were built from; ``kozel.engine`` and ``kozel.sdk`` load them only while that digest
-matches the sources (see ``kozel.engine.native`` and ``kozel.sdk.native``). The two are built in
-one run, as two groups: the SDK's calls into the engine's classes are native ones (about a third
-faster than through Python), so its build is of one engine build and loads only on it. Without a
-C compiler or the Python headers, or if anything fails, this prints one line and the engine runs
-as pure Python: the exit status is 0 either way. ``--strict`` makes a failed build exit 1 (for
-checking the build itself). The compiler's output goes to ``build/native/build.log``.
+The extension modules go to ``engine/kozel/engine/_native/``, ``clients/python/kozel/sdk/_native/``
+and ``server/kozel/core/_native/`` (not in git), each with, last, the digest of the sources
+they were built from; each package loads them only while that digest matches the sources (see
+``kozel.engine.native``). They are built in one run, as three groups: the SDK's and the core's
+calls into the engine's classes are native ones (about a third faster than through Python), so
+their builds are linked to one engine build and load only on it. Without a C compiler or the
+Python headers, or if anything fails, this prints one line and the engine runs as pure Python:
+the exit status is 0 either way (the engine's group alone is tried when the three fail).
+``--strict`` makes a failed build exit 1 (for checking the build itself). The compiler's output
+goes to ``build/native/build.log``.
 """
 
 from __future__ import annotations
@@ -41,10 +43,20 @@ def _load(path: Path, name: str) -> ModuleType:
 
 
 native = _load(ROOT / "engine" / "kozel" / "engine" / "native.py", "_kozel_engine_native")
-sdk_native = _load(ROOT / "clients" / "python" / "kozel" / "sdk" / "native.py", "_kozel_sdk_native")
+LINKS = (  # the builds linked to the engine's: the SDK's search, the referee's core
+    _load(ROOT / "clients" / "python" / "kozel" / "sdk" / "native.py", "_kozel_sdk_native").BUILD,
+    _load(ROOT / "server" / "kozel" / "core" / "native.py", "_kozel_core_native").BUILD,
+)
+ENGINE_GROUP = "kozel.engine"
 
-GROUP = "kozel.engine._native_lib"  # the shared library every compiled engine module's stub loads
-SDK_GROUP = "kozel.sdk._native_lib"  # the same for the SDK's
+
+def _paths(package: Path, modules: tuple[str, ...]) -> list[str]:
+    return [str((package / f"{m}.py").relative_to(ROOT)) for m in modules]
+
+
+def _built(package: Path) -> Path:
+    """Where the build puts ``package``'s extension modules (``lib/kozel/<name>``)."""
+    return BUILD / "lib" / package.relative_to(package.parents[1])
 
 
 def _missing_toolchain() -> str | None:
@@ -63,22 +75,23 @@ def _missing_toolchain() -> str | None:
     return None
 
 
-def _compile(with_sdk: bool) -> None:
+def _compile(with_links: bool) -> None:
     """mypyc, then the C compiler: the extension modules in ``BUILD / "lib"`` (the engine's
-    and, ``with_sdk``, the SDK's)."""
+    and, ``with_links``, those of :data:`LINKS`), one group (one shared library, whose name
+    every module's stub loads) per package."""
     from mypyc.build import mypycify
     from setuptools import Distribution
 
     os.chdir(ROOT)  # mypy reads pyproject.toml's settings, as `make lint` does
-    paths = [f"engine/kozel/engine/{m}.py" for m in native.MODULES]
-    sdk_paths = [f"clients/python/kozel/sdk/{m}.py" for m in sdk_native.MODULES] if with_sdk else []
-    groups: list[tuple[list[str], str | None]] = [(paths, GROUP)]
-    if with_sdk:
-        groups.append((sdk_paths, SDK_GROUP))
+    groups: list[tuple[list[str], str | None]] = [
+        (_paths(native.PACKAGE, native.MODULES), ENGINE_GROUP)
+    ]
+    if with_links:
+        groups += [(_paths(link.package, link.modules), link.name) for link in LINKS]
     options = ["--no-warn-unused-configs", "--cache-dir", str(BUILD / "mypy-cache")]
     extensions = mypycify(
-        [*options, *paths, *sdk_paths],
-        separate=groups,
+        [*options, *(path for paths, _ in groups for path in paths)],
+        separate=[(paths, f"{name}._native_lib") for paths, name in groups],
         target_dir=str(BUILD / "c"),
         opt_level="3",
     )
@@ -106,26 +119,24 @@ def _install(built: Path, folder: Path, digest: str, build_id: str | None = None
     (folder / native.DIGEST_FILE).write_text(digest + "\n")
 
 
-_CHECK_ENGINE = "import kozel.engine as e; raise SystemExit(not e.NATIVE)"
 _CHECK = (
-    "import kozel.engine as e, kozel.sdk.native as s\n"
-    "raise SystemExit(not e.NATIVE and 'engine' or not s.loaded() and 'sdk')"
+    "import importlib, sys, kozel.engine as e\n"
+    "if not e.NATIVE: sys.exit('the engine')\n"
+    "for name in sys.argv[1:]:\n"
+    "    if not importlib.import_module(name + '.native').loaded(): sys.exit(name)\n"
 )
 
 
-def _sdk_digest(build_id: str) -> str:
-    return sdk_native.digest_of(
-        native.source_digest(),
-        native.source_digest(sdk_native.PACKAGE, sdk_native.SOURCES),
-        build_id,
-    )
+def _link_digests(build_id: str) -> list[str]:
+    engine = native.source_digest()
+    return [link.digest(engine, build_id) for link in LINKS]
 
 
-def _run_compiler(with_sdk: bool) -> bool:
+def _run_compiler(with_links: bool) -> bool:
     shutil.rmtree(BUILD / "lib", ignore_errors=True)
     with LOG.open("a") as log:
         done = subprocess.run(
-            [sys.executable, __file__, "--inner" if with_sdk else "--inner-engine"],
+            [sys.executable, __file__, "--inner" if with_links else "--inner-engine"],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -133,39 +144,39 @@ def _run_compiler(with_sdk: bool) -> bool:
 
 
 def build() -> tuple[str | None, bool]:
-    """Build into the two ``_native`` folders (the engine's alone if the SDK's fails to
-    compile): why it failed or None, and whether the SDK's search was built."""
+    """Build into the ``_native`` folders (the engine's alone if the linked ones fail to
+    compile): why it failed or None, and whether the linked builds were made."""
     why = _missing_toolchain()
     if why:
         return why, False
     digest = native.source_digest()
     build_id = secrets.token_hex(16)
-    sdk_digest = _sdk_digest(build_id)
+    link_digests = _link_digests(build_id)
     BUILD.mkdir(parents=True, exist_ok=True)
     LOG.write_text("")
-    with_sdk = _run_compiler(True)
-    if not with_sdk and not _run_compiler(False):
+    with_links = _run_compiler(True)
+    if not with_links and not _run_compiler(False):
         return f"the compiler failed (see {LOG.relative_to(ROOT)})", False
-    lib = BUILD / "lib" / "kozel"
-    if not list((lib / "engine").glob("*.so")) or (
-        with_sdk and not list((lib / "sdk").glob("*.so"))
+    links = list(zip(LINKS, link_digests, strict=True)) if with_links else []
+    if any(
+        not list(_built(p).glob("*.so")) for p in [native.PACKAGE, *(k.package for k, _ in links)]
     ):
         return f"no extension modules were built (see {LOG.relative_to(ROOT)})", False
-    if native.source_digest() != digest or _sdk_digest(build_id) != sdk_digest:
+    if native.source_digest() != digest or _link_digests(build_id) != link_digests:
         return "the sources changed during the build", False
-    _install(lib / "engine", native.FOLDER, digest, build_id)
-    if with_sdk:
-        _install(lib / "sdk", sdk_native.FOLDER, sdk_digest)
-    roots = [ROOT / "engine", ROOT / "clients" / "python"]
+    _install(_built(native.PACKAGE), native.FOLDER, digest, build_id)
+    for link, link_digest in links:
+        _install(_built(link.package), link.folder, link_digest)
+    roots = [ROOT / "engine", ROOT / "server", ROOT / "clients" / "python"]
     check = subprocess.run(
-        [sys.executable, "-c", _CHECK if with_sdk else _CHECK_ENGINE],
+        [sys.executable, "-c", _CHECK, *(link.name for link, _ in links)],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, roots)), native.PURE_ENV: ""},
         capture_output=True,
         text=True,
     )
     if check.returncode != 0:
         return f"the compiled modules do not load: {check.stderr.strip()[-300:]}", False
-    return None, with_sdk
+    return None, with_links
 
 
 def main() -> int:
@@ -175,30 +186,32 @@ def main() -> int:
     parser.add_argument("--inner-engine", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner or args.inner_engine:
-        _compile(with_sdk=args.inner)
+        _compile(with_links=args.inner)
         return 0
-    folders = (native.FOLDER, sdk_native.FOLDER)
+    folders = (native.FOLDER, *(link.folder for link in LINKS))
     for folder in folders:  # a failed build leaves no old one
         shutil.rmtree(folder, ignore_errors=True)
     for stale in ("lib", "c", "mypy-cache"):  # mypyc's incremental mode can keep an old group's C
         shutil.rmtree(BUILD / stale, ignore_errors=True)
     start = time.monotonic()
-    why, with_sdk = build()
+    why, with_links = build()
     if why is not None:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"engine: not compiled, {why}; the engine and the SDK's search run as pure Python")
         return 1 if args.strict else 0
     took = time.monotonic() - start
-    if not with_sdk:
+    if not with_links:
         print(
             f"engine: {len(native.MODULES)} modules compiled with mypyc in {took:.0f} s; the"
-            f" SDK's search did not compile (see {LOG.relative_to(ROOT)}) and runs as pure Python"
+            f" SDK's search and the referee's core did not compile (see"
+            f" {LOG.relative_to(ROOT)}) and run as pure Python"
         )
         return 1 if args.strict else 0
+    sdk, core = LINKS
     print(
-        f"engine: {len(native.MODULES)} modules and the SDK's {len(sdk_native.MODULES)}"
-        f" compiled with mypyc in {took:.0f} s"
+        f"engine: {len(native.MODULES)} modules, the SDK's {len(sdk.modules)} and the core's"
+        f" {len(core.modules)} compiled with mypyc in {took:.0f} s"
     )
     return 0
 

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kozel.core import native as core_native
+from kozel.engine import native as engine_native
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -47,6 +50,7 @@ def test_referee_bench_reports_rates_ratio_and_overhead() -> None:
     assert out["overhead_p50_us"] <= out["overhead_p99_us"]
     assert abs(out["ratio"] - out["decisions_per_s"] / out["echo_round_trips_per_s"]) < 0.01
     assert out["overhead_source"]
+    assert (out["native"], out["core_native"]) == (engine_native.wanted(), core_native.wanted())
 
 
 def test_referee_bench_measures_a_baseline_checkout_back_to_back() -> None:

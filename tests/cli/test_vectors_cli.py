@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kozel.core import native as core_native
 from kozel.engine import native
 from kozel.engine.vectors import DEAL_KEYS
 from kozel.sdk import native as sdk_native
@@ -123,6 +124,7 @@ def test_bench_core_json_shape() -> None:
         assert entry["decisions"] > 5 * 20  # five rounds of at least a deal each
         assert 0 < entry["cpu_us_per_decision"] <= entry["median_cpu_us_per_decision"]
         assert entry["native"] is native.wanted()
+        assert entry["core_native"] is core_native.wanted()
 
 
 def test_bench_core_refuses_no_matches() -> None:

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kozel.core.clock import MAX_STALL_GRACE_S, STALL_S, Clock, ClockError
-from kozel.core.protocol import MatchProtocol, NotPending, Send
-from kozel.core.requests import OPEN, TRANSITIONS, Event, Request, State, TransitionError
+from kozel.core.errors import NotPending, TransitionError
+from kozel.core.protocol import MatchProtocol, Send
+from kozel.core.requests import OPEN, TRANSITIONS, Event, Request, State
 from kozel.engine.actions import PASS, Decision
 from kozel.engine.match import Match
 from kozel.engine.players import default_action

@@ -27,11 +27,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import importlib.util
 import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import grpc
@@ -661,8 +663,7 @@ def test_a_planted_leak_is_caught(
 ) -> None:
     """The referee is patched to leak; the very match that passes unpatched (same seed, same
     choices) must fail the check."""
-    import kozel.core.protocol as core  # where the referee builds what a seat is sent
-
+    core = _python_protocol(monkeypatch)  # where the referee builds what a seat is sent
     name, make = PLANTS[plant]
     monkeypatch.setattr(core, name, make(getattr(core, name)))
     (leaky,) = asyncio.run(play_all(tmp_path, [("classic", 3, {})]))
@@ -670,6 +671,23 @@ def test_a_planted_leak_is_caught(
     assert _actions(leaky) == _actions(honest)
     with pytest.raises(AssertionError, match="LEAK"):
         check_match(leaky)
+
+
+def _python_protocol(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """``kozel.core.protocol`` loaded from its source, and the referee's runner made to use
+    it: the compiled one (``kozel.core.native``) calls the engine's functions directly, so a
+    patch of its module's names would never reach them."""
+    import kozel.server.runner as runner
+    from kozel.core import native
+
+    spec = importlib.util.spec_from_file_location(
+        "kozel.core._python_protocol", native.PACKAGE / "protocol.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(runner, "MatchProtocol", module.MatchProtocol)
+    return module
 
 
 def _actions(played: Played) -> list[tuple[int, int, bytes]]:

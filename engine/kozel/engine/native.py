@@ -11,6 +11,7 @@ Python) until it is built again. ``KOZEL_ENGINE_PURE=1`` forces pure Python.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,3 +61,54 @@ def loaded() -> bool:
     from kozel.engine import deal
 
     return Path(deal.__file__ or "").parent == FOLDER
+
+
+def build_id() -> str:
+    """The :data:`BUILD_ID_FILE` of the engine build in place, or ``""``."""
+    try:
+        return (FOLDER / BUILD_ID_FILE).read_text().strip()
+    except OSError:
+        return ""
+
+
+class LinkedBuild:
+    """The compiled modules of another package (the SDK's search, the referee's core), built in
+    one run with the engine's so that their calls into the engine's classes are native ones
+    (about a third faster than through Python). Such a build is linked to that engine build: it
+    loads only when the compiled engine runs and the digest it recorded is that of the engine's
+    sources, of the package's :attr:`sources` and of the engine build in place."""
+
+    def __init__(
+        self, name: str, package: Path, modules: tuple[str, ...], sources: tuple[str, ...] | None
+    ) -> None:
+        self.name = name  # the package's import name, e.g. "kozel.sdk"
+        self.package = package
+        self.folder = package / "_native"
+        self.modules = modules  # the modules compiled; the package's others stay Python
+        # the modules whose sources the build depends on (None: all of the package's): the
+        # compiled ones and what they import, so that an edit of another leaves the build current
+        self.sources = sources
+
+    def digest(self, engine_digest: str, engine_build: str) -> str:
+        """The digest a build records, for the engine sources' digest and build id given."""
+        own = source_digest(self.package, self.sources)
+        return hashlib.sha256(f"{engine_digest}\0{own}\0{engine_build}".encode()).hexdigest()
+
+    def build_is_current(self) -> bool:
+        """True when :attr:`folder` holds a build of the sources as they are now, linked to the
+        engine build in place."""
+        try:
+            recorded = (self.folder / DIGEST_FILE).read_text().strip()
+        except OSError:
+            return False
+        return recorded == self.digest(source_digest(), build_id())
+
+    def wanted(self) -> bool:
+        """Whether the compiled modules should be loaded: the compiled engine is wanted (so no
+        pure override) and this build is current."""
+        return wanted() and self.build_is_current()
+
+    def loaded(self) -> bool:
+        """True when the imported first of :attr:`modules` is the compiled one."""
+        module = importlib.import_module(f"{self.name}.{self.modules[0]}")
+        return Path(module.__file__ or "").parent == self.folder

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from kozel.core import convert, messages
 from kozel.core.clock import Banks, Clock, stall_grace
+from kozel.core.errors import NotPending
+from kozel.core.hooks import MatchHooks
 from kozel.core.penalties import Penalties
 from kozel.core.requests import Event, Request, State, StepMeta
 from kozel.engine.actions import Action, Decision
@@ -31,46 +33,6 @@ from kozel.v1 import replay_pb2
 
 #: A message for one seat: (seat, message).
 Send = tuple[int, rpb.PlayResponse]
-
-
-class NotPending(ValueError):
-    """An answer that names no pending request of its seat (stale, repeated, forged)."""
-
-
-class MatchHooks:
-    """What the core tells its surroundings besides the seats' messages: the spectator feed,
-    metrics and log lines. Every method is called synchronously and must not block; the
-    defaults do nothing."""
-
-    def deal_started(self, index: int, deal: Deal) -> None:
-        """A deal was announced to the seats."""
-
-    def events(self, deal: Deal) -> None:
-        """Plays happened in ``deal`` since the last call."""
-
-    def notice(self, event: rpb.Event) -> None:
-        """A public notice about a seat."""
-
-    def deal_ended(self, deal_end: rpb.DealEnd) -> None:
-        """A deal ended (every card is public now)."""
-
-    def decided(self, seat: int, think_s: float) -> None:
-        """A seat's answer was applied after ``think_s`` seconds."""
-
-    def refused(self, seat: int, code: ErrorCode) -> None:
-        """A seat's answer was refused."""
-
-    def timed_out(self, seat: int, strikes: int, sealed: bool) -> None:
-        """A seat timed out (``sealed``: inside a declaration window, not public yet)."""
-
-    def strikes_released(self, count: int) -> None:
-        """``count`` timeouts held back in a sealed window became public."""
-
-    def forfeited(self, seat: int, reason: pb.ForfeitReason) -> None:
-        """A seat forfeited."""
-
-    def cut(self, deals: int) -> None:
-        """The match was cut after ``deals`` deals (the referee's deal cap)."""
 
 
 class MatchProtocol:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from kozel.core.errors import TransitionError
 from kozel.engine.actions import Action
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -70,10 +71,6 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
     },
 }
 OPEN = frozenset({S.SENT, S.WAITING, S.GRACED})
-
-
-class TransitionError(RuntimeError):
-    """An event the state table does not allow (a bug, never a bot's doing)."""
 
 
 @dataclass(slots=True)

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 import structlog
 
 from kozel.core.clock import Clock
-from kozel.core.protocol import MatchHooks, MatchProtocol, NotPending, Send
+from kozel.core.errors import NotPending
+from kozel.core.hooks import MatchHooks
+from kozel.core.protocol import MatchProtocol, Send
 from kozel.core.requests import StepMeta
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode

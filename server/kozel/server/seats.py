@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Protocol
 
-from kozel.core.protocol import NotPending
+from kozel.core.errors import NotPending
 from kozel.server.house import HousePlayer
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb

@@ -14,6 +14,7 @@ import statistics
 import time
 
 from kozel import engine
+from kozel.core import native as core_native
 from kozel.core.clock import Clock
 from kozel.core.protocol import MatchProtocol
 from kozel.engine.rules import Ruleset
@@ -79,5 +80,6 @@ def bench_core(matches: int, seed: int, rounds: int = 5) -> dict[str, dict[str, 
             "median_cpu_us_per_decision": round(statistics.median(costs), 1),
             "decisions": total,
             "native": engine.NATIVE,
+            "core_native": core_native.loaded(),
         }
     return results

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kozel import engine
+from kozel.core import native as core_native
 from kozel.tools.bench_common import (
     OVERHEAD_METRIC,
     Child,
@@ -173,6 +175,8 @@ def run(bench: RefereeBench) -> dict[str, Any]:
         "concurrent_matches": bench.matches,
         "streams": 2 * bench.matches,
         "bot_events": bench.events,
+        "native": engine.NATIVE,  # this checkout's referee: the compiled engine, and core
+        "core_native": core_native.loaded(),
         "duration_s": bench.duration_s,
         "request_bytes": len(sample.request),
         "answer_bytes": len(sample.answer),
