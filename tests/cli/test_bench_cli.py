@@ -51,6 +51,9 @@ def test_referee_bench_reports_rates_ratio_and_overhead() -> None:
     assert abs(out["ratio"] - out["decisions_per_s"] / out["echo_round_trips_per_s"]) < 0.01
     assert out["overhead_source"]
     assert (out["native"], out["core_native"]) == (engine_native.wanted(), core_native.wanted())
+    runs = out["echo_runs_round_trips_per_s"]  # before and after the referee: their mean counts
+    assert len(runs) == 2 and all(finite(r) and r > 0 for r in runs), runs
+    assert abs(out["echo_round_trips_per_s"] - sum(runs) / 2) < 0.1  # printed to 0.1
 
 
 def test_referee_bench_measures_a_baseline_checkout_back_to_back() -> None:
