@@ -9,7 +9,8 @@ they were built from; each package loads them only while that digest matches the
 calls into the engine's classes are native ones (about a third faster than through Python), so
 their builds are linked to one engine build and load only on it. Without a C compiler or the
 Python headers, or if anything fails, this prints one line and the engine runs as pure Python:
-the exit status is 0 either way (the engine's group alone is tried when the three fail).
+the exit status is 0 either way (when the three groups fail, each linked one is tried alone
+with the engine's, then the engine's alone).
 ``--strict`` makes a failed build exit 1 (for checking the build itself). The compiler's output
 goes to ``build/native/build.log``.
 """
@@ -27,6 +28,10 @@ import sysconfig
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kozel.engine.native import LinkedBuild
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "native"
@@ -48,9 +53,11 @@ LINKS = (  # the builds linked to the engine's: the SDK's search, the referee's 
     _load(ROOT / "server" / "kozel" / "core" / "native.py", "_kozel_core_native").BUILD,
 )
 ENGINE_GROUP = "kozel.engine"
+LABELS = {"kozel.sdk": "the SDK's search", "kozel.core": "the referee's core"}
 
 
 def _paths(package: Path, modules: tuple[str, ...]) -> list[str]:
+    """The sources of ``package``'s ``modules``, relative to the repository."""
     return [str((package / f"{m}.py").relative_to(ROOT)) for m in modules]
 
 
@@ -75,10 +82,10 @@ def _missing_toolchain() -> str | None:
     return None
 
 
-def _compile(with_links: bool) -> None:
+def _compile(names: list[str]) -> None:
     """mypyc, then the C compiler: the extension modules in ``BUILD / "lib"`` (the engine's
-    and, ``with_links``, those of :data:`LINKS`), one group (one shared library, whose name
-    every module's stub loads) per package."""
+    and those of the :data:`LINKS` named), one group (one shared library, whose name every
+    module's stub loads) per package."""
     from mypyc.build import mypycify
     from setuptools import Distribution
 
@@ -86,8 +93,9 @@ def _compile(with_links: bool) -> None:
     groups: list[tuple[list[str], str | None]] = [
         (_paths(native.PACKAGE, native.MODULES), ENGINE_GROUP)
     ]
-    if with_links:
-        groups += [(_paths(link.package, link.modules), link.name) for link in LINKS]
+    groups += [
+        (_paths(link.package, link.modules), link.name) for link in LINKS if link.name in names
+    ]
     options = ["--no-warn-unused-configs", "--cache-dir", str(BUILD / "mypy-cache")]
     extensions = mypycify(
         [*options, *(path for paths, _ in groups for path in paths)],
@@ -132,38 +140,40 @@ def _link_digests(build_id: str) -> list[str]:
     return [link.digest(engine, build_id) for link in LINKS]
 
 
-def _run_compiler(with_links: bool) -> bool:
+def _run_compiler(links: tuple[LinkedBuild, ...]) -> bool:
     shutil.rmtree(BUILD / "lib", ignore_errors=True)
     with LOG.open("a") as log:
         done = subprocess.run(
-            [sys.executable, __file__, "--inner" if with_links else "--inner-engine"],
+            [sys.executable, __file__, "--inner", *(link.name for link in links)],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
     return done.returncode == 0
 
 
-def build() -> tuple[str | None, bool]:
-    """Build into the ``_native`` folders (the engine's alone if the linked ones fail to
-    compile): why it failed or None, and whether the linked builds were made."""
+def build() -> tuple[str | None, tuple[LinkedBuild, ...]]:
+    """Build into the ``_native`` folders: the engine's with every linked one, or if that
+    fails to compile with each linked one alone, or alone. Why it failed or None, and the
+    linked builds made."""
     why = _missing_toolchain()
     if why:
-        return why, False
+        return why, ()
     digest = native.source_digest()
     build_id = secrets.token_hex(16)
     link_digests = _link_digests(build_id)
     BUILD.mkdir(parents=True, exist_ok=True)
     LOG.write_text("")
-    with_links = _run_compiler(True)
-    if not with_links and not _run_compiler(False):
-        return f"the compiler failed (see {LOG.relative_to(ROOT)})", False
-    links = list(zip(LINKS, link_digests, strict=True)) if with_links else []
+    tries = [LINKS, *((link,) for link in LINKS), ()]
+    built = next((t for t in tries if _run_compiler(t)), None)
+    if built is None:
+        return f"the compiler failed (see {LOG.relative_to(ROOT)})", ()
+    links = [(k, d) for k, d in zip(LINKS, link_digests, strict=True) if k in built]
     if any(
         not list(_built(p).glob("*.so")) for p in [native.PACKAGE, *(k.package for k, _ in links)]
     ):
-        return f"no extension modules were built (see {LOG.relative_to(ROOT)})", False
+        return f"no extension modules were built (see {LOG.relative_to(ROOT)})", ()
     if native.source_digest() != digest or _link_digests(build_id) != link_digests:
-        return "the sources changed during the build", False
+        return "the sources changed during the build", ()
     _install(_built(native.PACKAGE), native.FOLDER, digest, build_id)
     for link, link_digest in links:
         _install(_built(link.package), link.folder, link_digest)
@@ -175,18 +185,17 @@ def build() -> tuple[str | None, bool]:
         text=True,
     )
     if check.returncode != 0:
-        return f"the compiled modules do not load: {check.stderr.strip()[-300:]}", False
-    return None, with_links
+        return f"the compiled modules do not load: {check.stderr.strip()[-300:]}", ()
+    return None, built
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--strict", action="store_true", help="exit 1 if the build fails")
-    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--inner-engine", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--inner", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.inner or args.inner_engine:
-        _compile(with_links=args.inner)
+    if args.inner is not None:
+        _compile(args.inner)
         return 0
     folders = (native.FOLDER, *(link.folder for link in LINKS))
     for folder in folders:  # a failed build leaves no old one
@@ -194,25 +203,24 @@ def main() -> int:
     for stale in ("lib", "c", "mypy-cache"):  # mypyc's incremental mode can keep an old group's C
         shutil.rmtree(BUILD / stale, ignore_errors=True)
     start = time.monotonic()
-    why, with_links = build()
+    why, built = build()
+    everything = " and ".join(["the engine", *LABELS.values()])
     if why is not None:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
-        print(f"engine: not compiled, {why}; the engine and the SDK's search run as pure Python")
+        print(f"engine: not compiled, {why}; {everything} run as pure Python")
         return 1 if args.strict else 0
     took = time.monotonic() - start
-    if not with_links:
+    parts = [f"{len(native.MODULES)} modules"]
+    parts += [f"{LABELS[link.name]} ({len(link.modules)})" for link in built]
+    print(f"engine: {', '.join(parts)} compiled with mypyc in {took:.0f} s")
+    failed = [LABELS[link.name] for link in LINKS if link not in built]
+    if failed:
         print(
-            f"engine: {len(native.MODULES)} modules compiled with mypyc in {took:.0f} s; the"
-            f" SDK's search and the referee's core did not compile (see"
-            f" {LOG.relative_to(ROOT)}) and run as pure Python"
+            f"engine: {' and '.join(failed)} did not compile (see {LOG.relative_to(ROOT)})"
+            f" and run{'' if len(failed) > 1 else 's'} as pure Python"
         )
         return 1 if args.strict else 0
-    sdk, core = LINKS
-    print(
-        f"engine: {len(native.MODULES)} modules, the SDK's {len(sdk.modules)} and the core's"
-        f" {len(core.modules)} compiled with mypyc in {took:.0f} s"
-    )
     return 0
 
 

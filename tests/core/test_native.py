@@ -145,3 +145,17 @@ def test_the_guard_holds_for_a_changed_core_or_engine_source(tmp_path: Path) -> 
     assert run_python(SHOW, pythonpath=path) == "True True"
     (engine / "_native" / engine_native.BUILD_ID_FILE).write_text("another build\n")
     assert run_python(SHOW, pythonpath=path) == "True False"  # linked to another engine build
+
+
+def test_a_linked_build_never_loads_on_an_engine_that_runs_pure() -> None:
+    """What counts is the engine this process loaded, not what the environment or the files
+    on disk say later: the engine was imported pure, so the core and the SDK's search stay
+    pure too (a compiled one would look for an engine library that is not loaded)."""
+    code = (
+        "import os, kozel.engine as e\n"
+        "del os.environ['KOZEL_ENGINE_PURE']\n"
+        "import kozel.core.protocol, kozel.sdk.playout, kozel.core.native as c, "
+        "kozel.sdk.native as s\n"
+        "print(e.NATIVE, c.wanted(), c.loaded(), s.wanted(), s.loaded())\n"
+    )
+    assert run_python(code, pure=True) == "False False False False False"

@@ -10,7 +10,8 @@ are now (see :mod:`kozel.engine.native`); :data:`NATIVE` says which runs.
 
 from kozel.engine import native as _native
 
-if _native.wanted():
+_build = _native.current_build()
+if _build is not None:
     __path__.insert(0, str(_native.FOLDER))
 
 from kozel.engine.actions import PASS, Action, ActionKind, Combo, Decision
@@ -22,6 +23,7 @@ from kozel.engine.rules import PRESETS, RulesError, Ruleset
 
 NATIVE: bool = _native.loaded()
 """True when the compiled modules run, False when the engine runs as pure Python."""
+_native.LOADED = _build if NATIVE else None
 
 __all__ = [
     "NATIVE",

@@ -42,18 +42,40 @@ def source_digest(package: Path = PACKAGE, names: Iterable[str] | None = None) -
     return h.hexdigest()
 
 
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
 def build_is_current(package: Path = PACKAGE) -> bool:
     """True when ``package``'s ``_native`` folder holds a build of its sources as they are now."""
-    try:
-        recorded = (package / "_native" / DIGEST_FILE).read_text().strip()
-    except OSError:
-        return False
-    return recorded == source_digest(package)
+    return _read(package / "_native" / DIGEST_FILE) == source_digest(package)
+
+
+def current_build(package: Path = PACKAGE) -> tuple[str, str] | None:
+    """The source digest and build id of the build in ``package``'s ``_native`` folder when it
+    should be loaded (a current build and no pure override), else None."""
+    if os.environ.get(PURE_ENV, "") in ("1", "true", "yes"):
+        return None
+    folder = package / "_native"
+    digest = source_digest(package)
+    if _read(folder / DIGEST_FILE) != digest:
+        return None
+    return digest, _read(folder / BUILD_ID_FILE) or ""
 
 
 def wanted(package: Path = PACKAGE) -> bool:
     """Whether the compiled modules should be loaded: a current build and no pure override."""
-    return os.environ.get(PURE_ENV, "") not in ("1", "true", "yes") and build_is_current(package)
+    return current_build(package) is not None
+
+
+LOADED: tuple[str, str] | None = None
+"""The source digest and build id of the compiled engine this process runs, as they were when
+``kozel.engine`` loaded it (it sets this); None while it runs pure Python. Builds linked to it
+are checked against these, not against the files on disk now, which a rebuild or an edit may
+have changed since."""
 
 
 def loaded() -> bool:
@@ -65,10 +87,7 @@ def loaded() -> bool:
 
 def build_id() -> str:
     """The :data:`BUILD_ID_FILE` of the engine build in place, or ``""``."""
-    try:
-        return (FOLDER / BUILD_ID_FILE).read_text().strip()
-    except OSError:
-        return ""
+    return _read(FOLDER / BUILD_ID_FILE) or ""
 
 
 class LinkedBuild:
@@ -76,7 +95,7 @@ class LinkedBuild:
     one run with the engine's so that their calls into the engine's classes are native ones
     (about a third faster than through Python). Such a build is linked to that engine build: it
     loads only when the compiled engine runs and the digest it recorded is that of the engine's
-    sources, of the package's :attr:`sources` and of the engine build in place."""
+    sources, of the package's :attr:`sources` and of the engine build this process loaded."""
 
     def __init__(
         self, name: str, package: Path, modules: tuple[str, ...], sources: tuple[str, ...] | None
@@ -94,19 +113,13 @@ class LinkedBuild:
         own = source_digest(self.package, self.sources)
         return hashlib.sha256(f"{engine_digest}\0{own}\0{engine_build}".encode()).hexdigest()
 
-    def build_is_current(self) -> bool:
-        """True when :attr:`folder` holds a build of the sources as they are now, linked to the
-        engine build in place."""
-        try:
-            recorded = (self.folder / DIGEST_FILE).read_text().strip()
-        except OSError:
-            return False
-        return recorded == self.digest(source_digest(), build_id())
-
     def wanted(self) -> bool:
-        """Whether the compiled modules should be loaded: the compiled engine is wanted (so no
-        pure override) and this build is current."""
-        return wanted() and self.build_is_current()
+        """Whether the compiled modules should be loaded: the compiled engine runs in this
+        process (:data:`LOADED`) and this build was linked to that very build."""
+        engine = LOADED
+        if engine is None:
+            return False
+        return _read(self.folder / DIGEST_FILE) == self.digest(*engine)
 
     def loaded(self) -> bool:
         """True when the imported first of :attr:`modules` is the compiled one."""

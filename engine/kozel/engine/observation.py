@@ -49,7 +49,8 @@ Observer = int | Spectator  # a seat number, or a spectator
 # plain stores, but no code changes one.
 @dataclass(slots=True, init=False, unsafe_hash=True)
 class PlayView:
-    """One play as a seat sees it: face-down cards are listed only for their owner."""
+    """One play as a seat sees it: face-down cards are listed only for their owner. Immutable
+    by contract (shared and hashed; see above)."""
 
     seat: int
     kind: str  # lead, beat or discard
@@ -69,7 +70,8 @@ class PlayView:
 
 @dataclass(slots=True, init=False, unsafe_hash=True)
 class TrickView:
-    """A trick as a seat sees it. ``winner`` is the seat now winning while it is in play."""
+    """A trick as a seat sees it. ``winner`` is the seat now winning while it is in play.
+    Immutable by contract, as :class:`PlayView`."""
 
     leader: int
     winner: int

@@ -1,5 +1,6 @@
-"""The core's exceptions, in a module of their own: the compiled core (:mod:`kozel.core.native`)
-raises them, and mypyc compiles no subclass of a built-in exception."""
+"""The core's exceptions, in a module of their own that stays Python when the core is compiled
+(:mod:`kozel.core.native`): Python code catches them, and mypyc compiles no subclass of
+``RuntimeError``."""
 
 from __future__ import annotations
 

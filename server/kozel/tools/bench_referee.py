@@ -189,7 +189,8 @@ def run(bench: RefereeBench) -> dict[str, Any]:
 
 
 def _mean(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """Two echo runs' figures: the mean of each, and both round-trip rates."""
+    """Two echo runs' figures: the mean of each (of the latency percentiles too, which is
+    not itself a percentile), and both round-trip rates."""
     mean = {key: (first[key] + second[key]) / 2 for key in first}
     rates = [first["echo_round_trips_per_s"], second["echo_round_trips_per_s"]]
     return {**mean, "echo_runs_round_trips_per_s": rates}
