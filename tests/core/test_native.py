@@ -21,7 +21,7 @@ from kozel.engine.errors import ErrorCode
 from kozel.engine.rules import Ruleset
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
-from tests.engine.test_native import run_python
+from tests.engine.test_native import run_pure, run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOW = "import kozel.core.native as n, kozel.engine as e; print(e.NATIVE, n.loaded())"
@@ -117,12 +117,7 @@ def test_this_process_runs_the_compiled_core_exactly_when_the_build_is_current()
 def test_the_compiled_and_the_pure_core_send_the_same_bytes() -> None:
     if not native.loaded():
         pytest.skip("no compiled core for these sources (make setup builds it)")
-    code = (
-        "import kozel.core.native as n\n"
-        "from tests.core.test_native import protocol_digest\n"
-        "print(n.loaded(), protocol_digest())\n"
-    )
-    assert run_python(code, pure=True).split() == ["False", protocol_digest()]
+    assert run_pure(protocol_digest, "kozel.core.native") == ["False", protocol_digest()]
 
 
 def test_the_guard_holds_for_a_changed_core_or_engine_source(tmp_path: Path) -> None:

@@ -11,13 +11,14 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import kozel.engine
 from kozel.engine import native
-from tests.engine.test_random_play_digest import EXPECTED
+from tests.engine.test_random_play_digest import EXPECTED, digest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOW = "import kozel.engine as e; print(e.NATIVE, e.deal.__file__.endswith('.py'))"
@@ -46,13 +47,19 @@ def test_this_process_runs_the_compiled_engine_exactly_when_the_build_is_current
     assert (not (kozel.engine.deal.__file__ or "").endswith(".py")) == kozel.engine.NATIVE
 
 
-def test_pure_python_forced_plays_the_pinned_random_games() -> None:
+def run_pure(digest: Callable[[], str], guard: str) -> list[str]:
+    """What ``guard.loaded()`` says and what ``digest`` (a test module's function) returns
+    in a new interpreter with pure Python forced."""
     code = (
-        "import kozel.engine as e\n"
-        "from tests.engine.test_random_play_digest import digest\n"
-        "print(e.NATIVE, digest())\n"
+        f"import {guard} as guard\n"
+        f"from {digest.__module__} import {digest.__name__} as digest\n"
+        "print(guard.loaded(), digest())\n"
     )
-    assert run_python(code, pure=True).split() == ["False", EXPECTED]
+    return run_python(code, pure=True).split()
+
+
+def test_pure_python_forced_plays_the_pinned_random_games() -> None:
+    assert run_pure(digest, "kozel.engine.native") == ["False", EXPECTED]
 
 
 def _copy_package(to: Path) -> Path:

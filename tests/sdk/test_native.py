@@ -19,7 +19,7 @@ from kozel.sdk import native
 from kozel.sdk.endgame import Solver
 from kozel.sdk.ismcts import _solver_reward
 from kozel.sdk.playout import Exploring, SplitPolicy, playout, policy_greedy, policy_seen
-from tests.engine.test_native import run_python
+from tests.engine.test_native import run_pure, run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOW = "import kozel.sdk.native as n, kozel.engine as e; print(e.NATIVE, n.loaded())"
@@ -68,12 +68,7 @@ def test_this_process_runs_the_compiled_search_exactly_when_the_build_is_current
 def test_the_compiled_and_the_pure_search_give_the_same_values() -> None:
     if not native.loaded():
         pytest.skip("no compiled search for these sources (make setup builds them)")
-    code = (
-        "import kozel.sdk.native as n\n"
-        "from tests.sdk.test_native import search_digest\n"
-        "print(n.loaded(), search_digest())\n"
-    )
-    assert run_python(code, pure=True).split() == ["False", search_digest()]
+    assert run_pure(search_digest, "kozel.sdk.native") == ["False", search_digest()]
 
 
 def _copy_packages(to: Path) -> tuple[Path, Path, str]:

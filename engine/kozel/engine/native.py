@@ -85,11 +85,6 @@ def loaded() -> bool:
     return Path(deal.__file__ or "").parent == FOLDER
 
 
-def build_id() -> str:
-    """The :data:`BUILD_ID_FILE` of the engine build in place, or ``""``."""
-    return _read(FOLDER / BUILD_ID_FILE) or ""
-
-
 class LinkedBuild:
     """The compiled modules of another package (the SDK's search, the referee's core), built in
     one run with the engine's so that their calls into the engine's classes are native ones
