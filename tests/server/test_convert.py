@@ -7,6 +7,8 @@ import random
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kozel.core import messages
 from kozel.core.convert import (
@@ -14,11 +16,13 @@ from kozel.core.convert import (
     length_delimited,
     observation_to_pb,
     trick_to_pb,
+    varint_field,
 )
 from kozel.engine import Match, Ruleset
 from kozel.engine.cards import CODES
 from kozel.engine.observation import Observation, SeatObserver, full_view
 from kozel.v1 import game_pb2 as pb
+from kozel.v1 import replay_pb2
 
 
 def _observations(
@@ -87,3 +91,20 @@ def test_deal_end_lists_every_trick_as_the_plain_conversion_does() -> None:
             assert list(end.deck) == [CODES[c] for c in match.records[-1].deck]
             ends += 1
     assert ends >= 2
+
+
+@given(st.integers(min_value=0, max_value=2**64 - 1))
+def test_a_varint_field_is_what_protobuf_writes(value: int) -> None:
+    step = replay_pb2.ReplayStep  # uint32 seat (1), uint64 request_id (3), uint32 think_ms (4)
+    small = value % 2**32
+    assert varint_field(3, value) == step(request_id=value).SerializeToString()
+    assert varint_field(1, small) == step(seat=small).SerializeToString()
+    assert varint_field(4, small) == step(think_ms=small).SerializeToString()
+    for flag in (False, True):
+        assert varint_field(5, flag) == step(timeout=flag).SerializeToString()
+
+
+def test_a_varint_field_refuses_what_no_unsigned_field_holds() -> None:
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match="unsigned 64-bit"):
+            varint_field(3, bad)

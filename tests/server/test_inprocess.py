@@ -24,7 +24,7 @@ from kozel.server.errors import Refused
 from kozel.server.lobby import Lobby
 from kozel.server.replay.archive import FolderArchive
 from kozel.server.runner import MatchRunner
-from kozel.server.seats import LocalLink, Reply
+from kozel.server.seats import LocalLink
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -206,7 +206,7 @@ class StalledLink(LocalLink):
         reply = rpb.ActionReply(match_id=req.match_id, request_id=req.request_id, legal_index=0)
 
         def answer() -> None:
-            self.offer(Reply(reply, loop.time()))
+            self.offer(reply, loop.time())
 
         def stall() -> None:
             time.sleep(0.2)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kozel.core.convert import action_to_pb
 from kozel.core.requests import StepMeta
 from kozel.engine.cards import CODES, codes
 from kozel.engine.deal import Deal
@@ -22,6 +23,7 @@ from kozel.engine.match import Match
 from kozel.engine.players import random_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import shuffled_deck
+from kozel.server.replay import build
 from kozel.server.replay.build import build_replay, result_to_pb
 from kozel.server.replay.file import (
     ReplayError,
@@ -200,6 +202,27 @@ def test_header_and_steps_carry_the_referee_notes(classic3: Played) -> None:
     assert [s.think_ms for s in got] == [m.think_ms for m in flat]
     assert sum(s.timeout for s in got) == sum(classic3.timeouts) > 0
     assert sum(len(s.rejections) for s in got) == sum(classic3.rejections) > 0
+
+
+def test_steps_are_byte_for_byte_what_protobuf_writes(classic3: Played) -> None:
+    """The steps are assembled from memoised encodings; they must be protobuf's own."""
+    replay = replay_of(classic3)
+    for deal, record, metas in zip(replay.deals, classic3.match.records, classic3.steps):
+        expected = replay_pb2.ReplayDeal(
+            steps=[
+                replay_pb2.ReplayStep(
+                    seat=seat,
+                    action=action_to_pb(action),
+                    request_id=m.request_id,
+                    think_ms=m.think_ms,
+                    timeout=m.timeout,
+                    rejections=m.rejections,
+                )
+                for (seat, action), m in zip(record.actions, metas)
+            ]
+        )
+        assert build.encoded_steps(record.actions, metas) == expected.SerializeToString()
+        assert list(deal.steps) == list(expected.steps)
 
 
 def test_decks_follow_from_the_seed(classic3: Played) -> None:

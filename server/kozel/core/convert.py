@@ -207,8 +207,8 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
 # of one element of a repeated field) made by protobuf and memoised, concatenated in field
 # order, so the result is byte for byte what ``SerializeToString`` gives (tests check it). The
 # only wire format written here is the tag and length in front of an embedded message
-# (:func:`length_delimited`). Memo keys are plain values (tuples of ints and strings, which the
-# cyclic collector stops tracking).
+# (:func:`length_delimited`) and an unsigned varint field (:func:`varint_field`). Memo keys
+# are plain values (tuples of ints and strings, which the cyclic collector stops tracking).
 
 
 def _encode_varint(n: int) -> bytes:
@@ -231,6 +231,16 @@ def length_delimited(number: int, payload: bytes) -> bytes:
     """A length-delimited field (an embedded message) of field number ``number``: its tag,
     the payload's length, the payload."""
     return _VARINTS[number << 3 | 2] + _varint(len(payload)) + payload
+
+
+def varint_field(number: int, value: int) -> bytes:
+    """An unsigned integer or bool field of field number ``number`` as protobuf writes it:
+    nothing for 0 (the default of a field without presence), else its tag and the varint."""
+    if not value:
+        return b""
+    if not 0 < value < 1 << 64:
+        raise ValueError(f"{value} does not fit an unsigned 64-bit field")
+    return _VARINTS[number << 3] + _varint(value)
 
 
 _REQUEST_OBSERVATION = rpb.DecisionRequest.OBSERVATION_FIELD_NUMBER

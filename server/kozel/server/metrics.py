@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import structlog
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
+from kozel.server.loop_metrics import LoopCounter, LoopCounters, LoopHistogram, LoopHistograms
+
 disable_created_metrics()  # the *_created series only add noise to every scrape
 log = structlog.get_logger("kozel.metrics")
 
@@ -44,14 +46,17 @@ MATCHES_STARTED = Counter("kozel_matches_started", "Matches started", ["ladder"]
 MATCHES_FINISHED = Counter(
     "kozel_matches_finished", "Matches ended, by end reason", ["ladder", "reason"]
 )
-DECISIONS = Counter("kozel_decisions", "Decisions answered by bots (or by the clock)", ["ladder"])
-THINK = Histogram(
+# Updated at every decision, from the event loop only: kept without a lock (loop_metrics).
+DECISIONS = LoopCounters(
+    "kozel_decisions", "Decisions answered by bots (or by the clock)", ["ladder"]
+)
+THINK = LoopHistograms(
     "kozel_decision_think_seconds",
     "Bot think time: from sending a request to receiving its answer",
     ["ladder"],
     buckets=_THINK,
 )
-OVERHEAD = Histogram(
+OVERHEAD = LoopHistograms(
     "kozel_decision_overhead_seconds",
     "Server time per decision: from receiving an answer (or starting a deal) "
     "to queuing the next request of that match",
@@ -130,9 +135,9 @@ STORE_AVAILABLE.set(1)  # a referee without a store has no outage
 class MatchMetrics:
     """The children of one ladder's labelled metrics, looked up once per match."""
 
-    decisions: Counter
-    think: Histogram
-    overhead: Histogram
+    decisions: LoopCounter
+    think: LoopHistogram
+    overhead: LoopHistogram
     timeouts: Counter
     strikes: Counter
     forfeits: Counter

@@ -8,7 +8,6 @@ hands them straight to the runner (in the caller's task). The same runner drives
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Protocol
 
 from kozel.core.errors import NotPending
@@ -33,14 +32,6 @@ class MatchDriver(Protocol):
         """The seat is back on a new stream."""
 
 
-@dataclass(slots=True)
-class Reply:
-    """An answer and when the referee received it (event-loop time)."""
-
-    message: rpb.ActionReply
-    received_at: float
-
-
 class SeatLink:
     """One seat of one running match."""
 
@@ -55,13 +46,14 @@ class SeatLink:
         """Deliver a message to the seat (never blocks; dropped if the seat is away)."""
         raise NotImplementedError
 
-    def offer(self, reply: Reply) -> str | None:
-        """Hand an answer to the match; returns why it was refused, or None."""
+    def offer(self, reply: rpb.ActionReply, received_at: float) -> str | None:
+        """Hand an answer received at ``received_at`` (event-loop time) to the match; returns
+        why it was refused, or None."""
         runner = self.runner
         if runner is None:
-            return f"request {reply.message.request_id} is not pending; the match has ended"
+            return f"request {reply.request_id} is not pending; the match has ended"
         try:
-            runner.receive(self.seat, reply.message, reply.received_at)
+            runner.receive(self.seat, reply, received_at)
         except NotPending as exc:
             return str(exc)
         return None
@@ -121,4 +113,4 @@ class LocalLink(SeatLink):
         else:
             reply.action.CopyFrom(choice)  # type: ignore[arg-type]
         # Soon, not now: the runner is still sending the messages of the step that asked.
-        self._loop.call_soon(self.offer, Reply(reply, self._loop.time()))
+        self._loop.call_soon(self.offer, reply, self._loop.time())

@@ -15,7 +15,7 @@ import structlog
 
 from kozel.core import messages
 from kozel.server import metrics
-from kozel.server.seats import Reply, SeatLink
+from kozel.server.seats import SeatLink
 from kozel.server.version import VERSION
 from kozel.v1 import referee_pb2 as rpb
 
@@ -151,7 +151,7 @@ class Session:
         link = self.links.get(reply.match_id)
         if link is None:
             return f"no running match {reply.match_id!r} on this session"
-        return link.offer(Reply(reply, received_at))
+        return link.offer(reply, received_at)
 
     def attach(self, stream: Outbox, resumed: bool) -> None:
         """Make ``stream`` the session's stream; on resume, resend what the bot needs."""

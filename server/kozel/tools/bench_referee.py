@@ -133,11 +133,11 @@ def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
         time.sleep(min(bench.warmup_s, 3.0))
         client.send("start")
         client.expect("started")
-        s0 = Usage.of(server.pid)
+        s0, c0 = Usage.of(server.pid), Usage.of(client.pid)
         time.sleep(bench.echo_duration_s)
         client.send("stop")
         window = client.expect("stopped")
-        s1 = Usage.of(server.pid)
+        s1, c1 = Usage.of(server.pid), Usage.of(client.pid)
     finally:
         if client is not None:
             client.close()
@@ -146,6 +146,7 @@ def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
     return {
         "echo_round_trips_per_s": window["round_trips"] / window["seconds"],
         "echo_server_cpu_us_per_round_trip": (s1.cpu_s - s0.cpu_s) / trips * 1e6,
+        "echo_client_cpu_us_per_round_trip": (c1.cpu_s - c0.cpu_s) / trips * 1e6,
         "echo_rtt_p50_us": window["rtt_p50_us"],
         "echo_rtt_p99_us": window["rtt_p99_us"],
     }
