@@ -21,7 +21,7 @@ from kozel.core import convert, messages
 from kozel.core.clock import Clock
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
-from kozel.engine.match import Match
+from kozel.engine.match import Match, MatchOutcome
 from kozel.engine.observation import (
     Spectator,
     event_views,
@@ -147,7 +147,8 @@ class SpectatorHub:
         self.closed = False
         self._deal: Deal | None = None
         self._deal_index = -1
-        self._deal_start: rpb.DealStart | None = None
+        self._deal_start: rpb.DealStart | None = None  # built when first wanted
+        self._standing: MatchOutcome | None = None  # the match's standing as the deal started
         self._pos = 0  # how much of the deal's log the spectators have been sent
 
     # -- spectators ----------------------------------------------------------------------------
@@ -212,22 +213,32 @@ class SpectatorHub:
 
     def deal_started(self, index: int, deal: Deal) -> None:
         """A deal was announced to the seats."""
-        watched = self.watched
-        standing = watched.match.outcome()
-        view = public_view(deal)
         self._deal, self._deal_index, self._pos = deal, index, 0
-        self._deal_start = messages.deal_start(
-            watched.match_id,
-            index,
-            deal,
-            view,
-            totals=standing.penalty_totals,
-            chips=standing.chips,
-        )
+        # The standing as the deal starts; its DealStart is built when someone watches (most
+        # matches have no spectator, and this runs in the middle of a decision).
+        self._standing = self.watched.match.outcome()
+        self._deal_start = None
+        if not self.subs:
+            return
+        deal_start = self._deal_start_msg()
         full = None
         if self._wants(True):
-            full = self._with_hands(self._event(deal_start=self._deal_start), _hands(deal.hands))
-        self._publish(self._event(deal_start=self._deal_start), full)
+            full = self._with_hands(self._event(deal_start=deal_start), _hands(deal.hands))
+        self._publish(self._event(deal_start=deal_start), full)
+
+    def _deal_start_msg(self) -> rpb.DealStart:
+        """The DealStart of the deal in play as the public sees it (built once)."""
+        if self._deal_start is None:
+            assert self._deal is not None and self._standing is not None
+            self._deal_start = messages.deal_start(
+                self.watched.match_id,
+                self._deal_index,
+                self._deal,
+                public_view(self._deal),
+                totals=self._standing.penalty_totals,
+                chips=self._standing.chips,
+            )
+        return self._deal_start
 
     def events(self, deal: Deal) -> None:
         """Send what happened since the last call (plays, tricks, draws, declarations)."""
@@ -255,11 +266,15 @@ class SpectatorHub:
 
     def notice(self, event: rpb.Event) -> None:
         """A public notice about a seat (timeout, disconnect, resume, forfeit)."""
+        if not self.subs:
+            return
         msg = self._event(event=event)
         self._publish(msg, msg)
 
     def deal_ended(self, deal_end: rpb.DealEnd) -> None:
         """A deal ended (every card is public now)."""
+        if not self.subs:
+            return
         msg = self._event(deal_end=deal_end)
         self._publish(msg, msg)
 
@@ -301,9 +316,9 @@ class SpectatorHub:
             )
         )
         deal = self._deal
-        if deal is None or self._deal_start is None:
+        if deal is None:
             return msg
-        msg.snapshot.deal_start.CopyFrom(self._deal_start)
+        msg.snapshot.deal_start.CopyFrom(self._deal_start_msg())
         msg.snapshot.deal.CopyFrom(
             convert.observation_to_pb(full_view(deal) if full else public_view(deal))
         )

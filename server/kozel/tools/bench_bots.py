@@ -155,6 +155,8 @@ class Bots:
         perf = time.perf_counter
         last_answer = self.last_answer
         welcomed = False
+        answer = rpb.PlayRequest()
+        action = answer.action
         async with grpc.aio.insecure_channel(config.address, options=CHANNEL_OPTIONS) as channel:
             call = referee_pb2_grpc.RefereeServiceStub(channel).Play()
             self.calls.append(call)
@@ -175,15 +177,13 @@ class Bots:
                             self.gaps.append(got - before)
                         if think:
                             await asyncio.sleep(rng.random() * think)
-                        await call.write(
-                            rpb.PlayRequest(
-                                action=rpb.ActionReply(
-                                    match_id=mid,
-                                    request_id=d.request_id,
-                                    legal_index=rng.randrange(len(d.legal_actions)),
-                                )
-                            )
-                        )
+                        # One answer message per stream, filled anew: grpc serializes it
+                        # before write() returns, and the bots' own CPU shares the machine
+                        # with the referee they measure.
+                        action.match_id = mid
+                        action.request_id = d.request_id
+                        action.legal_index = rng.randrange(len(d.legal_actions))
+                        await call.write(answer)
                         sent = perf()
                         last_answer[mid] = sent
                         delays[mid] = sent - got
