@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kozel.core.clock import MAX_STALL_GRACE_S, STALL_S, Clock, ClockError
 from kozel.core.errors import NotPending, TransitionError
+from kozel.core.messages import EncodedRequest, Outgoing
 from kozel.core.protocol import MatchProtocol, Send
 from kozel.core.requests import OPEN, TRANSITIONS, Event, Request, State
 from kozel.engine.actions import PASS, Decision
@@ -46,7 +47,7 @@ class Table:
             wants_events=wants_events,
         )
         self.now = 100.0
-        self.inbox: list[list[rpb.PlayResponse]] = [[] for _ in range(players)]
+        self.inbox: list[list[Outgoing]] = [[] for _ in range(players)]
         self.take(self.core.start(self.now))
 
     def take(self, sends: list[Send]) -> list[Send]:
@@ -126,14 +127,14 @@ def test_every_open_state_has_an_ending_and_final_states_take_no_event() -> None
             assert {Event.ANSWER, Event.TIMEOUT, Event.FORFEIT} <= moves
         else:
             assert not moves
-    req = Request(0, 1, rpb.PlayResponse(), (), False, 1.0, 0.0)
+    req = Request(0, 1, EncodedRequest("m1", 1, b""), (), False, 1.0, 0.0)
     req.fire(Event.ANSWER)
     with pytest.raises(TransitionError, match="answer while answered"):
         req.fire(Event.ANSWER)
 
 
 def test_a_stall_is_graced_once() -> None:
-    req = Request(0, 1, rpb.PlayResponse(), (), False, 1.0, 0.0)
+    req = Request(0, 1, EncodedRequest("m1", 1, b""), (), False, 1.0, 0.0)
     req.fire(Event.STALL)
     with pytest.raises(TransitionError):
         req.fire(Event.STALL)

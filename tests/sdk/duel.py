@@ -42,10 +42,16 @@ def duel(
                     bot.on_deal_start(messages.deal_start_of("m", match, observe(deal, seat)))
         seat = deal.to_act[0]
         legal = deal.legal_actions(seat)
-        msg = messages.decision(
-            "m", rid, deal.decision, legal, move_ms=move_ms, bank_ms=10_000, retries_left=2
+        msg = messages.encoded_decision(
+            "m",
+            rid,
+            deal.decision,
+            legal,
+            move_ms=move_ms,
+            bank_ms=10_000,
+            retries_left=2,
+            observation=convert.observation_to_pb(observe(deal, seat)).SerializeToString(),
         )
-        msg.decision.observation.CopyFrom(convert.observation_to_pb(observe(deal, seat)))
         rid += 1
         t = time.monotonic()
         choice = bots[seat].choose(msg.decision)

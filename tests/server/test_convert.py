@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from kozel.core import messages
 from kozel.core.convert import (
+    DECISION_TO_PB,
     ObservationEncoder,
+    action_to_pb,
     length_delimited,
     observation_to_pb,
     trick_to_pb,
@@ -22,6 +24,7 @@ from kozel.engine import Match, Ruleset
 from kozel.engine.cards import CODES
 from kozel.engine.observation import Observation, SeatObserver, full_view
 from kozel.v1 import game_pb2 as pb
+from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import replay_pb2
 
 
@@ -108,3 +111,53 @@ def test_a_varint_field_refuses_what_no_unsigned_field_holds() -> None:
     for bad in (-1, 2**64):
         with pytest.raises(ValueError, match="unsigned 64-bit"):
             varint_field(3, bad)
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 3)])
+def test_an_encoded_request_is_the_message_built_field_by_field(preset: str, players: int) -> None:
+    """The referee writes decision requests as the bytes it assembled: they must be protobuf's
+    own encoding of the request, and read back as that message."""
+    rng = random.Random(5)
+    for seed in range(2):
+        match = Match(Ruleset.preset(preset), players, seed)
+        observers: dict[int, tuple[SeatObserver, ObservationEncoder]] = {}
+        request_id = 0
+        while not match.over:
+            deal = match.deal
+            for seat in deal.to_act:
+                if seat not in observers or observers[seat][0].deal is not deal:
+                    observers[seat] = SeatObserver(deal, seat), ObservationEncoder()
+                observer, encoder = observers[seat]
+                obs, legal = observer.observe(), deal.legal_actions(seat)
+                request_id += rng.choice([1, 200, 70_000])
+                bank, retries = rng.choice([-5, 0, 1, 90_000]), rng.choice([0, 2])
+                got = messages.encoded_decision(
+                    f"match-{seed}",
+                    request_id,
+                    deal.decision,
+                    legal,
+                    move_ms=2000,
+                    bank_ms=bank,
+                    retries_left=retries,
+                    observation=encoder.encode(obs),
+                )
+                expected = rpb.PlayResponse(
+                    decision=rpb.DecisionRequest(
+                        match_id=f"match-{seed}",
+                        request_id=request_id,
+                        kind=DECISION_TO_PB[deal.decision],
+                        move_ms=2000,
+                        time_bank_ms=max(bank, 0),
+                        observation=observation_to_pb(obs),
+                        legal_actions=[action_to_pb(a) for a in legal],
+                        retries_left=retries,
+                    )
+                )
+                assert got.SerializeToString() == expected.SerializeToString()
+                assert (got.match_id, got.request_id) == (f"match-{seed}", request_id)
+                assert got.message == expected and got.decision == expected.decision
+                assert got.WhichOneof("message") == "decision" and got.HasField("decision")
+                again = messages.resent(got)
+                expected.decision.resent = True
+                assert again.SerializeToString() == expected.SerializeToString()
+            match.apply(deal.to_act[0], rng.choice(deal.legal_actions(deal.to_act[0])))

@@ -17,6 +17,7 @@ import grpc
 import pytest
 
 from kozel.core.clock import Clock
+from kozel.core.messages import EncodedRequest, Outgoing
 from kozel.engine import Decision, Match, Ruleset
 from kozel.server.app import start_referee
 from kozel.server.config import ServerConfig
@@ -46,8 +47,8 @@ class Recorder:
 class RecordingLink(LocalLink):
     bot: Recorder
 
-    def send(self, msg: rpb.PlayResponse) -> None:
-        self.bot.seen.append(msg)
+    def send(self, msg: Outgoing) -> None:
+        self.bot.seen.append(msg.message if isinstance(msg, EncodedRequest) else msg)
         if (
             msg.WhichOneof("message") == "decision"
             and self.bot.silent
@@ -197,7 +198,7 @@ class StalledLink(LocalLink):
         super().__init__(name, Recorder(seed))
         self.first, self.during = True, during
 
-    def send(self, msg: rpb.PlayResponse) -> None:
+    def send(self, msg: Outgoing) -> None:
         if not (self.first and msg.WhichOneof("message") == "decision"):
             super().send(msg)
             return

@@ -18,6 +18,7 @@ def _msg(n: int) -> rpb.PlayResponse:
 async def _drain(box: Outbox) -> list[str]:
     got: list[str] = []
     while (msg := await box.get()) is not None:
+        assert isinstance(msg, rpb.PlayResponse)
         got.append(msg.welcome.session_id)
     return got
 

@@ -88,15 +88,9 @@ def _legal_action_field(action: Action) -> bytes:
     return rpb.DecisionRequest(legal_actions=[action_to_pb(action)]).SerializeToString()
 
 
-def add_legal_actions(
-    request: rpb.DecisionRequest, legal: Sequence[Action], observation: bytes = b""
-) -> None:
-    """Append ``legal`` to ``request.legal_actions``, in order, and merge in ``observation``
-    (an encoded ``Observation``) if given: one parse for both."""
-    actions = b"".join(map(_legal_action_field, legal))
-    if observation:
-        actions = length_delimited(_REQUEST_OBSERVATION, observation) + actions
-    request.MergeFromString(actions)
+def legal_action_fields(legal: Sequence[Action]) -> bytes:
+    """``legal`` encoded as the elements of ``DecisionRequest.legal_actions``, in order."""
+    return b"".join(map(_legal_action_field, legal))
 
 
 def action_from_pb(msg: pb.Action) -> tuple[ActionKind, list[int], Combo | None]:
@@ -243,7 +237,6 @@ def varint_field(number: int, value: int) -> bytes:
     return _VARINTS[number << 3] + _varint(value)
 
 
-_REQUEST_OBSERVATION = rpb.DecisionRequest.OBSERVATION_FIELD_NUMBER
 _OBSERVATION_TRICKS = pb.Observation.TRICKS_FIELD_NUMBER
 _OBSERVATION_TRICK = pb.Observation.TRICK_FIELD_NUMBER
 _HAND_FIELD = {code: pb.Observation(hand=[code]).SerializeToString() for code in CODES}

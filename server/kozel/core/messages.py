@@ -4,6 +4,7 @@ the servicer and the conformance checker send is made here, so each message has 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from kozel.core import convert
 from kozel.engine.actions import Action, Decision
@@ -100,7 +101,55 @@ def deal_start_of(match_id: str, match: Match, view: Observation) -> rpb.DealSta
     )
 
 
-def decision(
+class EncodedRequest:
+    """A decision request kept as its encoding. The referee's hot path builds a request's
+    bytes from memoised pieces and gRPC writes them as they are (``encode_response``), instead
+    of a message being built, parsed from those pieces and serialized again. Read it as a
+    ``PlayResponse`` through :attr:`message` (parsed on first use, never to be changed) or
+    the few reads below, which answer as a ``PlayResponse`` holding a ``decision`` would."""
+
+    def __init__(self, match_id: str, request_id: int, request: bytes) -> None:
+        self.match_id = match_id
+        self.request_id = request_id
+        self.request = request  # the DecisionRequest's encoding
+        self.data = convert.length_delimited(_RESPONSE_DECISION, request)  # the PlayResponse's
+        self._message: rpb.PlayResponse | None = None
+
+    @property
+    def message(self) -> rpb.PlayResponse:
+        """The request as a message (the same object every time: do not change it)."""
+        if self._message is None:
+            self._message = rpb.PlayResponse.FromString(self.data)
+        return self._message
+
+    @property
+    def decision(self) -> rpb.DecisionRequest:
+        return self.message.decision
+
+    def WhichOneof(self, oneof_group: str) -> str | None:  # noqa: N802 (protobuf's name)
+        return "decision" if oneof_group == "message" else self.message.WhichOneof(oneof_group)
+
+    def HasField(self, field_name: str) -> bool:  # noqa: N802 (protobuf's name)
+        return field_name in ("decision", "message") or self.message.HasField(field_name)
+
+    def SerializeToString(self, deterministic: bool = False) -> bytes:  # noqa: N802
+        """The encoding (protobuf's method name; it is deterministic either way)."""
+        return self.data
+
+
+Outgoing = rpb.PlayResponse | EncodedRequest
+"""What the referee writes on a Play stream."""
+
+_RESPONSE_DECISION = rpb.PlayResponse.DECISION_FIELD_NUMBER
+_REQUEST = rpb.DecisionRequest
+
+
+def encode_response(msg: Outgoing) -> bytes:
+    """The bytes of a message for the Play stream (gRPC's response serializer)."""
+    return msg.SerializeToString()
+
+
+def encoded_decision(
     match_id: str,
     request_id: int,
     kind: Decision,
@@ -110,21 +159,43 @@ def decision(
     bank_ms: int,
     retries_left: int,
     observation: bytes = b"",
-) -> rpb.PlayResponse:
-    """A decision request; ``observation`` is the seat's observation encoded
-    (``convert.ObservationEncoder`` on the hot path), or the caller fills it in place."""
-    msg = rpb.PlayResponse()
-    request = msg.decision
-    request.match_id, request.request_id = match_id, request_id
-    request.kind = convert.DECISION_TO_PB[kind]
-    request.move_ms, request.time_bank_ms = move_ms, max(bank_ms, 0)
-    request.retries_left = retries_left
-    convert.add_legal_actions(request, legal, observation)
-    return msg
+) -> EncodedRequest:
+    """A decision request to a seat; ``observation`` is the seat's observation encoded
+    (``convert.ObservationEncoder`` on the hot path). Its bytes are protobuf's own encoding of
+    the message (tests compare them with one built field by field)."""
+    request = b"".join(
+        [
+            _match_id_field(match_id),
+            convert.varint_field(_REQUEST.REQUEST_ID_FIELD_NUMBER, request_id),
+            convert.varint_field(_REQUEST.KIND_FIELD_NUMBER, convert.DECISION_TO_PB[kind]),
+            convert.varint_field(_REQUEST.MOVE_MS_FIELD_NUMBER, move_ms),
+            convert.varint_field(_REQUEST.TIME_BANK_MS_FIELD_NUMBER, max(bank_ms, 0)),
+            convert.length_delimited(_REQUEST.OBSERVATION_FIELD_NUMBER, observation)
+            if observation
+            else b"",
+            convert.legal_action_fields(legal),
+            convert.varint_field(_REQUEST.RETRIES_LEFT_FIELD_NUMBER, retries_left),
+        ]
+    )
+    return EncodedRequest(match_id, request_id, request)
 
 
-def resent(request: rpb.PlayResponse) -> rpb.PlayResponse:
-    """A copy of a pending request, marked as sent again after a resume."""
+@lru_cache(maxsize=4096)
+def _match_id_field(match_id: str) -> bytes:
+    return _REQUEST(match_id=match_id).SerializeToString()
+
+
+def resent(request: EncodedRequest) -> EncodedRequest:
+    """A pending request, marked as sent again after a resume."""
+    return EncodedRequest(
+        request.match_id,
+        request.request_id,
+        request.request + convert.varint_field(_REQUEST.RESENT_FIELD_NUMBER, True),
+    )
+
+
+def resent_message(request: rpb.PlayResponse) -> rpb.PlayResponse:
+    """A copy of a request message, marked as sent again after a resume."""
     again = rpb.PlayResponse()
     again.CopyFrom(request)
     again.decision.resent = True

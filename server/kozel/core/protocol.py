@@ -31,8 +31,8 @@ from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import replay_pb2
 
-#: A message for one seat: (seat, message).
-Send = tuple[int, rpb.PlayResponse]
+#: A message for one seat: (seat, message); decision requests go as their encoding.
+Send = tuple[int, messages.Outgoing]
 
 
 class MatchProtocol:
@@ -213,7 +213,7 @@ class MatchProtocol:
         self._step = []
         self._away.clear()
 
-    def end(self, result: pb.MatchResult, replay_id: str) -> list[Send]:
+    def end(self, result: pb.MatchResult, replay_id: str) -> list[tuple[int, rpb.PlayResponse]]:
         """The match's end for every seat, once its replay is safe."""
         msg = messages.match_end(
             self.match_id, result, replay_id, self.match.seed if self.reveal_seed else b""
@@ -249,7 +249,7 @@ class MatchProtocol:
         if held is None or held[0].deal is not deal:
             held = self._observers[seat] = SeatObserver(deal, seat), convert.ObservationEncoder()
         observer, encoder = held
-        msg = messages.decision(
+        msg = messages.encoded_decision(
             self.match_id,
             rid,
             deal.decision,

@@ -13,9 +13,9 @@ import enum
 from dataclasses import dataclass, field
 
 from kozel.core.errors import TransitionError
+from kozel.core.messages import EncodedRequest
 from kozel.engine.actions import Action
 from kozel.v1 import game_pb2 as pb
-from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import replay_pb2
 
 
@@ -89,7 +89,7 @@ class Request:
 
     seat: int
     request_id: int
-    message: rpb.PlayResponse  # as sent (resent on resume)
+    message: EncodedRequest  # as sent (resent on resume)
     legal: tuple[Action, ...]
     sealed: bool  # asked inside a declaration window: only this seat knows of it
     allowance_s: float

@@ -35,6 +35,7 @@ from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
 from kozel.server.reflection import enable_reflection
 from kozel.server.service import RefereeService
+from kozel.server.service import add_to_server as add_referee_service
 from kozel.server.shared_store import SharedStore, open_store
 from kozel.v1 import (
     admin_pb2,
@@ -44,7 +45,6 @@ from kozel.v1 import (
     match_pb2,
     match_pb2_grpc,
     referee_pb2,
-    referee_pb2_grpc,
 )
 
 log = structlog.get_logger("kozel.app")
@@ -284,7 +284,7 @@ async def start_referee(
         interceptors=[CallLimits(caps)],
         maximum_concurrent_rpcs=caps.grpc_slots,
     )
-    referee_pb2_grpc.add_RefereeServiceServicer_to_server(service, server)
+    add_referee_service(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
     match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

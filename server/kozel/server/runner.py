@@ -20,6 +20,7 @@ import structlog
 from kozel.core.clock import Clock
 from kozel.core.errors import NotPending
 from kozel.core.hooks import MatchHooks
+from kozel.core.messages import EncodedRequest
 from kozel.core.protocol import MatchProtocol, Send
 from kozel.core.requests import StepMeta
 from kozel.engine.deal import Deal
@@ -202,7 +203,7 @@ class MatchRunner(MatchHooks):
         asked = False
         for seat, msg in sends:
             links[seat].send(msg)
-            asked = asked or msg.HasField("decision")
+            asked = asked or isinstance(msg, EncodedRequest)
         if asked and overhead_from:
             self.metrics.overhead.observe(self._now() - overhead_from)
 

@@ -11,6 +11,7 @@ import asyncio
 from typing import Protocol
 
 from kozel.core.errors import NotPending
+from kozel.core.messages import Outgoing
 from kozel.server.house import HousePlayer
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -42,7 +43,7 @@ class SeatLink:
         self.runner: MatchDriver | None = None  # set by the runner, dropped at the end
         self.wants_events = True  # False: the bot asked for no Event messages (Hello)
 
-    def send(self, msg: rpb.PlayResponse) -> None:
+    def send(self, msg: Outgoing) -> None:
         """Deliver a message to the seat (never blocks; dropped if the seat is away)."""
         raise NotImplementedError
 
@@ -85,8 +86,8 @@ class LocalLink(SeatLink):
         self.bot = bot
         self._loop = asyncio.get_running_loop()
 
-    def send(self, msg: rpb.PlayResponse) -> None:
-        which = msg.WhichOneof("message")
+    def send(self, msg: Outgoing) -> None:
+        which = msg.WhichOneof("message") or ""
         body = getattr(msg, which)
         if which == "decision":
             if getattr(self.bot, "thinks", False):  # a searching bot: off the event loop

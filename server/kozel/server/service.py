@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator
 
 import grpc
 import structlog
+from google.protobuf import message_factory
 from google.protobuf.message import DecodeError
 
 from kozel.core import convert, messages
 from kozel.core.clock import ClockError
-from kozel.core.messages import PROTOCOL_VERSION
+from kozel.core.messages import PROTOCOL_VERSION, EncodedRequest
 from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
 from kozel.server import metrics
@@ -34,6 +35,40 @@ log = structlog.get_logger("kozel.service")
 
 AUTH_FAILURE_MEMORY_S = 600.0  # bad tokens from a host are forgotten after this quiet spell
 MAX_DELAYED_PER_HOST = 4  # refused ladder Hellos from one host waiting out their delay
+
+
+def add_to_server(
+    servicer: referee_pb2_grpc.RefereeServiceServicer, server: grpc.aio.Server
+) -> None:
+    """Serve ``servicer`` as ``kozel.v1.RefereeService`` on ``server``, as the generated
+    ``add_RefereeServiceServicer_to_server`` does, except that Play's responses are written by
+    :func:`kozel.core.messages.encode_response`: decision requests go out as the bytes the
+    core built (:class:`~kozel.core.messages.EncodedRequest`), the rest as messages."""
+    service = rpb.DESCRIPTOR.services_by_name["RefereeService"]
+    handlers = {}
+    for method in service.methods:
+        request = message_factory.GetMessageClass(method.input_type)
+        response = message_factory.GetMessageClass(method.output_type)
+        make = _HANDLERS[method.client_streaming, method.server_streaming]
+        handlers[method.name] = make(
+            getattr(servicer, method.name),
+            request_deserializer=request.FromString,
+            response_serializer=messages.encode_response
+            if method.name == "Play"
+            else response.SerializeToString,
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+    server.add_registered_method_handlers(service.full_name, handlers)
+
+
+_HANDLERS = {  # by (client streaming, server streaming)
+    (False, False): grpc.unary_unary_rpc_method_handler,
+    (False, True): grpc.unary_stream_rpc_method_handler,
+    (True, False): grpc.stream_unary_rpc_method_handler,
+    (True, True): grpc.stream_stream_rpc_method_handler,
+}
 
 
 class HelloError(Exception):
@@ -105,8 +140,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     msg = await outbox.get()
                     if msg is None:
                         break
-                    if msg.HasField("decision"):
-                        session.written(msg.decision, loop.time())
+                    if isinstance(msg, EncodedRequest):  # every decision request
+                        session.written(msg, loop.time())
                     await context.write(msg)
             finally:
                 metrics.ACTIVE_STREAMS.dec()

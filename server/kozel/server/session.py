@@ -14,6 +14,7 @@ import grpc
 import structlog
 
 from kozel.core import messages
+from kozel.core.messages import EncodedRequest, Outgoing
 from kozel.server import metrics
 from kozel.server.seats import SeatLink
 from kozel.server.version import VERSION
@@ -30,14 +31,14 @@ class Outbox:
     ``asyncio.Queue``: one writer task reads it, and this is on every decision's path."""
 
     def __init__(self, limit: int) -> None:
-        self._items: deque[rpb.PlayResponse] = deque()
+        self._items: deque[Outgoing] = deque()
         self._waiter: asyncio.Future[None] | None = None  # the writer, while it has nothing
         self._loop: asyncio.AbstractEventLoop | None = None  # the writer's, from its first wait
         self._limit = limit
         self.status: tuple[grpc.StatusCode, str] | None = None
         self.closed = False
 
-    def put(self, msg: rpb.PlayResponse) -> None:
+    def put(self, msg: Outgoing) -> None:
         if self.closed:
             return
         if len(self._items) >= self._limit:
@@ -64,7 +65,7 @@ class Outbox:
             if not waiter.done():
                 waiter.set_result(None)
 
-    async def get(self) -> rpb.PlayResponse | None:
+    async def get(self) -> Outgoing | None:
         """The next message to write; None once the stream is to end."""
         while not self._items:
             if self.closed:
@@ -85,7 +86,7 @@ class RemoteLink(SeatLink):
         self.session = session
         self.wants_events = not session.hello.skip_events
 
-    def send(self, msg: rpb.PlayResponse) -> None:
+    def send(self, msg: Outgoing) -> None:
         self.session.send(msg)
 
     def match_over(self) -> None:
@@ -112,7 +113,7 @@ class Session:
         self.ladder: str | None = None  # set when it joined a ladder
         self.bot: Any = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
         self.ladder_rated = False  # its rating row exists on its ladder
-        self.missed: deque[rpb.PlayResponse] = deque(maxlen=MISSED_LIMIT)
+        self.missed: deque[Outgoing] = deque(maxlen=MISSED_LIMIT)
         self._on_idle = on_idle
 
     @property
@@ -121,7 +122,7 @@ class Session:
             return 0
         return self.max_matches - len(self.links)
 
-    def send(self, msg: rpb.PlayResponse) -> None:
+    def send(self, msg: Outgoing) -> None:
         if self.stream is not None:
             self.stream.put(msg)
             if self.stream.closed:  # cut off (too slow): away from now on, as if disconnected
@@ -131,7 +132,7 @@ class Session:
         elif _is_result(msg):
             self.missed.append(msg)  # results are kept for a resume; the rest is resent anew
 
-    def written(self, request: rpb.DecisionRequest, at: float) -> None:
+    def written(self, request: EncodedRequest, at: float) -> None:
         """A request left for the bot: its clock starts now (a resend after a resume does not
         restart it)."""
         link = self.links.get(request.match_id)
@@ -205,5 +206,5 @@ class Session:
         self._on_idle(self)
 
 
-def _is_result(msg: rpb.PlayResponse) -> bool:
+def _is_result(msg: Outgoing) -> bool:
     return msg.WhichOneof("message") in ("deal_end", "match_end")

@@ -29,12 +29,13 @@ import grpc
 
 from kozel.core import convert, messages
 from kozel.core.clock import Clock
-from kozel.core.messages import PROTOCOL_VERSION
+from kozel.core.messages import PROTOCOL_VERSION, Outgoing
 from kozel.engine import Decision, IllegalAction, Match, Ruleset, observe
 from kozel.engine.deal import Deal
 from kozel.engine.shuffle import commitment
 from kozel.server.app import server_options
 from kozel.server.config import ServerConfig
+from kozel.server.service import add_to_server
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -109,9 +110,7 @@ class _Stream:
 
     def __init__(self) -> None:
         self.inbox: asyncio.Queue[tuple[rpb.PlayRequest, float] | None] = asyncio.Queue()
-        self.outbox: asyncio.Queue[rpb.PlayResponse | tuple[grpc.StatusCode, str] | None] = (
-            asyncio.Queue()
-        )
+        self.outbox: asyncio.Queue[Outgoing | tuple[grpc.StatusCode, str] | None] = asyncio.Queue()
 
 
 class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
@@ -121,7 +120,7 @@ class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
 
     async def Play(
         self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[rpb.PlayResponse]:
+    ) -> AsyncIterator[Outgoing]:
         stream = _Stream()
         loop = asyncio.get_running_loop()
 
@@ -166,7 +165,7 @@ class _Session:
             raise ConnectionError("the bot closed the stream")
         return got[0]
 
-    def send(self, msg: rpb.PlayResponse) -> None:
+    def send(self, msg: Outgoing) -> None:
         assert self.stream is not None
         self.stream.outbox.put_nowait(msg)
 
@@ -249,7 +248,7 @@ async def _listen() -> tuple[grpc.aio.Server, _Servicer, str]:
     """A scripted listener on a free loopback port: (server, servicer, address)."""
     servicer = _Servicer()
     server = grpc.aio.server(options=server_options(ServerConfig()))
-    referee_pb2_grpc.add_RefereeServiceServicer_to_server(servicer, server)
+    add_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     return server, servicer, f"127.0.0.1:{port}"
@@ -473,7 +472,7 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
             )
             session.send(start)
             for m in msgs:
-                session.send(messages.resent(m) if m.HasField("decision") else m)
+                session.send(messages.resent(m) if isinstance(m, messages.EncodedRequest) else m)
             reply = await session.answer(request_id, move_s)
             why = _judge(deal, list(deal.legal_actions(SEAT)), reply, request_id, match_id)
     except TimeoutError:
@@ -496,13 +495,19 @@ async def _script(session: _Session, checks: list[Check], connect_timeout: float
 
 def _stage(
     match_id: str, index: int, deal: Deal, request_id: int, move_ms: int
-) -> tuple[Deal, list[rpb.PlayResponse]]:
+) -> tuple[Deal, list[Outgoing]]:
     obs = observe(deal, SEAT)
     legal = deal.legal_actions(SEAT)
-    request = messages.decision(
-        match_id, request_id, deal.decision, legal, move_ms=move_ms, bank_ms=0, retries_left=1
+    request = messages.encoded_decision(
+        match_id,
+        request_id,
+        deal.decision,
+        legal,
+        move_ms=move_ms,
+        bank_ms=0,
+        retries_left=1,
+        observation=convert.observation_to_pb(obs).SerializeToString(),
     )
-    request.decision.observation.CopyFrom(convert.observation_to_pb(obs))
     return deal, [
         rpb.PlayResponse(deal_start=messages.deal_start(match_id, index, deal, obs, totals=[0, 0])),
         request,
