@@ -22,6 +22,10 @@ from kozel.v1 import replay_pb2
 class State(enum.Enum):
     """Where a request is in its life."""
 
+    # Members are singletons compared by identity: hash them so too, in C (Enum's own hash is
+    # a Python method, and the state table looks a pair up at every event).
+    __hash__ = object.__hash__
+
     SENT = "sent"
     WAITING = "waiting"
     GRACED = "graced"
@@ -32,6 +36,8 @@ class State(enum.Enum):
 
 class Event(enum.Enum):
     """What can happen to a pending request."""
+
+    __hash__ = object.__hash__  # as State's
 
     WRITTEN = "written"  # the transport wrote it: the move clock starts (a resend does not)
     ANSWER = "answer"  # a legal answer
