@@ -10,6 +10,7 @@ import pytest
 from prometheus_client.metrics import MetricWrapperBase
 
 from kozel.server import metrics
+from kozel.server.loop_metrics import LoopFamily
 from tests.deploy.deployfiles import ROOT, base_name, dashboard_queries, metric_names
 from tests.deploy.test_metrics_contract import CONTRACT
 
@@ -18,11 +19,12 @@ _ROW = re.compile(r"^\| (`kozel_.+?) \| (counter|gauge|histogram) \| .+ \|$")
 _CELL = re.compile(r"`(kozel_[a-z0-9_]+)(?:\{([a-z_,]+)\})?`")
 
 
-def _defined() -> dict[str, MetricWrapperBase]:
-    """The module's metrics by exposed family name (counters with their _total)."""
-    found = {}
+def _defined() -> dict[str, MetricWrapperBase | LoopFamily]:
+    """The module's metrics by exposed family name (counters with their _total): those of
+    prometheus-client and the loop's own (kozel.server.loop_metrics)."""
+    found: dict[str, MetricWrapperBase | LoopFamily] = {}
     for value in vars(metrics).values():
-        if isinstance(value, MetricWrapperBase):
+        if isinstance(value, MetricWrapperBase | LoopFamily):
             suffix = "_total" if value._type == "counter" else ""
             found[value._name + suffix] = value
     return found

@@ -54,9 +54,11 @@ class LoopHistogram:
 Child = TypeVar("Child", LoopCounter, LoopHistogram)
 
 
-class _Family(Collector, Generic[Child]):
+class LoopFamily(Collector, Generic[Child]):
     """Labelled children of one metric, registered with a registry (the default one) when
     made; a subclass makes the children and their samples."""
+
+    _type: str  # "counter" or "histogram", as prometheus-client names it
 
     def __init__(
         self,
@@ -68,6 +70,8 @@ class _Family(Collector, Generic[Child]):
         self.name = name
         self.documentation = documentation
         self.labelnames = list(labelnames)
+        # prometheus-client's own attribute names, read by tools that list a module's metrics
+        self._name, self._labelnames = name, tuple(labelnames)
         self._children: dict[tuple[str, ...], Child] = {}
         if registry is not None:
             registry.register(self)
@@ -100,8 +104,10 @@ class _Family(Collector, Generic[Child]):
         raise NotImplementedError
 
 
-class LoopCounters(_Family[LoopCounter]):
+class LoopCounters(LoopFamily[LoopCounter]):
     """A labelled counter of :class:`LoopCounter` children (exposed as ``<name>_total``)."""
+
+    _type = "counter"
 
     def _child(self) -> LoopCounter:
         return LoopCounter()
@@ -114,8 +120,10 @@ class LoopCounters(_Family[LoopCounter]):
         family.add_metric(values, child.value)
 
 
-class LoopHistograms(_Family[LoopHistogram]):
+class LoopHistograms(LoopFamily[LoopHistogram]):
     """A labelled histogram of :class:`LoopHistogram` children with these ``buckets``."""
+
+    _type = "histogram"
 
     def __init__(
         self,
