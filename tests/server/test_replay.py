@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 
 from kozel.core.convert import action_to_pb
-from kozel.core.requests import StepMeta
+from kozel.core.requests import StepMeta, encoded_steps
 from kozel.engine.cards import CODES, codes
 from kozel.engine.deal import Deal
 from kozel.engine.match import Match
 from kozel.engine.players import random_action
 from kozel.engine.rules import Ruleset
 from kozel.engine.shuffle import shuffled_deck
-from kozel.server.replay import build
 from kozel.server.replay.build import build_replay, result_to_pb
 from kozel.server.replay.file import (
     ReplayError,
@@ -221,7 +220,7 @@ def test_steps_are_byte_for_byte_what_protobuf_writes(classic3: Played) -> None:
                 for (seat, action), m in zip(record.actions, metas)
             ]
         )
-        assert build.encoded_steps(record.actions, metas) == expected.SerializeToString()
+        assert encoded_steps(record.actions, metas) == expected.SerializeToString()
         assert list(deal.steps) == list(expected.steps)
 
 

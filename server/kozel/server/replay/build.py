@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from functools import lru_cache
 
 from kozel.core.convert import (
     END_REASON_TO_PB,
-    action_to_pb,
-    length_delimited,
     ruleset_to_pb,
-    varint_field,
 )
-from kozel.core.requests import StepMeta
-from kozel.engine.actions import Action
+from kozel.core.requests import StepMeta, encoded_steps
 from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
 from kozel.engine.match import DealRecord, Match
@@ -118,38 +113,6 @@ def _metas(steps: Sequence[Sequence[StepMeta]], index: int, n_actions: int) -> S
     if len(metas) != n_actions:
         raise ValueError(f"deal {index} has {n_actions} actions but {len(metas)} step records")
     return metas
-
-
-def encoded_steps(actions: Sequence[tuple[int, Action]], metas: Sequence[StepMeta]) -> bytes:
-    """The deal's steps encoded as the elements of ``ReplayDeal.steps``, byte for byte what
-    protobuf writes (tests compare them), put together from memoised encodings: a message
-    built per step cost twice the rest of the replay."""
-    out = []
-    for (seat, action), meta in zip(actions, metas):
-        step = _step_head(seat, action) + _step_tail(meta.request_id, meta.think_ms, meta.timeout)
-        for rejection in meta.rejections:
-            step += length_delimited(_STEP.REJECTIONS_FIELD_NUMBER, rejection.SerializeToString())
-        out.append(length_delimited(_DEAL_STEPS, step))
-    return b"".join(out)
-
-
-_DEAL_STEPS = replay_pb2.ReplayDeal.STEPS_FIELD_NUMBER
-_STEP = replay_pb2.ReplayStep
-
-
-@lru_cache(maxsize=8192)
-def _step_head(seat: int, action: Action) -> bytes:
-    """A ``ReplayStep``'s fields before ``request_id``: the seat and the action."""
-    return _STEP(seat=seat, action=action_to_pb(action)).SerializeToString()
-
-
-def _step_tail(request_id: int, think_ms: int, timeout: bool) -> bytes:
-    """A ``ReplayStep``'s ``request_id``, ``think_ms`` and ``timeout``."""
-    return (
-        varint_field(_STEP.REQUEST_ID_FIELD_NUMBER, request_id)
-        + varint_field(_STEP.THINK_MS_FIELD_NUMBER, think_ms)
-        + varint_field(_STEP.TIMEOUT_FIELD_NUMBER, timeout)
-    )
 
 
 def _record_to_pb(
