@@ -80,26 +80,3 @@ def stall_grace(late_s: float) -> float:
     ordinary jitter; after a stall of the referee itself (a garbage collection, a burst of
     work) answers that came in meanwhile are still on their way, and get as long again."""
     return min(late_s, MAX_STALL_GRACE_S) if late_s > STALL_S else 0.0
-
-
-class Banks:
-    """Every seat's time bank: what it may think beyond ``move_ms``, over the whole match."""
-
-    __slots__ = ("clock", "left_ms")
-
-    def __init__(self, clock: Clock, players: int) -> None:
-        self.clock = clock
-        self.left_ms = [clock.bank_ms] * players
-
-    def allowance_s(self, seat: int) -> float:
-        """The time ``seat`` has for its next move: the move allowance and what is left of
-        its bank."""
-        return (self.clock.move_ms + max(self.left_ms[seat], 0)) / 1000
-
-    def charge(self, seat: int, think_ms: float) -> None:
-        """Take the time over the move allowance from the bank."""
-        self.left_ms[seat] -= max(0, int(think_ms) - self.clock.move_ms)
-
-    def empty(self, seat: int) -> None:
-        """A timeout spends the whole bank."""
-        self.left_ms[seat] = 0

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kozel.core import convert, messages
-from kozel.core.clock import Banks, Clock, stall_grace
+from kozel.core.clock import Clock, stall_grace
 from kozel.core.errors import NotPending
 from kozel.core.hooks import MatchHooks
 from kozel.core.penalties import Penalties
-from kozel.core.requests import Event, Request, State, StepMeta
+from kozel.core.requests import Banks, Event, Request, State, StepMeta
 from kozel.engine.actions import Action, Decision
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kozel.core import convert
+from kozel.core.clock import Clock
 from kozel.core.errors import TransitionError
 from kozel.core.messages import EncodedRequest
 from kozel.engine.actions import Action
@@ -142,6 +143,29 @@ class Request:
         """The think time of an answer received at ``received_at``: never more than the
         allowance (a stall of the referee is not the bot's time)."""
         return min(max(received_at - self.started_at, 0.0), self.allowance_s) * 1000
+
+
+class Banks:
+    """Every seat's time bank: what it may think beyond ``move_ms``, over the whole match
+    (here, compiled with the rest of a request's clock: it is read and charged at every
+    decision; the table's ``Clock`` itself stays in :mod:`kozel.core.clock`)."""
+
+    def __init__(self, clock: Clock, players: int) -> None:
+        self.move_ms = clock.move_ms
+        self.left_ms = [clock.bank_ms] * players
+
+    def allowance_s(self, seat: int) -> float:
+        """The time ``seat`` has for its next move: the move allowance and what is left of
+        its bank."""
+        return (self.move_ms + max(self.left_ms[seat], 0)) / 1000
+
+    def charge(self, seat: int, think_ms: float) -> None:
+        """Take the time over the move allowance from the bank."""
+        self.left_ms[seat] -= max(0, int(think_ms) - self.move_ms)
+
+    def empty(self, seat: int) -> None:
+        """A timeout spends the whole bank."""
+        self.left_ms[seat] = 0
 
 
 def encoded_steps(actions: Sequence[tuple[int, Action]], metas: Sequence[StepMeta]) -> bytes:
