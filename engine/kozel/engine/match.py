@@ -8,7 +8,6 @@ rating update takes.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -89,8 +88,8 @@ class Scoreboard:
     reason: EndReason | None = None
 
     def __post_init__(self) -> None:
-        n_sides = max(self.rules.side_of(self.players)) + 1
-        self.totals = [0] * n_sides
+        if not self.totals:  # a new board; a clone passes its copy
+            self.totals = [0] * (max(self.rules.side_of(self.players)) + 1)
 
     @property
     def n_sides(self) -> int:
@@ -98,10 +97,17 @@ class Scoreboard:
 
     def clone(self) -> Scoreboard:
         """An independent copy."""
-        board = copy.copy(self)
-        board.totals = self.totals[:]
-        board.eliminated = self.eliminated[:]
-        return board
+        return Scoreboard(
+            self.rules,
+            self.players,
+            self.totals[:],
+            self.eliminated[:],
+            self.deals,
+            self.double_next,
+            self.over,
+            self.winner,
+            self.reason,
+        )
 
     @property
     def alive(self) -> list[int]:
@@ -193,7 +199,10 @@ class DealRecord:
 class Match:
     """A whole match from a seed. ``match.deal`` is the deal in play."""
 
-    def __init__(self, rules: Ruleset, players: int, seed: bytes | str | int) -> None:
+    def __init__(
+        self, rules: Ruleset, players: int, seed: bytes | str | int, *, _deal: Deal | None = None
+    ) -> None:
+        """``_deal`` is for :meth:`clone` only (the deal in play instead of a new one)."""
         rules.check_players(players)
         self.rules = rules
         self.players = players
@@ -206,7 +215,7 @@ class Match:
         self.forfeited: list[int] = []  # sides that forfeited, in order
         self.dealer = first_dealer(self.seed, players)
         self._prev_last_winner: int | None = None
-        self.deal: Deal = self._new_deal()
+        self.deal: Deal = self._new_deal() if _deal is None else _deal
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -250,12 +259,14 @@ class Match:
     def clone(self) -> Match:
         """An independent copy (for search): acting on either never changes the other. The
         finished deals' records are immutable and shared."""
-        match = copy.copy(self)
+        match = Match(self.rules, self.players, self.seed, _deal=self.deal.clone())
         match.board = self.board.clone()
         match.chips = self.chips[:]
+        match.pot = self.pot
         match.records = self.records[:]
         match.forfeited = self.forfeited[:]
-        match.deal = self.deal.clone()
+        match.dealer = self.dealer
+        match._prev_last_winner = self._prev_last_winner
         return match
 
     # -- play ----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ FOLDER = PACKAGE / "_native"
 """Where the build puts the extension modules (not in git)."""
 DIGEST_FILE = "SOURCES.sha256"
 """The file in :data:`FOLDER` holding the digest of the sources the build compiled."""
-MODULES = ("cards", "actions", "tables", "deal", "players", "observation")
+MODULES = ("cards", "actions", "tables", "deal", "players", "observation", "scoring", "match")
 """The modules compiled (the hot path of play and search), by name in ``kozel.engine``; the
 others stay Python."""
 PURE_ENV = "KOZEL_ENGINE_PURE"
