@@ -100,7 +100,7 @@ def test_deal_end_lists_every_trick_as_the_plain_conversion_does() -> None:
 def test_a_varint_field_is_what_protobuf_writes(value: int) -> None:
     step = replay_pb2.ReplayStep  # uint32 seat (1), uint64 request_id (3), uint32 think_ms (4)
     small = value % 2**32
-    assert varint_field(3, value) == step(request_id=value).SerializeToString()
+    assert varint_field(3, value, 64) == step(request_id=value).SerializeToString()
     assert varint_field(1, small) == step(seat=small).SerializeToString()
     assert varint_field(4, small) == step(think_ms=small).SerializeToString()
     for flag in (False, True):
@@ -108,9 +108,12 @@ def test_a_varint_field_is_what_protobuf_writes(value: int) -> None:
 
 
 def test_a_varint_field_refuses_what_no_unsigned_field_holds() -> None:
-    for bad in (-1, 2**64):
-        with pytest.raises(ValueError, match="unsigned 64-bit"):
-            varint_field(3, bad)
+    for bad, bits in ((-1, 64), (2**64, 64), (-1, 32), (2**32, 32)):
+        with pytest.raises(ValueError, match=f"unsigned {bits}-bit"):
+            varint_field(3, bad, bits)
+    assert (
+        varint_field(4, 2**32 - 1) == replay_pb2.ReplayStep(think_ms=2**32 - 1).SerializeToString()
+    )
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 4), ("money", 3)])
@@ -160,4 +163,5 @@ def test_an_encoded_request_is_the_message_built_field_by_field(preset: str, pla
                 again = messages.resent(got)
                 expected.decision.resent = True
                 assert again.SerializeToString() == expected.SerializeToString()
+                assert messages.resent(again) is again  # marked once
             match.apply(deal.to_act[0], rng.choice(deal.legal_actions(deal.to_act[0])))

@@ -51,6 +51,17 @@ def test_wrong_labels_are_refused() -> None:
         raise AssertionError("two label values for one label name were taken")
 
 
+def test_label_values_are_strings_as_prometheus_client_makes_them() -> None:
+    theirs, ours = CollectorRegistry(), CollectorRegistry()
+    reference = Counter("d", "Decisions", ["ladder"], registry=theirs)
+    loop = LoopCounters("d", "Decisions", ["ladder"], registry=ours)
+    for value in (None, 7, "x"):
+        reference.labels(value).inc()
+        loop.labels(value).inc()
+    assert loop.labels("None") is loop.labels(None)
+    assert _samples(ours) == _samples(theirs)
+
+
 def test_a_scrape_during_updates_keeps_count_and_buckets_together() -> None:
     registry = CollectorRegistry()
     loop = LoopHistograms("h", "H", ["ladder"], BOUNDS, registry=registry)

@@ -227,13 +227,14 @@ def length_delimited(number: int, payload: bytes) -> bytes:
     return _VARINTS[number << 3 | 2] + _varint(len(payload)) + payload
 
 
-def varint_field(number: int, value: int) -> bytes:
-    """An unsigned integer or bool field of field number ``number`` as protobuf writes it:
-    nothing for 0 (the default of a field without presence), else its tag and the varint."""
+def varint_field(number: int, value: int, bits: int = 32) -> bytes:
+    """An unsigned integer (``bits`` wide: 32 or 64), enum or bool field of field number
+    ``number`` as protobuf writes it: nothing for 0 (the default of a field without presence),
+    else its tag and the varint. A value the field cannot hold is refused, as protobuf does."""
     if not value:
         return b""
-    if not 0 < value < 1 << 64:
-        raise ValueError(f"{value} does not fit an unsigned 64-bit field")
+    if not 0 < value < 1 << bits:
+        raise ValueError(f"{value} does not fit an unsigned {bits}-bit field")
     return _VARINTS[number << 3] + _varint(value)
 
 

@@ -108,10 +108,13 @@ class EncodedRequest:
     ``PlayResponse`` through :attr:`message` (parsed on first use, never to be changed) or
     the few reads below, which answer as a ``PlayResponse`` holding a ``decision`` would."""
 
-    def __init__(self, match_id: str, request_id: int, request: bytes) -> None:
+    def __init__(
+        self, match_id: str, request_id: int, request: bytes, resent: bool = False
+    ) -> None:
         self.match_id = match_id
         self.request_id = request_id
         self.request = request  # the DecisionRequest's encoding
+        self.resent = resent  # marked as sent again after a resume (its last field)
         self.data = convert.length_delimited(_RESPONSE_DECISION, request)  # the PlayResponse's
         self._message: rpb.PlayResponse | None = None
 
@@ -166,7 +169,7 @@ def encoded_decision(
     request = b"".join(
         [
             _match_id_field(match_id),
-            convert.varint_field(_REQUEST.REQUEST_ID_FIELD_NUMBER, request_id),
+            convert.varint_field(_REQUEST.REQUEST_ID_FIELD_NUMBER, request_id, 64),
             convert.varint_field(_REQUEST.KIND_FIELD_NUMBER, convert.DECISION_TO_PB[kind]),
             convert.varint_field(_REQUEST.MOVE_MS_FIELD_NUMBER, move_ms),
             convert.varint_field(_REQUEST.TIME_BANK_MS_FIELD_NUMBER, max(bank_ms, 0)),
@@ -186,20 +189,16 @@ def _match_id_field(match_id: str) -> bytes:
 
 
 def resent(request: EncodedRequest) -> EncodedRequest:
-    """A pending request, marked as sent again after a resume."""
+    """A pending request, marked as sent again after a resume (once: resending a resent
+    request gives it back)."""
+    if request.resent:
+        return request
     return EncodedRequest(
         request.match_id,
         request.request_id,
         request.request + convert.varint_field(_REQUEST.RESENT_FIELD_NUMBER, True),
+        resent=True,
     )
-
-
-def resent_message(request: rpb.PlayResponse) -> rpb.PlayResponse:
-    """A copy of a request message, marked as sent again after a resume."""
-    again = rpb.PlayResponse()
-    again.CopyFrom(request)
-    again.decision.resent = True
-    return again
 
 
 def rejection(

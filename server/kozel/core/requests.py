@@ -196,7 +196,7 @@ def _step_head(seat: int, action: Action) -> bytes:
 def _step_tail(request_id: int, think_ms: int, timeout: bool) -> bytes:
     """A ``ReplayStep``'s ``request_id``, ``think_ms`` and ``timeout``."""
     return (
-        convert.varint_field(_STEP.REQUEST_ID_FIELD_NUMBER, request_id)
+        convert.varint_field(_STEP.REQUEST_ID_FIELD_NUMBER, request_id, 64)
         + convert.varint_field(_STEP.THINK_MS_FIELD_NUMBER, think_ms)
         + convert.varint_field(_STEP.TIMEOUT_FIELD_NUMBER, timeout)
     )

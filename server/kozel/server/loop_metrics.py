@@ -76,13 +76,14 @@ class LoopFamily(Collector, Generic[Child]):
         if registry is not None:
             registry.register(self)
 
-    def labels(self, *values: str) -> Child:
-        """The child for these label values (made at zero on first use)."""
+    def labels(self, *values: object) -> Child:
+        """The child for these label values, as strings (made at zero on first use)."""
         if len(values) != len(self.labelnames):
             raise ValueError(f"{self.name} takes labels {self.labelnames}, got {values!r}")
-        child = self._children.get(values)
+        key = tuple(str(v) for v in values)
+        child = self._children.get(key)
         if child is None:
-            child = self._children.setdefault(values, self._child())
+            child = self._children.setdefault(key, self._child())
         return child
 
     def describe(self) -> list[Metric]:
