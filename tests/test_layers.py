@@ -10,7 +10,8 @@ the SDK, the web pages) it is handed by a composition root (``kozel.cli``, a tes
 Every ``import`` and ``from ... import`` of every module under ``engine/``, ``server/`` and
 ``clients/python/`` counts, at any depth: inside functions, under ``TYPE_CHECKING``, or as an
 ``importlib.import_module("kozel...")`` with a literal name. Besides the table, no circle may
-join modules of the project, not even within one package.
+join modules of the project, not even within one package; the engine and the core import no
+library that does I/O, and gRPC is imported only at the referee's servicer edge.
 """
 
 from __future__ import annotations
@@ -179,6 +180,75 @@ def test_no_import_circle() -> None:
     ]
     if rings:
         pytest.fail("modules that import each other:\n" + "\n".join(lines), pytrace=False)
+
+
+# Libraries that do I/O or keep time: the engine and the core take what happens (and the time)
+# as arguments and return what to do, like h11; the asyncio side does the rest.
+IO_LIBRARIES = frozenset(
+    {
+        "asyncio", "grpc", "http", "logging", "prometheus_client", "psycopg", "selectors",
+        "socket", "sqlalchemy", "structlog", "subprocess", "threading", "time", "urllib",
+    }
+)  # fmt: skip
+PURE_PACKAGES = ("kozel.engine", "kozel.core")
+
+# Within the referee, gRPC (its status codes, its servicer context) belongs to the edge: the
+# servicers, the server's assembly and its interceptors. The lobby, sessions, runners and hubs
+# raise the kinds of ``kozel.server.errors``; ``kozel.server.status`` maps them.
+GRPC_EDGE = frozenset(
+    f"kozel.server.{name}"
+    for name in (
+        "admin_service", "app", "ladder_service", "limits", "match_service", "reflection",
+        "service", "status",
+    )
+)  # fmt: skip
+
+
+def _libraries(path: Path) -> list[tuple[str, int]]:
+    """The top-level names of the absolute imports in ``path``, with their lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name.split(".")[0], node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.module.split(".")[0], node.lineno))
+    return found
+
+
+def test_the_engine_and_the_core_do_no_io() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {module} imports {name}"
+        for module, path in MODULES.items()
+        if _package_of(module) in PURE_PACKAGES
+        for name, line in _libraries(path)
+        if name in IO_LIBRARIES
+    ]
+    if wrong:
+        pytest.fail("I/O in a pure layer:\n" + "\n".join(wrong), pytrace=False)
+
+
+def test_grpc_is_met_only_at_the_referees_edge() -> None:
+    assert set(MODULES) >= GRPC_EDGE, "a module of GRPC_EDGE no longer exists"
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {module} imports grpc"
+        for module, path in MODULES.items()
+        if _package_of(module) in ("kozel.server", "kozel.ladder", *PURE_PACKAGES)
+        and module not in GRPC_EDGE
+        for name, line in _libraries(path)
+        if name == "grpc"
+    ]
+    if wrong:
+        pytest.fail("gRPC away from the servicer edge:\n" + "\n".join(wrong), pytrace=False)
+
+
+def test_the_library_walk_sees_imports(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "import grpc.aio\nfrom asyncio import sleep\nfrom . import x\ndef f():\n    import time\n",
+        encoding="utf-8",
+    )
+    assert sorted(_libraries(path)) == [("asyncio", 2), ("grpc", 1), ("time", 5)]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,9 @@ import asyncio
 
 import grpc
 
+from kozel.server import errors
 from kozel.server.session import Outbox
+from kozel.server.status import grpc_status
 from kozel.v1 import referee_pb2 as rpb
 
 
@@ -30,7 +32,7 @@ def test_messages_come_out_in_order_then_the_end() -> None:
     box.close()
     box.put(_msg(9))  # after the close: dropped
     assert asyncio.run(_drain(box)) == ["m0", "m1", "m2"]
-    assert box.status is None
+    assert box.error is None
 
 
 def test_a_waiting_writer_wakes_for_a_message_and_for_the_close() -> None:
@@ -53,8 +55,7 @@ def test_a_bot_that_does_not_read_is_cut_off_at_the_limit() -> None:
     for n in range(17):
         box.put(_msg(n))
     assert box.closed
-    assert box.status is not None
-    code, details = box.status
-    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert "16 messages were waiting" in details
+    assert isinstance(box.error, errors.Exhausted)
+    assert grpc_status(box.error) == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "16 messages were waiting" in box.error.message
     assert asyncio.run(_drain(box)) == []  # the backlog is dropped: the close does not wait

@@ -11,7 +11,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 
 from kozel.core.clock import Clock
@@ -218,8 +217,9 @@ class Lobby:
             session = getattr(link, "session", None)
             if session is not None and session.stream is not None:
                 session.stream.close(
-                    grpc.StatusCode.DEADLINE_EXCEEDED,
-                    f"table {table.id!r} did not fill within {self.config.table_linger_s:g} s",
+                    errors.Expired(
+                        f"table {table.id!r} did not fill within {self.config.table_linger_s:g} s"
+                    )
                 )
         if table.done is not None and not table.done.done():
             table.done.set_exception(errors.Expired(f"table {table.id!r} never filled"))

@@ -18,10 +18,9 @@ from kozel.core.clock import ClockError
 from kozel.core.messages import PROTOCOL_VERSION, EncodedRequest
 from kozel.engine.rules import RulesError
 from kozel.ladder.store import is_transient
-from kozel.server import metrics
+from kozel.server import errors, metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
-from kozel.server.errors import Refused
 from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
 from kozel.server.session import Outbox, Session
@@ -146,8 +145,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             finally:
                 metrics.ACTIVE_STREAMS.dec()
                 session.detach(outbox)
-            if outbox.status is not None and outbox.status[0] is not None:
-                await context.abort(*outbox.status)
+            if (error := outbox.error) is not None:
+                await context.abort(grpc_status(error), error.message)
         finally:
             self.open_streams -= 1
 
@@ -185,15 +184,14 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 refused = refused + 1 if counted else 0 if counted is False else refused
                 if refused > self.config.max_refused_answers:
                     outbox.close(
-                        grpc.StatusCode.RESOURCE_EXHAUSTED,
-                        f"{refused} answers in a row named no pending request",
+                        errors.Exhausted(f"{refused} answers in a row named no pending request")
                     )
                 if outbox.closed:  # stop reading: a flood backs up in the bot's own transport
                     break
         except DecodeError:
             why = "a message is not a valid kozel.v1.PlayRequest"
             if outbox is not None:
-                outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {why}")
+                outbox.close(errors.Invalid(f"protocol error: {why}"))
             elif not opened.done():
                 opened.set_result(HelloError(grpc.StatusCode.INVALID_ARGUMENT, why))
         except Exception as exc:  # noqa: BLE001 (the stream broke, however: the bot is away)
@@ -318,7 +316,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
             else:
                 self.lobby.join_table(hello.join_table.table_id, session)
-        except Refused as exc:
+        except errors.Refused as exc:
             self.sessions.pop(session.resume_token, None)
             raise HelloError(grpc_status(exc), exc.message) from None
         log.info("session_opened", session=session.id, bot=session.name, want=want, peer=peer)
@@ -393,7 +391,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             session.leave()
             return True if again else None
         what = "a second Hello" if which == "hello" else "an empty message"
-        outbox.close(grpc.StatusCode.INVALID_ARGUMENT, f"protocol error: {what}")
+        outbox.close(errors.Invalid(f"protocol error: {what}"))
         return None
 
     def _idle(self, session: Session) -> None:
@@ -443,7 +441,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except Refused as exc:
+        except errors.Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.CreateTableResponse(table_id=table.id)
 
@@ -454,7 +452,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
             outcome = await self.lobby.wait_table(request.table_id)
-        except Refused as exc:
+        except errors.Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.WaitTableResponse(
             match_id=outcome.match_id,
@@ -469,6 +467,6 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
     ) -> rpb.GetReplayResponse:
         try:
             data = await self.lobby.replay_bytes(request.replay_id)
-        except Refused as exc:
+        except errors.Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.GetReplayResponse(replay_gz=data)

@@ -10,12 +10,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import grpc
 import structlog
 
 from kozel.core import messages
 from kozel.core.messages import EncodedRequest, Outgoing
-from kozel.server import metrics
+from kozel.server import errors, metrics
 from kozel.server.seats import SeatLink
 from kozel.server.version import VERSION
 from kozel.v1 import referee_pb2 as rpb
@@ -35,7 +34,7 @@ class Outbox:
         self._waiter: asyncio.Future[None] | None = None  # the writer, while it has nothing
         self._loop: asyncio.AbstractEventLoop | None = None  # the writer's, from its first wait
         self._limit = limit
-        self.status: tuple[grpc.StatusCode, str] | None = None
+        self.error: errors.Refused | None = None  # why the stream ends, when it fails
         self.closed = False
 
     def put(self, msg: Outgoing) -> None:
@@ -44,18 +43,18 @@ class Outbox:
         if len(self._items) >= self._limit:
             self._items.clear()  # drop the backlog: the close must not wait behind it
             self.close(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"the bot read too slowly: {self._limit} messages were waiting",
+                errors.Exhausted(f"the bot read too slowly: {self._limit} messages were waiting")
             )
             return
         self._items.append(msg)
         self._wake()
 
-    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
-        """End the stream after what is queued (with an error status when ``code`` is given)."""
+    def close(self, error: errors.Refused | None = None) -> None:
+        """End the stream after what is queued (failing with ``error`` when given; the
+        servicer turns it into the stream's status)."""
         if not self.closed:
             self.closed = True
-            self.status = (code, details) if code is not None else None
+            self.error = error
             self._wake()
 
     def _wake(self) -> None:
@@ -158,7 +157,7 @@ class Session:
         """Make ``stream`` the session's stream; on resume, resend what the bot needs."""
         old, self.stream = self.stream, stream
         if old is not None and old is not stream:
-            old.close(grpc.StatusCode.ABORTED, "this session was resumed on another stream")
+            old.close(errors.Aborted("this session was resumed on another stream"))
         if resumed:
             metrics.RESUMES.inc()
             log.info("session_resumed", session=self.id, bot=self.name, match_ids=list(self.links))
