@@ -196,7 +196,7 @@ def random_match_replay(
     import random
     from datetime import UTC, datetime
 
-    from kozel.core.requests import StepMeta
+    from kozel.core.steps import StepMeta
     from kozel.engine import Match, Ruleset
     from kozel.server.replay.build import build_replay, result_to_pb
     from kozel.server.replay.file import write_replay

@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from kozel.core.requests import StepMeta
+from kozel.core.steps import StepMeta
 from kozel.engine.match import Match
 from kozel.engine.rules import Ruleset
 from kozel.server.replay.build import build_replay

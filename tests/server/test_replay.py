@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kozel.core.convert import action_to_pb
-from kozel.core.requests import StepMeta, encoded_steps
+from kozel.core.steps import StepMeta, encoded_steps
 from kozel.engine.cards import CODES, codes
 from kozel.engine.deal import Deal
 from kozel.engine.match import Match

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kozel.core.requests import StepMeta
+from kozel.core.steps import StepMeta
 from kozel.engine import Match, Ruleset
 from kozel.engine.players import random_action
 from kozel.server.replay.archive import (

@@ -41,6 +41,12 @@ def welcome(
     )
 
 
+def redirect(address: str, ticket: str) -> rpb.PlayResponse:
+    """Tell a bot to play elsewhere: reconnect to ``address`` and send ``ticket`` in its Hello
+    (the referee ends the stream after this message)."""
+    return rpb.PlayResponse(redirect=rpb.Redirect(address=address, ticket=ticket))
+
+
 def match_start(
     match_id: str,
     *,

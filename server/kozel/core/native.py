@@ -14,7 +14,7 @@ from pathlib import Path
 from kozel.engine.native import LinkedBuild
 
 PACKAGE = Path(__file__).parent
-MODULES = ("protocol", "requests", "penalties", "messages", "convert")
+MODULES = ("protocol", "requests", "banks", "steps", "penalties", "messages", "convert")
 """The modules compiled, by name in ``kozel.core``; the others stay Python."""
 BUILD = LinkedBuild("kozel.core", PACKAGE, MODULES, None)  # every source of the core
 FOLDER = BUILD.folder

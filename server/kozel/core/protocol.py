@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kozel.core import convert, messages
+from kozel.core.banks import Banks
 from kozel.core.clock import Clock, stall_grace
 from kozel.core.errors import NotPending
 from kozel.core.hooks import MatchHooks
 from kozel.core.penalties import Penalties
-from kozel.core.requests import Banks, Event, Request, State, StepMeta
+from kozel.core.requests import Event, Request, State
+from kozel.core.steps import StepMeta
 from kozel.engine.actions import Action, Decision
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode, IllegalAction
@@ -78,7 +80,7 @@ class MatchProtocol:
         self.ended = False  # over, cut or aborted: nothing more is asked
         self._ruleset_pb = convert.ruleset_to_pb(rules)  # for every MatchStart (costly to build)
         self._clock_pb = clock.to_pb()
-        self._commitment = commitment(self.match.seed)
+        self.seed_commitment = commitment(self.match.seed)  # public from the start
         self._next_id = [0] * players  # per seat: ids must not reveal others' requests
         self._pending: list[Request | None] = [None] * players
         self._step: list[Request] = []  # the requests of the step in play
@@ -491,7 +493,7 @@ class MatchProtocol:
             ruleset=self._ruleset_pb,
             time_control=self._clock_pb,
             seating=self.seating,
-            seed_commitment=self._commitment,
+            seed_commitment=self.seed_commitment,
             table_id=self.table_id,
         )
 

@@ -10,12 +10,8 @@ timeout, or the last refused answer inside a sealed window) or ``FORFEITED``.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from kozel.core import convert
-from kozel.core.clock import Clock
 from kozel.core.errors import TransitionError
 from kozel.core.messages import EncodedRequest
 from kozel.engine.actions import Action
@@ -83,16 +79,6 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
 OPEN = frozenset({S.SENT, S.WAITING, S.GRACED})
 
 
-@dataclass(slots=True)
-class StepMeta:
-    """What the referee knows about one applied action besides the action itself."""
-
-    request_id: int
-    think_ms: int
-    timeout: bool = False
-    rejections: list[replay_pb2.ReplayRejection] = field(default_factory=list)
-
-
 @dataclass(slots=True, eq=False)
 class Request:
     """A decision request to one seat and its clock (times in seconds, the caller's clock)."""
@@ -143,60 +129,3 @@ class Request:
         """The think time of an answer received at ``received_at``: never more than the
         allowance (a stall of the referee is not the bot's time)."""
         return min(max(received_at - self.started_at, 0.0), self.allowance_s) * 1000
-
-
-class Banks:
-    """Every seat's time bank: what it may think beyond ``move_ms``, over the whole match
-    (here, compiled with the rest of a request's clock: it is read and charged at every
-    decision; the table's ``Clock`` itself stays in :mod:`kozel.core.clock`)."""
-
-    def __init__(self, clock: Clock, players: int) -> None:
-        self.move_ms = clock.move_ms
-        self.left_ms = [clock.bank_ms] * players
-
-    def allowance_s(self, seat: int) -> float:
-        """The time ``seat`` has for its next move: the move allowance and what is left of
-        its bank."""
-        return (self.move_ms + max(self.left_ms[seat], 0)) / 1000
-
-    def charge(self, seat: int, think_ms: float) -> None:
-        """Take the time over the move allowance from the bank."""
-        self.left_ms[seat] -= max(0, int(think_ms) - self.move_ms)
-
-    def empty(self, seat: int) -> None:
-        """A timeout spends the whole bank."""
-        self.left_ms[seat] = 0
-
-
-def encoded_steps(actions: Sequence[tuple[int, Action]], metas: Sequence[StepMeta]) -> bytes:
-    """A deal's steps (its actions and their records) encoded as the elements of
-    ``ReplayDeal.steps``, byte for byte what protobuf writes (tests compare them), put together
-    from memoised encodings: a message built per step cost twice the rest of the replay."""
-    out = []
-    for (seat, action), meta in zip(actions, metas):
-        step = _step_head(seat, action) + _step_tail(meta.request_id, meta.think_ms, meta.timeout)
-        for rejection in meta.rejections:
-            step += convert.length_delimited(
-                _STEP.REJECTIONS_FIELD_NUMBER, rejection.SerializeToString()
-            )
-        out.append(convert.length_delimited(_DEAL_STEPS, step))
-    return b"".join(out)
-
-
-_DEAL_STEPS = replay_pb2.ReplayDeal.STEPS_FIELD_NUMBER
-_STEP = replay_pb2.ReplayStep
-
-
-@lru_cache(maxsize=8192)
-def _step_head(seat: int, action: Action) -> bytes:
-    """A ``ReplayStep``'s fields before ``request_id``: the seat and the action."""
-    return _STEP(seat=seat, action=convert.action_to_pb(action)).SerializeToString()
-
-
-def _step_tail(request_id: int, think_ms: int, timeout: bool) -> bytes:
-    """A ``ReplayStep``'s ``request_id``, ``think_ms`` and ``timeout``."""
-    return (
-        convert.varint_field(_STEP.REQUEST_ID_FIELD_NUMBER, request_id, 64)
-        + convert.varint_field(_STEP.THINK_MS_FIELD_NUMBER, think_ms)
-        + convert.varint_field(_STEP.TIMEOUT_FIELD_NUMBER, timeout)
-    )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from kozel.core import messages
 from kozel.ladder import matchmaking
 from kozel.ladder.matchmaking import AssignedSeat, Assignment, Policy, Ticket
 from kozel.ladder.store import Bot, Store, is_transient
@@ -172,9 +173,7 @@ class Cluster:
             log.error("redirect_without_address", match_id=a.match_id, host=a.host_id)
             return
         rt.forget(session)
-        session.send(
-            rpb.PlayResponse(redirect=rpb.Redirect(address=a.host_address, ticket=seat.ticket_pass))
-        )
+        session.send(messages.redirect(a.host_address, seat.ticket_pass))
         session.leave()  # it plays nothing here: the stream ends after the Redirect
         metrics.REDIRECTS.labels("sent").inc()
         log.info("bot_redirected", match_id=a.match_id, bot=seat.name, host=a.host_id)

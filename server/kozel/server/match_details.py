@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 from kozel.core import convert
-from kozel.engine.rules import Ruleset
+from kozel.engine.rules import RulesError, Ruleset
 from kozel.ladder.store import MatchDetail, Store
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.replay.build import result_to_pb
@@ -33,12 +33,12 @@ def status_of(result: pb.MatchResult) -> str:
 
 
 def _seats(
-    names: Sequence[str], side_of: Sequence[int], result: pb.MatchResult
+    names: Sequence[str], side_of: Sequence[int], result: pb.MatchResult, money: bool
 ) -> list[mpb.MatchSeat]:
     forfeit_seats = {f.seat for f in result.forfeits}
     ranks: tuple[int, ...] = ()
-    if status_of(result) == "finished":  # a result lists chips in the money game only
-        ranks = convert.outcome_from_pb(result, side_of, money=bool(result.chips)).ranks
+    if status_of(result) == "finished":
+        ranks = convert.outcome_from_pb(result, side_of, money).ranks
     out = []
     for seat, (name, side) in enumerate(zip(names, side_of)):
         out.append(
@@ -81,7 +81,9 @@ def from_runner(runner: MatchRunner) -> mpb.GetMatchResponse:
         replay_id=replay_id,
         source=mpb.DETAILS_SOURCE_LIVE,
         time_control=runner.clock.to_pb(),
-        seats=_seats([p.name for p in runner.seating], runner.match.side_of, result),
+        seats=_seats(
+            [p.name for p in runner.seating], runner.match.side_of, result, runner.rules.is_money
+        ),
     )
     out.started_at.FromDatetime(runner.started_at)
     return out
@@ -102,8 +104,17 @@ def from_replay(replay: replay_pb2.Replay) -> mpb.GetMatchResponse:
         replay_id=replay.match_id,
         source=mpb.DETAILS_SOURCE_REPLAY,
         time_control=replay.time_control,
-        seats=_seats([s.name for s in seats], [s.side for s in seats], replay.result),
+        seats=_seats(
+            [s.name for s in seats], [s.side for s in seats], replay.result, _is_money(replay)
+        ),
     )
+
+
+def _is_money(replay: replay_pb2.Replay) -> bool:
+    try:
+        return convert.ruleset_from_pb(replay.ruleset).is_money
+    except RulesError:  # a knob this version does not know: only the money game lists chips
+        return bool(replay.result.chips)
 
 
 def from_store(row: MatchDetail, rules: Ruleset | None) -> mpb.GetMatchResponse:

@@ -22,9 +22,10 @@ from kozel.core.errors import NotPending
 from kozel.core.hooks import MatchHooks
 from kozel.core.messages import EncodedRequest
 from kozel.core.protocol import MatchProtocol, Send
-from kozel.core.requests import StepMeta
+from kozel.core.steps import StepMeta
 from kozel.engine.deal import Deal
 from kozel.engine.errors import ErrorCode
+from kozel.engine.match import MatchOutcome
 from kozel.engine.rules import Ruleset
 from kozel.server import metrics
 from kozel.server.replay.archive import ReplayArchive
@@ -110,6 +111,15 @@ class MatchRunner(MatchHooks):
             link.runner = self
 
     # -- what the match looks like ---------------------------------------------------------
+
+    @property
+    def seed_commitment(self) -> str:
+        """The shuffle seed's commitment, published at the start (the seed only at the end)."""
+        return self.core.seed_commitment
+
+    def standing(self) -> MatchOutcome:
+        """The match's standing now."""
+        return self.match.outcome()
 
     @property
     def public_timeouts(self) -> list[int]:

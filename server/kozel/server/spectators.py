@@ -21,7 +21,7 @@ from kozel.core import convert, messages
 from kozel.core.clock import Clock
 from kozel.engine.cards import codes
 from kozel.engine.deal import Deal
-from kozel.engine.match import Match, MatchOutcome
+from kozel.engine.match import MatchOutcome
 from kozel.engine.observation import (
     Spectator,
     event_views,
@@ -30,7 +30,6 @@ from kozel.engine.observation import (
     public_view,
 )
 from kozel.engine.rules import Ruleset
-from kozel.engine.shuffle import commitment
 from kozel.server import errors
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import referee_pb2 as rpb
@@ -110,8 +109,9 @@ class Subscription:
 
 class WatchedMatch(Protocol):
     """What a hub reads of the match it serves (a ``MatchRunner`` is one; the hub only reads):
-    who plays what, under which rules and clock, and, when a message is built, the standing
-    and the timeouts anyone may know. The deals themselves come with each call."""
+    who plays what, under which rules and clock, the seed's commitment, and, when a message is
+    built, the standing and the timeouts anyone may know. The deals themselves come with each
+    call; the match itself (its seed, its hands) stays with the runner."""
 
     match_id: str
     ladder: str
@@ -120,10 +120,16 @@ class WatchedMatch(Protocol):
     rules: Ruleset
     clock: Clock
     seating: list[rpb.Player]
-    match: Match  # the seed (for its commitment), penalty totals, chips
+
+    @property
+    def seed_commitment(self) -> str: ...
 
     @property
     def public_timeouts(self) -> list[int]: ...
+
+    def standing(self) -> MatchOutcome:
+        """The match's standing now (penalty totals or chips, who is out)."""
+        ...
 
 
 class SpectatorHub:
@@ -216,7 +222,7 @@ class SpectatorHub:
         self._deal, self._deal_index, self._pos = deal, index, 0
         # The standing as the deal starts; its DealStart is built when someone watches (most
         # matches have no spectator, and this runs in the middle of a decision).
-        self._standing = self.watched.match.outcome()
+        self._standing = self.watched.standing()
         self._deal_start = None
         if not self.subs:
             return
@@ -306,7 +312,7 @@ class SpectatorHub:
                     ruleset=convert.ruleset_to_pb(watched.rules),
                     time_control=watched.clock.to_pb(),
                     seating=watched.seating,
-                    seed_commitment=commitment(watched.match.seed),
+                    seed_commitment=watched.seed_commitment,
                     table_id=watched.table_id,
                 ),
                 full=full,

@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 
 from kozel.core.convert import dict_to_struct
+from kozel.sdk.client import PROTOCOL_VERSION
 from kozel.tools.bench_common import CHANNEL_OPTIONS, child_main, command_loop, emit
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
@@ -138,7 +139,7 @@ class Bots:
             ruleset.options.CopyFrom(dict_to_struct(group.options))
         return rpb.PlayRequest(
             hello=rpb.Hello(
-                protocol_version=1,
+                protocol_version=PROTOCOL_VERSION,
                 bot_name=f"bench-{n}",
                 client="kozel-bench",
                 join_queue=rpb.JoinQueue(ruleset=ruleset, players=group.players),

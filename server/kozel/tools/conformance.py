@@ -312,7 +312,7 @@ async def _redirect_script(
     first = hello_req.hello
     ticket = secrets.token_urlsafe(16)
     session.send(messages.welcome("redirect", secrets.token_urlsafe(16), "conformance"))
-    session.send(rpb.PlayResponse(redirect=rpb.Redirect(address=target[2], ticket=ticket)))
+    session.send(messages.redirect(target[2], ticket))
     assert session.stream is not None
     session.stream.outbox.put_nowait(None)  # the referee ends the stream after a Redirect
 
@@ -329,11 +329,7 @@ async def _redirect_script(
         why = "; ".join(_hello_problems(hello, first, ticket))
         # Redirected again, to a closed port: the bot must go back to its FIRST address.
         there.send(messages.welcome("redirected", secrets.token_urlsafe(16), "conformance"))
-        there.send(
-            rpb.PlayResponse(
-                redirect=rpb.Redirect(address=_closed_address(), ticket=secrets.token_urlsafe(16))
-            )
-        )
+        there.send(messages.redirect(_closed_address(), secrets.token_urlsafe(16)))
         there.stream.outbox.put_nowait(None)  # type: ignore[union-attr]
     checks.append(Check("follows a redirect with its ticket", not why, why))
 

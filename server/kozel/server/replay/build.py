@@ -9,7 +9,8 @@ from kozel.core.convert import (
     END_REASON_TO_PB,
     ruleset_to_pb,
 )
-from kozel.core.requests import StepMeta, encoded_steps
+from kozel.core.messages import PROTOCOL_VERSION
+from kozel.core.steps import StepMeta, encoded_steps
 from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
 from kozel.engine.match import DealRecord, Match
@@ -67,7 +68,7 @@ def build_replay(
     ended_at: datetime,
     table_id: str = "",
     engine_version: str = ENGINE_VERSION,
-    protocol_version: int = 1,
+    protocol_version: int = PROTOCOL_VERSION,
     ladder: str = "",
 ) -> replay_pb2.Replay:
     """The replay of ``match``. ``steps[i]`` holds one :class:`StepMeta` per action of deal i.
