@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kozel.core.clock import MAX_STALL_GRACE_S, STALL_S, Clock, ClockError
 from kozel.core.errors import NotPending, TransitionError
+from kozel.core.hooks import MatchHooks
 from kozel.core.messages import EncodedRequest, Outgoing
 from kozel.core.protocol import MatchProtocol, Send
 from kozel.core.requests import OPEN, TRANSITIONS, Event, Request, State
@@ -36,6 +37,8 @@ class Table:
         seed: bytes | int = b"\1" * 32,
         rules: Ruleset = CLASSIC,
         wants_events: list[bool] | None = None,
+        max_deals: int = 0,
+        hooks: MatchHooks | None = None,
     ) -> None:
         self.core = MatchProtocol(
             match_id="m1",
@@ -45,6 +48,8 @@ class Table:
             clock=clock,
             names=[f"bot{s}" for s in range(players)],
             wants_events=wants_events,
+            max_deals=max_deals,
+            hooks=hooks,
         )
         self.now = 100.0
         self.inbox: list[list[Outgoing]] = [[] for _ in range(players)]
