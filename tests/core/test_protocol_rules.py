@@ -161,12 +161,19 @@ def test_at_three_under_first_out_a_forfeit_ends_the_match() -> None:
 # -- disconnects -----------------------------------------------------------------------------
 
 
-def test_a_seat_away_while_not_asked_forfeits_when_its_grace_runs_out() -> None:
-    table = Table(Clock(move_ms=10_000, bank_ms=0, grace_ms=1000), seed=lead_seed(2))
+def _one_away(move_ms: int) -> tuple[Table, int, int, int]:
+    """A two-player table whose seat not being asked has just disconnected (grace 1 s): the
+    table, the asked seat, the away seat and how many requests the away seat had been sent."""
+    table = Table(Clock(move_ms=move_ms, bank_ms=0, grace_ms=1000), seed=lead_seed(2))
     (asked,) = table.asked
     away = 1 - asked
     sent = table.requests_to(away)
     table.take(table.core.disconnect(away, table.now))
+    return table, asked, away, sent
+
+
+def test_a_seat_away_while_not_asked_forfeits_when_its_grace_runs_out() -> None:
+    table, asked, away, sent = _one_away(move_ms=10_000)
     assert table.core.deadline == pytest.approx(table.now + 1.0)  # its grace, not the move
     table.wait(1.5)  # the grace runs out while the other seat thinks
     table.answer(asked)  # the step ends; the next would ask the seat that is away
@@ -182,10 +189,7 @@ def test_a_seat_away_while_not_asked_forfeits_when_its_grace_runs_out() -> None:
 def test_the_forfeit_of_a_seat_not_asked_waits_for_the_step_in_play() -> None:
     """docs/referee.md: a forfeit takes effect when the step in play ends (it voids the deal for
     everyone at once, so the thinking seat's step is settled first)."""
-    table = Table(Clock(move_ms=60_000, bank_ms=0, grace_ms=1000), seed=lead_seed(2))
-    (asked,) = table.asked
-    away = 1 - asked
-    table.take(table.core.disconnect(away, table.now))
+    table, asked, away, _ = _one_away(move_ms=60_000)
     table.wait(1.001)  # its grace is over; the other seat has 59 s left to think
     assert not table.core.forfeits and not table.core.ended
     assert table.core.pending(asked) is not None  # still asked, its clock running
@@ -198,11 +202,7 @@ def test_the_forfeit_of_a_seat_not_asked_waits_for_the_step_in_play() -> None:
 
 
 def test_a_seat_away_while_not_asked_that_resumes_within_grace_stays() -> None:
-    table = Table(Clock(move_ms=10_000, bank_ms=0, grace_ms=1000), seed=lead_seed(2))
-    (asked,) = table.asked
-    away = 1 - asked
-    sent = table.requests_to(away)
-    table.take(table.core.disconnect(away, table.now))
+    table, asked, away, sent = _one_away(move_ms=10_000)
     table.now += 0.9
     table.take(table.core.resume(away, table.now))
     assert table.core.deadline == pytest.approx(100.0 + 10.0)  # only the move clock is left

@@ -13,10 +13,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 from kozel.core import convert
-from kozel.engine.rules import RulesError, Ruleset
+from kozel.engine.rules import Ruleset
 from kozel.ladder.store import MatchDetail, Store
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.replay.build import result_to_pb
+from kozel.server.replay.render import rules_of
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import replay_pb2
@@ -111,10 +112,10 @@ def from_replay(replay: replay_pb2.Replay) -> mpb.GetMatchResponse:
 
 
 def _is_money(replay: replay_pb2.Replay) -> bool:
-    try:
-        return convert.ruleset_from_pb(replay.ruleset).is_money
-    except RulesError:  # a knob this version does not know: only the money game lists chips
+    rules = rules_of(replay)
+    if rules is None:  # a knob this version does not know: only the money game lists chips
         return bool(replay.result.chips)
+    return rules.is_money
 
 
 def from_store(row: MatchDetail, rules: Ruleset | None) -> mpb.GetMatchResponse:

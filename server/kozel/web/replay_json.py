@@ -14,10 +14,10 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
-from kozel.core.convert import action_from_pb, ruleset_from_pb
+from kozel.core.convert import action_from_pb
 from kozel.engine.errors import IllegalAction
 from kozel.engine.observation import Observation, TrickView, full_view, observe
-from kozel.server.replay.render import start_deal
+from kozel.server.replay.render import rules_of, start_deal
 from kozel.v1 import game_pb2, replay_pb2
 
 JSON_FORMAT = "kozel-replay-json/1"
@@ -140,10 +140,7 @@ def _deal(
 
 def replay_to_json(replay: replay_pb2.Replay) -> dict[str, Any]:
     """The viewer's JSON of a replay (see the module docstring)."""
-    try:
-        rules = ruleset_from_pb(replay.ruleset)
-    except ValueError:
-        rules = None
+    rules = rules_of(replay)
     sides = sorted({s.side for s in replay.seats})
     totals = [0] * (max(sides) + 1 if sides else 0)
     banks = [replay.time_control.bank_ms] * replay.players

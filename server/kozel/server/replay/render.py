@@ -8,7 +8,7 @@ from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.engine.cards import CODES, codes
 from kozel.engine.deal import Deal, Declared, Play, Returned, Trick
 from kozel.engine.errors import IllegalAction, SetupError
-from kozel.engine.rules import RulesError, Ruleset
+from kozel.engine.rules import Ruleset
 from kozel.server.text import escape
 from kozel.v1 import game_pb2, replay_pb2
 
@@ -22,13 +22,19 @@ def show(value: object) -> str:
     return str(value)
 
 
+def rules_of(replay: replay_pb2.Replay) -> Ruleset | None:
+    """The ruleset a replay was played under; None when it names a knob this version does not
+    know (a replay from a newer referee: shown without what needs the rules)."""
+    try:
+        return ruleset_from_pb(replay.ruleset)
+    except ValueError:  # RulesError, or options that are not a ruleset's at all
+        return None
+
+
 def replay_to_text(replay: replay_pb2.Replay) -> str:
     """A readable rendering of a replay; tricks are worked out by re-playing each deal."""
     names = {s.seat: s.name for s in replay.seats}
-    try:
-        rules: Ruleset | None = ruleset_from_pb(replay.ruleset)
-    except RulesError:
-        rules = None
+    rules = rules_of(replay)
     lines = _header_lines(replay, names)
     for d in replay.deals:
         lines.append("")
