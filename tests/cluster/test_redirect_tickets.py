@@ -1,6 +1,7 @@
 """Redirects between two referee processes sharing a ladder, seen by raw bots (plain gRPC, no
-SDK): the Redirect and the end of the stream, a bot that never comes forfeits its seat, and
-hostile tickets are refused with a status that says why."""
+SDK): the Redirect and the end of the stream, a bot that never comes costs nobody anything (the
+match is handed back unstarted and its opponent plays on), and hostile tickets are refused with
+a status that says why."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import grpc
 import pytest
+from sqlalchemy import func, select
 
+from kozel.ladder.models import AssignmentRow, TicketRow
 from kozel.ladder.store import Store
-from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from tests.cluster.cluster import LADDER, Cluster, ladder_file
 from tests.ladder.fleet import stop, wait
@@ -51,38 +53,59 @@ def _hello(name: str, token: str, ticket: str = "") -> rpb.Hello:
     )
 
 
-def test_a_redirected_bot_that_never_comes_forfeits(pair: tuple[Cluster, Store]) -> None:
+def test_a_redirected_bot_that_never_comes_costs_nobody_anything(
+    pair: tuple[Cluster, Store],
+) -> None:
     c, store = pair
     tokens = {n: store.register_bot(n) for n in ("one", "two")}
-    bots = {
-        "one": RawBot(c.referees["ref-a"].address, "one", _hello("one", tokens["one"])),
-        "two": RawBot(c.referees["ref-b"].address, "two", _hello("two", tokens["two"])),
-    }
+    first = {"one": c.referees["ref-a"].address, "two": c.referees["ref-b"].address}
+    bots = {n: RawBot(first[n], n, _hello(n, tokens[n])) for n in ("one", "two")}
 
-    async def play() -> None:
+    async def play() -> tuple[RawBot, RawBot, RawBot]:
         # Each plays what it is asked; the one sent elsewhere ignores its Redirect.
-        await asyncio.wait_for(asyncio.gather(*(b.run() for b in bots.values())), 120)
+        tasks = {n: asyncio.create_task(b.run()) for n, b in bots.items()}
+        done, _ = await asyncio.wait(
+            tasks.values(), timeout=120, return_when=asyncio.FIRST_COMPLETED
+        )
+        assert len(done) == 1
+        (gone_name,) = [n for n, t in tasks.items() if t in done]
+        here_name = next(n for n in bots if n != gone_name)
+        # Its host waits the grace time (1 s), then gives the match back unstarted: the bot
+        # that came waits again (its ticket is published anew), and nothing was started.
+        await asyncio.to_thread(
+            wait, lambda: _waiting_again(store, here_name), "the match handed back", 60
+        )
+        assert store.match_counts() == {}
+        # The other bot comes back on its own (a fresh Hello) where its opponent waits (a raw
+        # bot follows no Redirect): they play, nobody forfeits.
+        again = RawBot(first[here_name], gone_name, _hello(gone_name, tokens[gone_name]))
+        await asyncio.wait_for(asyncio.gather(again.run(), tasks[here_name]), 120)
+        return bots[gone_name], bots[here_name], again
 
-    asyncio.run(play())
-    moved = [b for b in bots.values() if b.of("redirect")]
-    stayed = [b for b in bots.values() if not b.of("redirect")]
-    assert len(moved) == 1 and len(stayed) == 1, [b.received for b in bots.values()]
-    (gone,), (here,) = moved, stayed
+    gone, here, again = asyncio.run(play())
     redirect = gone.of("redirect")[0]
     assert redirect.address == here.address and len(redirect.ticket) >= 32
     assert gone.status is None  # the stream ended with status OK right after the Redirect
     assert gone.received[-1].WhichOneof("message") == "redirect"
     (end,) = here.of("match_end")
-    assert [f.reason for f in end.result.forfeits] == [pb.FORFEIT_REASON_DISCONNECTED]
-    assert end.result.winner_side == here.seat
-    wait(lambda: store.match_counts().get("finished") == 1, "the forfeit recorded", timeout=60)
-    (row,) = store.matches(limit=10)
-    assert row.redirected == 1 and store.check_consistency() == []
+    assert list(end.result.forfeits) == [] and again.of("match_end")
+    wait(lambda: store.match_counts().get("finished") == 1, "the match recorded", timeout=60)
+    assert store.check_consistency() == []
     # The ticket was single-use and has expired: presenting it now is refused.
     late = RawBot(here.address, gone.name, _hello(gone.name, tokens[gone.name], redirect.ticket))
     asyncio.run(asyncio.wait_for(late.run(), 60))
     assert late.status == grpc.StatusCode.UNAUTHENTICATED
     assert "redirect_ticket" in late.details
+
+
+def _waiting_again(store: Store, name: str) -> bool:
+    bot = store.bot_ids([name])[name]
+    with store.transaction() as s:
+        tickets = s.scalars(
+            select(TicketRow.slots).where(TicketRow.bot_id == bot, TicketRow.slots > 0)
+        ).all()
+        assigned = s.scalar(select(func.count()).select_from(AssignmentRow))
+    return bool(tickets) and not assigned
 
 
 @pytest.mark.parametrize(

@@ -148,8 +148,8 @@ def test_the_compose_referee_configuration_passes_check_config(tmp_path: Path) -
     config = tmp_path / "referee.yaml"
     config.write_text(text, encoding="utf-8")
 
-    def value(match: re.Match[str]) -> str:
-        return match[0].split(":-", 1)[1].rstrip("}") if ":-" in match[0] else "secret"
+    def value(match: re.Match[str]) -> str:  # a required secret as openssl rand -hex 32 gives
+        return match[0].split(":-", 1)[1].rstrip("}") if ":-" in match[0] else "0a1b2c3d" * 8
 
     for name, port in zip(REFEREES, (50051, 50061), strict=True):
         referee = _compose()["services"][name]
@@ -157,6 +157,15 @@ def test_the_compose_referee_configuration_passes_check_config(tmp_path: Path) -
         res = check_config(config, env)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "classic-2p" in res.stdout and f"advertised as localhost:{port}" in res.stdout
+    # .env.example's placeholder token, copied unchanged, refuses the start.
+    example = dict(
+        line.split("=", 1)
+        for line in (COMPOSE_DIR / ".env.example").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    )
+    env["KOZEL_OPERATOR__ADMIN_TOKEN"] = example["KOZEL_ADMIN_TOKEN"]
+    res = check_config(config, env)
+    assert res.returncode != 0 and "placeholder" in res.stdout + res.stderr
 
 
 def test_prometheus_loads_the_mounted_alert_rules() -> None:

@@ -122,6 +122,7 @@ def test_every_kind_is_core_or_a_known_crd() -> None:
         "PrometheusRule",
         "Deployment",
         "Cluster",
+        "NetworkPolicy",
     } == kinds
 
 
@@ -306,16 +307,50 @@ def _mounted_files(tmp_path: Path) -> dict[str, Path]:
 def test_the_configmap_configuration_passes_check_config(tmp_path: Path) -> None:
     _, _, container = _referee()
     files = _mounted_files(tmp_path)
+    token = files["/etc/kozel/secret/admin-token"]
+    placeholder = token.read_text(encoding="utf-8")
+    res = _check_mounted(tmp_path, container, files)
+    assert res.returncode != 0 and "placeholder" in res.stdout + res.stderr  # refused as it is
+    assert placeholder not in res.stdout + res.stderr
+    token.write_text("0123456789abcdef" * 4, encoding="utf-8")  # what openssl rand -hex 32 gives
+    res = _check_mounted(tmp_path, container, files)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "classic-2p" in res.stdout
+    assert "advertised as kozel-referee-0.kozel-referee-ops.kozel.svc:50051" in res.stdout
+
+
+def test_upgrades_never_apply_the_secrets() -> None:
+    """`kubectl apply -k deploy/k8s` (install and every upgrade) holds no Secret: they are
+    created once, so an upgrade cannot put a placeholder back over a real token."""
+    main = load_yaml(K8S_DIR / "kustomization.yaml")["resources"]
+    for name in main:
+        assert all(doc["kind"] != "Secret" for doc in load_docs(K8S_DIR / name)), name
+
+
+def test_only_operators_reach_the_admin_port() -> None:
+    objects = k8s_objects()
+    policy = objects["NetworkPolicy", "kozel-referee"]
+    _, _, container = _referee()
+    labels = objects["StatefulSet", "kozel-referee"]["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    named = {p["name"] for p in container["ports"]}
+    rules = policy["spec"]["ingress"]
+    by_port = {p["port"]: rule for rule in rules for p in rule["ports"]}
+    assert set(by_port) == named  # every port of the referee has exactly one rule
+    assert "from" not in by_port["bots"]  # bots come from anywhere
+    (peer,) = by_port["operator"]["from"]
+    assert peer["podSelector"]["matchLabels"] == {"kozel.io/operator": "true"}
+    assert peer["namespaceSelector"]["matchLabels"] == {"kozel.io/operators": "true"}
+
+
+def _check_mounted(tmp_path: Path, container: dict, files: dict[str, Path]):
     config_path = container["command"][container["command"].index("--config") + 1]
     text = files[config_path].read_text(encoding="utf-8")
     for inside, local in files.items():  # paths in the config must be mounted files
         text = text.replace(inside, str(local))
     config = tmp_path / "referee.yaml"
     config.write_text(text, encoding="utf-8")
-    res = check_config(config, {k: v for k, v in _pod_env(container).items() if "KOZEL_" in k})
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "classic-2p" in res.stdout
-    assert "advertised as kozel-referee-0.kozel-referee-ops.kozel.svc:50051" in res.stdout
+    return check_config(config, {k: v for k, v in _pod_env(container).items() if "KOZEL_" in k})
 
 
 def test_the_web_deployment_reaches_the_referee_and_its_own_pods() -> None:

@@ -47,6 +47,9 @@ CONTRACT = (
     "kozel_admission_paused",
     "kozel_redirects_total",
     "kozel_redirect_seconds",
+    "kozel_lease_ok",
+    "kozel_ladder_stalled",
+    "kozel_assignments_handed_back_total",
 )
 # generation: 0-2; kind: transient|refused; outcome: committed|aborted
 BOUNDED_LABELS = {"ladder", "reason", "code", "le", "generation", "kind", "outcome"}

@@ -73,11 +73,11 @@ def test_a_ladder_is_taken_over_once_its_hosts_lease_expires(store: Store) -> No
     store.register_referee("ref-a", ["alpha"], lease_s=60)
     store.register_referee("ref-b", [], lease_s=60)
     assert store.claim_ladders("ref-b", ["alpha"]) == {"alpha": "ref-a"}
-    assert store.renew_lease("ref-a", 0.5) == {"alpha"}  # ref-a stops renewing: it lapses
+    assert store.renew_lease("ref-a", 0.5)[0] == {"alpha"}  # ref-a stops renewing: it lapses
     _wait(lambda: store.claim_ladders("ref-b", ["alpha"]) == {}, "the lease to expire", 20)
     # ref-a comes back: its renewal tells it that alpha is no longer its to schedule.
-    assert store.renew_lease("ref-a", 30) == set()
-    assert store.renew_lease("ref-b", 30) == {"alpha"}
+    assert store.renew_lease("ref-a", 30)[0] == set()
+    assert store.renew_lease("ref-b", 30)[0] == {"alpha"}
 
 
 def test_orphans_are_claimed_by_exactly_one_referee_and_never_while_the_host_lives(
@@ -200,7 +200,7 @@ def test_migration_numbers_the_rated_matches_already_stored(store_url: str) -> N
                         f"{26 + i})"
                     )
                 )
-    assert store.migrate() == "0003"
+    assert store.migrate() == "0004"
     with store.engine.connect() as conn:
         seqs = conn.execute(
             text("SELECT match_id, rating_seq FROM match_seats WHERE seat = 0 ORDER BY match_id")

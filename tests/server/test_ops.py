@@ -36,7 +36,7 @@ from kozel.v1 import referee_pb2 as rpb
 from tests.server.served import Served, base_config, serve
 from tests.tlsfiles import issue_pki
 
-ADMIN = "s3cret-admin-token"
+ADMIN = "s3cret-admin-token-0123456789abcdef0123"
 
 
 def health_status(channel: grpc.Channel) -> int:
@@ -56,21 +56,57 @@ def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.Mo
                 "clock": {"move_ms": 900},
                 "storage": {"data_dir": str(tmp_path / "d"), "database_url": "sqlite:///file.db"},
                 "limits": {"max_streams": 10},
-                "operator": {"admin_token": "from-file"},
+                "operator": {"admin_token": "from-file-" + "f" * 32},
             }
         )
     )
     monkeypatch.setenv("KOZEL_STORAGE__DATABASE_URL", "sqlite:///env.db")
     monkeypatch.setenv("KOZEL_LIMITS__MAX_STREAMS", "20")
-    monkeypatch.setenv("KOZEL_OPERATOR__ADMIN_TOKEN", "from-env")
+    monkeypatch.setenv("KOZEL_OPERATOR__ADMIN_TOKEN", "from-env-" + "e" * 32)
     monkeypatch.setenv("KOZEL_CLOCK__BANK_MS", "4000")
     config = load_settings(path, {"limits": {"max_streams": 30}}).server_config()
     assert config.listen == "0.0.0.0:7000" and config.clock.move_ms == 900  # file
     assert config.clock == Clock(move_ms=900, bank_ms=4000)  # the environment fills in
     assert config.database_url == "sqlite:///env.db"  # environment beats the file
-    assert config.admin_token == "from-env"
+    assert config.admin_token == "from-env-" + "e" * 32
     assert config.max_streams == 30  # flags beat both
     assert config.replay_dir == tmp_path / "d" / "replays"  # derived default
+
+
+@pytest.mark.parametrize(
+    ("token", "why"),
+    [
+        ("replace-me-with-openssl-rand-hex-32", "placeholder"),  # the old k8s example: 35 chars
+        ("change-me", "placeholder"),
+        ("ab", "2 characters; at least 32"),
+        ("x" * 31, "31 characters"),
+    ],
+)
+def test_a_weak_or_placeholder_admin_token_refuses_the_start(
+    tmp_path: Path, token: str, why: str
+) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "serve", "--check-config"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KOZEL_OPERATOR__ADMIN_TOKEN": token},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "admin_token" in out and why in out and token not in out  # never echoed
+    file = tmp_path / "token"
+    file.write_text(token)
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "serve", "--check-config"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KOZEL_OPERATOR__ADMIN_TOKEN_FILE": str(file)},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert res.returncode != 0 and "admin_token_file" in res.stdout + res.stderr
 
 
 def test_bad_configuration_names_every_bad_key(

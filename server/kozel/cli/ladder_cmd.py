@@ -1,6 +1,7 @@
-"""``kozel ladder``: bot accounts, ladder control and standings. Account actions go through a
-referee's AdminService with ``--server`` and the admin token, or straight to the store (an
-operator with database access) without it."""
+"""``kozel ladder``: bot accounts, ladder control, standings, the store's check and voided
+results. Every subcommand works through a referee with ``--server`` (AdminService and the admin
+token for actions, LadderService for standings and matches) or straight on the store with
+``--db`` (an operator with database access; SQLite in ``--data-dir`` by default)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import argparse
 import os
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 from kozel.cli import match_details_cmd
 from kozel.cli.ladder_store import open_store
+from kozel.cli.out import console
 from kozel.cli.tls import add_tls_args, open_channel
-from kozel.server.text import rich_text
+from kozel.server.text import escape, rich_text
 
 DEFAULT_DB = os.environ.get("KOZEL_DATABASE_URL", "")
 
@@ -52,17 +53,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rr.add_argument("name")
     rr.set_defaults(func=cmd_reset)
     for verb in ("start", "stop"):
-        c = lsub.add_parser(verb, help=f"{verb} scheduling matches on a ladder (needs --server)")
+        c = lsub.add_parser(
+            verb, help=f"{verb} scheduling matches on a ladder, on every referee sharing the store"
+        )
         c.add_argument("ladder")
+        c.add_argument("--reason", default="", help="why (kept with the ladder's state)")
+        _operator_arg(c)
         c.set_defaults(func=cmd_ladder_control, verb=verb)
-    ls = lsub.add_parser("ladders", help="the ladders a referee serves (needs --server)")
+    ls = lsub.add_parser("ladders", help="the ladders and their state")
     ls.set_defaults(func=cmd_ladders)
+    ck = lsub.add_parser(
+        "check", help="the store's consistency check (rating chains, records); exit 1 on a problem"
+    )
+    ck.set_defaults(func=cmd_check)
+    v = lsub.add_parser(
+        "void", help="take a finished match's result back; later ratings are computed again"
+    )
+    v.add_argument("match_id")
+    v.add_argument("--reason", required=True, help="why (kept with the match)")
+    _operator_arg(v)
+    v.set_defaults(func=cmd_void)
     m = lsub.add_parser("matches", help="matches, newest first")
     m.add_argument("--ladder")
     m.add_argument("--bot")
     m.add_argument("--limit", type=int, default=20)
     m.set_defaults(func=cmd_matches)
     match_details_cmd.add_parser(lsub)
+
+
+def _operator_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--operator",
+        default=os.environ.get("KOZEL_OPERATOR", os.environ.get("USER", "")),
+        help="who acts, kept with the change (default: $KOZEL_OPERATOR or $USER)",
+    )
 
 
 def _admin(args: argparse.Namespace, method: str, request):
@@ -135,22 +159,23 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_ladder_control(args: argparse.Namespace) -> int:
     from kozel.v1 import admin_pb2 as apb
 
+    state = "running" if args.verb == "start" else "stopped"
     if not args.server:
-        print("error: starting and stopping a ladder needs --server (the referee runs it)")
-        return 2
-    method, req = (
-        ("StartLadder", apb.StartLadderRequest(ladder=args.ladder))
-        if args.verb == "start"
-        else ("StopLadder", apb.StopLadderRequest(ladder=args.ladder))
-    )
+        return _act(
+            args,
+            lambda store: store.set_ladder_state(args.ladder, state, args.operator, args.reason),
+            f"ladder {args.ladder!r} is {state} for every referee (each obeys within one poll)",
+        )
+    kind = apb.StartLadderRequest if args.verb == "start" else apb.StopLadderRequest
+    req = kind(ladder=args.ladder, reason=args.reason, operator=args.operator)
     try:
-        state = _admin(args, method, req).ladder
+        lad = _admin(args, "StartLadder" if args.verb == "start" else "StopLadder", req).ladder
     except AdminError as exc:
         print(f"error: {exc}")
         return 1
     print(
-        f"ladder {state.name!r} {'schedules matches' if state.running else 'is stopped'}; "
-        f"{state.running_matches} running"
+        f"ladder {escape(lad.name)!r} {'schedules matches' if lad.running else 'is stopped'} "
+        f"on every referee; {lad.running_matches} running here"
     )
     return 0
 
@@ -158,46 +183,52 @@ def cmd_ladder_control(args: argparse.Namespace) -> int:
 def cmd_ladders(args: argparse.Namespace) -> int:
     from kozel.v1 import admin_pb2 as apb
 
+    table = Table(title="Ladders")
+    for col in ("ladder", "players", "scheduling", "waiting", "running", "changed by", "reason"):
+        table.add_column(col)
     if not args.server:
-        print("error: listing the ladders a referee runs needs --server")
-        return 2
+        from kozel.ladder.cluster_status import read_status
+
+        for x in read_status(open_store(args)).ladders:
+            table.add_row(
+                rich_text(x.name),
+                str(x.players),
+                "yes" if x.state == "running" else "no",
+                str(x.waiting_bots),
+                str(x.running_matches),
+                rich_text(x.changed_by),
+                rich_text(x.reason),
+            )
+        console().print(table)
+        return 0
     try:
         ladders = _admin(args, "ListLadders", apb.ListLaddersRequest()).ladders
     except AdminError as exc:
         print(f"error: {exc}")
         return 1
-    table = Table(title="Ladders")
-    for col in ("ladder", "ruleset", "players", "scheduling", "waiting", "running"):
-        table.add_column(col)
     for lad in ladders:
         table.add_row(
             rich_text(lad.name),
-            lad.ruleset,
             str(lad.players),
             "yes" if lad.running else "no",
             str(lad.waiting),
             str(lad.running_matches),
+            rich_text(lad.changed_by),
+            rich_text(lad.reason),
         )
-    Console().print(table)
+    console().print(table)
     return 0
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    rows = open_store(args).standings(args.ladder)
-    table = Table(title=f"Standings: {args.ladder}")
-    for col in (
-        "#",
-        "bot",
-        "ordinal",
-        "mu",
-        "sigma",
-        "matches",
-        "wins",
-        "avg penalty",
-        "timeouts",
-        "forfeits",
-    ):
-        table.add_column(col, justify="left" if col == "bot" else "right")
+    try:
+        rows = _standings(args)
+    except AdminError as exc:
+        print(f"error: {exc}")
+        return 1
+    table = Table(title=f"Standings: {rich_text(args.ladder)}")
+    for col in STANDING_COLUMNS:  # names fold, never cut: a narrow terminal shows them whole
+        table.add_column(col, justify="left" if col == "bot" else "right", overflow="fold")
     for i, r in enumerate(rows, 1):
         table.add_row(
             str(i),
@@ -211,7 +242,104 @@ def cmd_standings(args: argparse.Namespace) -> int:
             str(r.timeouts),
             str(r.forfeits),
         )
-    Console().print(table)
+    console().print(table)
+    return 0
+
+
+STANDING_COLUMNS = (
+    "#",
+    "bot",
+    "ordinal",
+    "mu",
+    "sigma",
+    "matches",
+    "wins",
+    "avg penalty",
+    "timeouts",
+    "forfeits",
+)
+
+
+def _standings(args: argparse.Namespace) -> list:
+    """A ladder's standings from ``--server``'s LadderService or the store; an unknown
+    ladder is an error."""
+    if args.server:
+        import grpc
+
+        from kozel.ladder.store import Standing
+        from kozel.v1 import ladder_pb2, ladder_pb2_grpc
+
+        with open_channel(args, args.server) as channel:
+            stub = ladder_pb2_grpc.LadderServiceStub(channel)
+            try:
+                got = stub.GetStandings(
+                    ladder_pb2.GetStandingsRequest(ladder=args.ladder), timeout=10
+                )
+            except grpc.RpcError as exc:
+                raise AdminError(f"{exc.code().name}: {exc.details()}") from None
+        return [
+            Standing(
+                r.bot,
+                r.ordinal,
+                r.mu,
+                r.sigma,
+                r.matches,
+                r.wins,
+                r.avg_penalty,
+                r.timeouts,
+                r.forfeits,
+            )
+            for r in got.standings
+        ]
+    store = open_store(args)
+    rows = store.standings(args.ladder)
+    if not rows and args.ladder not in store.ladder_names():
+        known = ", ".join(sorted(store.ladder_names())) or "none"
+        raise AdminError(f"no ladder {args.ladder!r} in the store (ladders: {known})")
+    return rows
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from kozel.v1 import admin_pb2 as apb
+
+    try:
+        if args.server:
+            got = _admin(args, "CheckStore", apb.CheckStoreRequest())
+            problems, finished = list(got.problems), got.finished_matches
+        else:
+            store = open_store(args)
+            problems = store.check_consistency()
+            finished = store.match_counts().get("finished", 0)
+    except AdminError as exc:
+        print(f"error: {exc}")
+        return 2
+    for p in problems:
+        print(f"problem: {escape(p)}")
+    print(
+        f"{len(problems)} problem(s) in {finished} finished matches"
+        if problems
+        else f"store consistent: {finished} finished matches, rating chains whole"
+    )
+    return 1 if problems else 0
+
+
+def cmd_void(args: argparse.Namespace) -> int:
+    from kozel.ladder.store import StoreError
+    from kozel.v1 import admin_pb2 as apb
+
+    try:
+        if args.server:
+            req = apb.VoidMatchRequest(
+                match_id=args.match_id, reason=args.reason, operator=args.operator
+            )
+            bots = list(_admin(args, "VoidMatch", req).bots)
+        else:
+            bots = open_store(args).void_match(args.match_id, args.operator, args.reason)
+    except (StoreError, AdminError) as exc:
+        print(f"error: {exc}")
+        return 1
+    names = ", ".join(escape(b) for b in sorted(bots))
+    print(f"match {args.match_id} voided; ratings computed again for {names}")
     return 0
 
 
@@ -229,18 +357,51 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
-    rows = open_store(args).matches(ladder=args.ladder, bot=args.bot, limit=args.limit)
     table = Table(title="Matches")
     for col in ("match", "ladder", "status", "started", "reason", "replay"):
         table.add_column(col)
-    for r in rows:
+    if args.server:
+        try:
+            rows = _remote_matches(args)
+        except AdminError as exc:
+            print(f"error: {exc}")
+            return 1
+        for m in rows:
+            table.add_row(
+                m.match_id,
+                rich_text(m.ladder),
+                m.status,
+                m.started_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%S"),
+                m.reason,
+                "",
+            )
+        console().print(table)
+        return 0
+    for r in open_store(args).matches(ladder=args.ladder, bot=args.bot, limit=args.limit):
         table.add_row(
             r.id,
-            r.ladder,
+            rich_text(r.ladder),
             r.status,
             r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             r.reason or "",
-            r.replay_path or "",
+            rich_text(r.replay_path or ""),
         )
-    Console().print(table)
+    console().print(table)
     return 0
+
+
+def _remote_matches(args: argparse.Namespace) -> list:
+    import grpc
+
+    from kozel.v1 import ladder_pb2, ladder_pb2_grpc
+
+    req = ladder_pb2.ListMatchesRequest(
+        ladder=args.ladder or "", bot=args.bot or "", limit=args.limit
+    )
+    with open_channel(args, args.server) as channel:
+        try:
+            return list(
+                ladder_pb2_grpc.LadderServiceStub(channel).ListMatches(req, timeout=10).matches
+            )
+        except grpc.RpcError as exc:
+            raise AdminError(f"{exc.code().name}: {exc.details()}") from None

@@ -8,6 +8,7 @@ import sys
 from kozel.cli import (
     bench_cmd,
     bot_cmd,
+    cluster_cmd,
     conformance_cmd,
     demo_cmd,
     health_cmd,
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cmd.add_parser(sub)
     conformance_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
+    cluster_cmd.add_parser(sub)
     watch_cmd.add_parser(sub)
     table_cmd.add_parser(sub)
     play_cmd.add_parser(sub)

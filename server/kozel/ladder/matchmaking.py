@@ -1,16 +1,16 @@
 """Matchmaking shared through the store, for ladders that several referees serve at once.
 
 A waiting bot is a ticket row, kept by the referee that holds its stream. Each referee polls
-(:func:`poll`): in one transaction it replaces its own tickets, and, if it holds the ladder's
-host row (one referee at a time, taken over when its lease lapses), it runs the ladder's
-scheduler over the tickets of every live referee, with the same policy as a referee alone
-(:func:`kozel.ladder.scheduler.pick`: near in rating, longest waiting first, soft repeat window,
-hard meeting cap, shuffled seats). The repeat window, the meeting cap and every bot's running
+(:func:`poll`): in one transaction it publishes its status (load, admission, draining),
+replaces its own tickets, and, for the ladders it schedules (one referee at a time: the holder
+of the ladder's advisory lock on PostgreSQL, :mod:`kozel.ladder.presence`; else of its host
+row), reads the ladder's snapshot, plans (:func:`kozel.ladder.plan.plan`, the single referee's
+policy) and writes the plan. The repeat window, the meeting cap and every bot's running
 matches are read from the store at each pass, so they hold across referees and survive a new
-scheduler. A formed match becomes an assignment: a host (a referee that holds one of its bots;
-the one that holds a busy bot's other matches, if any), a seed, and a one-time pass for every
+scheduler. A formed match becomes an assignment: a host, a seed, and a one-time pass for every
 bot to be redirected there. The host starts it (:func:`start_assigned`), which turns it into a
-running match in the same transaction.
+running match in the same transaction, or gives it back (:func:`hand_back`: it drains, or a
+bot never came).
 """
 
 from __future__ import annotations
@@ -18,27 +18,30 @@ from __future__ import annotations
 import random
 import secrets
 import uuid
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from kozel.ladder import presence
 from kozel.ladder.models import (
     AssignmentRow,
     BotRow,
     LadderHostRow,
+    LadderStateRow,
     MatchRow,
     MatchSeatRow,
     RatingRow,
     RefereeRow,
     TicketRow,
 )
+from kozel.ladder.plan import Host, Plan, Policy, Snapshot, Waiting, plan
+from kozel.ladder.rating_order import aware
 from kozel.ladder.ratings import Rating
-from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
-from kozel.ladder.store import Store, add_match, db_now, seat_bots
+from kozel.ladder.scheduler import History, MeetingCap
+from kozel.ladder.store import LadderState, Store, add_match, db_now, seat_bots
 
 HISTORY_LIMIT = 5000  # recent matches read per pass for the repeat window and meeting cap
 
@@ -51,20 +54,6 @@ class Ticket:
     bot_id: int
     slots: int  # free match slots
     max_matches: int  # what the session declared
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """What the scheduler of one ladder needs from its definition."""
-
-    players: int
-    max_concurrent_matches: int
-    repeat_window: int
-    repeat_cap: int
-    repeat_cap_window_s: float
-    rating_scale: float
-    patience_s: float = 1.0
-    expire_s: float = 30.0  # an assignment its host has not started by then is dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,38 +81,49 @@ class Assignment:
     twin_of: str = ""  # the first half's match id, for a duplicate twin
 
 
+@dataclass(frozen=True, slots=True)
+class Polled:
+    """What one poll read: the assignments that involve the referee, the database's time, and
+    every ladder's state (running or stopped: every referee obeys it)."""
+
+    assignments: list[Assignment]
+    now: float
+    states: dict[str, LadderState]
+    plans: dict[str, Plan]  # by ladder scheduled in this poll: what its pass formed, why not more
+
+
 def poll(
     store: Store,
     referee_id: str,
     tickets: Mapping[str, Sequence[Ticket]],
     policies: Mapping[str, Policy],
+    *,
+    schedule: Iterable[str] | None = None,
+    status: Mapping[str, object] | None = None,
+    draining: bool = False,
     rng: random.Random | None = None,
-) -> tuple[list[Assignment], float]:
-    """(Blocking.) Replace ``referee_id``'s tickets of each ladder in ``tickets``, schedule the
-    ladders of ``policies`` it hosts, and return every pending assignment that involves it (as
-    host or as the holder of a seat) with the database's time."""
+) -> Polled:
+    """(Blocking.) In one transaction: publish ``referee_id``'s status and draining flag,
+    replace its tickets of each ladder in ``tickets``, run the scheduler of the ladders of
+    ``policies`` it schedules (``schedule``, the ladders whose advisory lock it holds; None:
+    those whose host row it holds, as on SQLite), and read every pending assignment that
+    involves it, with the ladders' states."""
     rng = rng or random.Random()
     with store.transaction() as s:
         now = db_now(s)
+        _publish(s, referee_id, status, draining, now)
         for ladder, published in tickets.items():
             _replace_tickets(s, referee_id, ladder, published, now)
-        live = dict(
-            s.execute(
-                select(RefereeRow.id, RefereeRow.address).where(RefereeRow.lease_until > now)
-            ).all()
-        )
+        live = live_referees(s, now)
+        states = {
+            r.ladder: LadderState(r.ladder, r.state, r.changed_at, r.changed_by, r.reason)
+            for r in s.scalars(select(LadderStateRow))
+        }
+        plans: dict[str, Plan] = {}
         if referee_id in live:
-            hosted = s.scalars(
-                select(LadderHostRow.ladder)
-                .where(
-                    LadderHostRow.referee_id == referee_id,
-                    LadderHostRow.ladder.in_(sorted(policies)),
-                )
-                .order_by(LadderHostRow.ladder)
-                .with_for_update()  # two schedulers never overlap, even across a takeover
-            )
-            for ladder in list(hosted):
-                _schedule(s, ladder, policies[ladder], now, live, rng)
+            for ladder in _scheduled(s, referee_id, sorted(policies), schedule):
+                if ladder not in states or states[ladder].running:
+                    plans[ladder] = _schedule(s, ladder, policies[ladder], now, live, rng)
         rows = s.scalars(
             select(AssignmentRow).where(AssignmentRow.ladder.in_(sorted(policies)))
         ).all()
@@ -132,7 +132,19 @@ def poll(
             for row in rows
             if row.host_id == referee_id or any(x["referee"] == referee_id for x in row.seats)
         ]
-    return out, now
+    return Polled(out, now, states, plans)
+
+
+def hand_back(store: Store, match_id: str, host_id: str) -> bool:
+    """(Blocking.) Give an assignment back unstarted (its host drains, or a redirected bot
+    never came): its bots wait again and the scheduler pairs them anew. False if it is gone
+    already (started, expired)."""
+    with store.transaction() as s:
+        row = s.get(AssignmentRow, match_id, with_for_update=True)
+        if row is None or row.host_id != host_id:
+            return False
+        s.delete(row)
+        return True
 
 
 def start_assigned(
@@ -194,19 +206,32 @@ def drop_tickets(store: Store, referee_id: str) -> None:
 def _replace_tickets(
     s: Session, referee_id: str, ladder: str, published: Sequence[Ticket], now: float
 ) -> None:
-    rows = {
-        r.id: r
-        for r in s.scalars(
-            select(TicketRow).where(TicketRow.referee_id == referee_id, TicketRow.ladder == ladder)
-        )
-    }
+    """Make ``referee_id``'s tickets of ``ladder`` those ``published``. Plain statements, not
+    ORM deletes: a scheduler on another referee updates these rows concurrently, and a row it
+    changed or a twin's commit removed must not fail the poll (an ORM delete expects its row)."""
     keep = {t.id: t for t in published}
-    for tid, old in rows.items():
-        if tid not in keep:
-            s.delete(old)
+    s.execute(
+        delete(TicketRow).where(
+            TicketRow.referee_id == referee_id,
+            TicketRow.ladder == ladder,
+            TicketRow.id.not_in(list(keep)),
+        )
+    )
+    known = set(
+        s.scalars(
+            select(TicketRow.id).where(
+                TicketRow.referee_id == referee_id, TicketRow.ladder == ladder
+            )
+        )
+    )
     for tid, t in keep.items():
-        row = rows.get(tid)
-        if row is None:
+        if tid in known:
+            s.execute(
+                update(TicketRow)
+                .where(TicketRow.id == tid)
+                .values(slots=t.slots, max_matches=t.max_matches)
+            )
+        else:
             s.add(
                 TicketRow(
                     id=tid,
@@ -218,9 +243,54 @@ def _replace_tickets(
                     since=now,
                 )
             )
-        else:
-            row.slots, row.max_matches = t.slots, t.max_matches
     s.flush()
+
+
+def _publish(
+    s: Session,
+    referee_id: str,
+    status: Mapping[str, object] | None,
+    draining: bool,
+    now: float,
+) -> None:
+    values: dict[str, object] = {"draining": draining}
+    if status is not None:
+        values.update(status=dict(status), status_at=now)
+    s.execute(update(RefereeRow).where(RefereeRow.id == referee_id).values(**values))
+
+
+def live_referees(s: Session, now: float) -> dict[str, RefereeRow]:
+    """The referees whose lease is live and, on PostgreSQL, whose process still holds its
+    presence lock (:mod:`kozel.ladder.presence`): a killed referee drops out at once, not when
+    its lease lapses."""
+    rows = list(s.scalars(select(RefereeRow).where(RefereeRow.lease_until > now)))
+    held = presence.held_keys(s)
+    return {r.id: r for r in rows if held is None or r.lock_key is None or r.lock_key in held}
+
+
+def _scheduled(
+    s: Session, referee_id: str, ladders: list[str], schedule: Iterable[str] | None
+) -> list[str]:
+    """The ladders this pass schedules, their host rows locked and naming this referee (two
+    schedulers never overlap, even across a takeover)."""
+    if schedule is None:  # host rows decide (SQLite, or no presence connection)
+        return list(
+            s.scalars(
+                select(LadderHostRow.ladder)
+                .where(LadderHostRow.referee_id == referee_id, LadderHostRow.ladder.in_(ladders))
+                .order_by(LadderHostRow.ladder)
+                .with_for_update()
+            )
+        )
+    mine = sorted(set(schedule) & set(ladders))
+    for ladder in mine:
+        row = s.get(LadderHostRow, ladder, with_for_update=True)
+        if row is None:
+            s.add(LadderHostRow(ladder=ladder, referee_id=referee_id))
+        elif row.referee_id != referee_id:
+            row.referee_id = referee_id
+    s.flush()
+    return mine
 
 
 def _schedule(
@@ -228,134 +298,113 @@ def _schedule(
     ladder: str,
     policy: Policy,
     now: float,
-    live: Mapping[str, str | None],
+    live: Mapping[str, RefereeRow],
     rng: random.Random,
-) -> None:
-    """One scheduler pass over a ladder (the caller holds its host row)."""
-    pending = list(s.scalars(select(AssignmentRow).where(AssignmentRow.ladder == ladder)))
-    for row in pending:  # its host died or never started it: the bots wait again
+) -> Plan:
+    """One scheduler pass over a ladder: read its snapshot, plan, write the assignments."""
+    snap = snapshot(s, ladder, policy, now, live)
+    names = dict(
+        s.execute(
+            select(BotRow.id, BotRow.name).where(
+                BotRow.id.in_(sorted({t.bot_id for t in snap.waiting}))
+            )
+        ).all()
+    )
+    out = plan(snap, policy, rng)
+    for formed in out.formed:
+        s.add(
+            AssignmentRow(
+                match_id=uuid.uuid4().hex,
+                ladder=ladder,
+                host_id=formed.host,
+                seed=secrets.token_bytes(32).hex(),
+                created=now,
+                seats=[
+                    {
+                        "bot": t.bot_id,
+                        "name": names[t.bot_id],
+                        "ticket": t.ticket,
+                        "referee": t.referee,
+                        "pass": "" if t.referee == formed.host else secrets.token_urlsafe(24),
+                    }
+                    for t in formed.seats
+                ],
+            )
+        )
+        for t in formed.seats:
+            # A redirected session moves to the host: it has no other slot where it was.
+            slots = TicketRow.slots - 1 if t.referee == formed.host else 0
+            s.execute(
+                update(TicketRow).where(TicketRow.id == t.ticket).values(slots=slots, since=now)
+            )
+    s.flush()
+    return out
+
+
+def snapshot(
+    s: Session, ladder: str, policy: Policy, now: float, live: Mapping[str, RefereeRow]
+) -> Snapshot:
+    """One ladder as the scheduler sees it (assignments whose host died or that expired are
+    dropped on the way: their bots wait again)."""
+    pending = []
+    for row in s.scalars(select(AssignmentRow).where(AssignmentRow.ladder == ladder)):
         if row.host_id not in live or now - row.created > policy.expire_s:
             s.delete(row)
-    pending = [r for r in pending if r.host_id in live and now - r.created <= policy.expire_s]
+        else:
+            pending.append(row)
     running = s.execute(
         select(MatchRow.id, MatchRow.referee_id, MatchSeatRow.bot_id)
         .join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
         .where(MatchRow.ladder == ladder, MatchRow.status == "running")
     ).all()
-    busy: Counter[int] = Counter()  # bot -> matches running or assigned
-    hosts: dict[int, set[str]] = {}  # bot -> referees hosting those
-    for _, host, bot in running:
-        busy[bot] += 1
-        hosts.setdefault(bot, set()).add(host or "")
-    moved: set[str] = set()  # tickets whose session is being redirected
-    for row in pending:
-        for x in row.seats:
-            busy[x["bot"]] += 1
-            hosts.setdefault(x["bot"], set()).add(row.host_id)
-            if x["pass"]:
-                moved.add(x["ticket"])
-    matches = len({m for m, _, _ in running}) + len(pending)
-    if matches >= policy.max_concurrent_matches:
-        return
-    tickets = list(
-        s.scalars(
-            select(TicketRow)
-            .join(BotRow, BotRow.id == TicketRow.bot_id)
-            .where(
-                TicketRow.ladder == ladder,
-                TicketRow.slots > 0,
-                TicketRow.referee_id.in_(list(live)),
-                BotRow.status == "active",
-            )
-            .order_by(TicketRow.since, TicketRow.id)
-        )
-    )
-    tickets = [t for t in tickets if t.id not in moved]
-    names = dict(
-        s.execute(
-            select(BotRow.id, BotRow.name).where(BotRow.id.in_(sorted({t.bot_id for t in tickets})))
-        ).all()
-    )
-    declared: dict[int, int] = {}
-    for t in tickets:
-        declared[t.bot_id] = max(declared.get(t.bot_id, 0), t.max_matches)
+    running = [r for r in running if (r.referee_id or "") in live]  # a dead host's bots are free
     history, cap = _recent(s, ladder, policy)
-    ordinals = _ordinals(s, ladder, {t.bot_id for t in tickets})
-    load: Counter[str] = Counter(h or "" for _, h in {(m, h) for m, h, _ in running})
+    snap = Snapshot(
+        now=now,
+        wall=datetime.now(UTC).timestamp(),
+        waiting=_waiting(s, ladder, live),
+        hosts=hosts_of(live),
+        history=history,
+        cap=cap,
+    )
+    for _, host, bot in running:
+        snap.busy[bot] += 1
+        snap.busy_on.setdefault(bot, set()).add(host or "")
+    for host in [h for _, h in {(m, h or "") for m, h, _ in running}]:
+        snap.load[host] += 1
     for row in pending:
-        load[row.host_id] += 1
-    wall = datetime.now(UTC).timestamp()
-    entrants = [Entrant(t, t.bot_id, ordinals[t.bot_id], t.since) for t in tickets]
-    while matches < policy.max_concurrent_matches:
-        free = [e for e in entrants if e.key.slots > 0 and busy[e.bot_id] < declared[e.bot_id]]  # type: ignore[attr-defined]
-        if len({e.bot_id for e in free}) < policy.players:
-            return
-        patient = now - min(e.since for e in free) < policy.patience_s
-        group = pick(
-            free,
-            policy.players,
-            history,
-            policy.rating_scale,
-            rng,
-            allow_repeat=not patient,
-            blocked=lambda ids: cap.blocked(ids, now=wall),
-        )
-        if group is None:
-            return
-        chosen: list[TicketRow] = [e.key for e in group]  # type: ignore[misc]
-        # A session that plays matches on its referee cannot move: the match goes there.
-        pinned = {t.referee_id for t in chosen if t.referee_id in hosts.get(t.bot_id, ())}
-        if len(pinned) > 1:  # busy on two referees: leave those tickets to a later pass
-            stuck = {t.id for t in chosen if t.referee_id in hosts.get(t.bot_id, ())}
-            entrants = [e for e in entrants if e.key.id not in stuck]  # type: ignore[attr-defined]
-            continue
-        host = _host(chosen, pinned, load, rng)
-        seats = [
-            {
-                "bot": t.bot_id,
-                "name": names[t.bot_id],
-                "ticket": t.id,
-                "referee": t.referee_id,
-                "pass": "" if t.referee_id == host else secrets.token_urlsafe(24),
-            }
-            for t in chosen
-        ]
-        s.add(
-            AssignmentRow(
-                match_id=uuid.uuid4().hex,
-                ladder=ladder,
-                host_id=host,
-                seed=secrets.token_bytes(32).hex(),
-                created=now,
-                seats=seats,
-            )
-        )
-        ids = [t.bot_id for t in chosen]
-        for t, e in zip(chosen, group):
-            # A redirected session moves to the host: it has no other slot here.
-            t.slots = t.slots - 1 if t.referee_id == host else 0
-            t.since = e.since = now
-            busy[t.bot_id] += 1
-            hosts.setdefault(t.bot_id, set()).add(host)
-        history.record(ids)
-        cap.record(ids, wall)
-        load[host] += 1
-        matches += 1
-    s.flush()
+        snap.load[row.host_id] += 1
+        for x in row.seats:
+            snap.busy[x["bot"]] += 1
+            snap.busy_on.setdefault(x["bot"], set()).add(row.host_id)
+            if x["pass"]:
+                snap.moving.add(x["ticket"])
+    snap.matches = len({m for m, _, _ in running}) + len(pending)
+    snap.ordinals = _ordinals(s, ladder, {t.bot_id for t in snap.waiting})
+    return snap
 
 
-def _host(
-    chosen: Sequence[TicketRow], pinned: set[str], load: Counter[str], rng: random.Random
-) -> str:
-    """The referee that hosts a group: the one its busy bots play on, else the one holding
-    most of its bots, the least loaded of those, else any of those."""
-    if pinned:
-        return next(iter(pinned))
-    held = Counter(t.referee_id for t in chosen)
-    most = max(held.values())
-    best = [r for r, n in held.items() if n == most]
-    least = min(load[r] for r in best)
-    return rng.choice(sorted(r for r in best if load[r] == least))
+def _waiting(s: Session, ladder: str, live: Mapping[str, RefereeRow]) -> list[Waiting]:
+    rows = s.execute(
+        select(TicketRow)
+        .join(BotRow, BotRow.id == TicketRow.bot_id)
+        .where(
+            TicketRow.ladder == ladder,
+            TicketRow.slots > 0,
+            TicketRow.referee_id.in_(list(live)),
+            BotRow.status == "active",
+        )
+        .order_by(TicketRow.since, TicketRow.id)
+    ).scalars()
+    return [Waiting(t.id, t.bot_id, t.referee_id, t.slots, t.max_matches, t.since) for t in rows]
+
+
+def hosts_of(live: Mapping[str, RefereeRow]) -> dict[str, Host]:
+    """Hosts from what each live referee published (no status yet: it may host)."""
+    return {
+        rid: Host(rid, draining=bool(r.draining), admits=bool((r.status or {}).get("admits", True)))
+        for rid, r in live.items()
+    }
 
 
 def _recent(s: Session, ladder: str, policy: Policy) -> tuple[History, MeetingCap]:
@@ -373,18 +422,14 @@ def _recent(s: Session, ladder: str, policy: Policy) -> tuple[History, MeetingCa
         return history, cap
     started: dict[str, datetime] = dict(rows)
     groups = seat_bots(s, list(started))
-    for m in sorted(started, key=lambda m: _aware(started[m])):
+    for m in sorted(started, key=lambda m: aware(started[m])):
         history.record(groups[m])
-        cap.record(groups[m], _aware(started[m]).timestamp())
+        cap.record(groups[m], aware(started[m]).timestamp())
     for row in s.scalars(select(AssignmentRow).where(AssignmentRow.ladder == ladder)):
         bots = [x["bot"] for x in row.seats]
         history.record(bots)
         cap.record(bots, datetime.now(UTC).timestamp())
     return history, cap
-
-
-def _aware(at: datetime) -> datetime:
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)  # SQLite drops the zone
 
 
 def _ordinals(s: Session, ladder: str, bots: set[int]) -> dict[int, float]:
@@ -399,12 +444,13 @@ def _ordinals(s: Session, ladder: str, bots: set[int]) -> dict[int, float]:
     return {bot: found.get(bot, start) for bot in bots}
 
 
-def _assignment(row: AssignmentRow, live: Mapping[str, str | None]) -> Assignment:
+def _assignment(row: AssignmentRow, live: Mapping[str, RefereeRow]) -> Assignment:
+    host = live.get(row.host_id)
     return Assignment(
         match_id=row.match_id,
         ladder=row.ladder,
         host_id=row.host_id,
-        host_address=live.get(row.host_id) or "",
+        host_address=(host.address if host is not None else None) or "",
         seed=bytes.fromhex(row.seed),
         created=row.created,
         seats=tuple(

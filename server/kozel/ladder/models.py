@@ -7,9 +7,11 @@ from datetime import datetime
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -54,12 +56,16 @@ class MatchRow(Base):
     """A ladder match: running, finished (rated) or aborted (never rated)."""
 
     __tablename__ = "matches"
+    __table_args__ = (Index("ix_matches_ladder_ended", "ladder", "ended_at"),)
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     ladder: Mapped[str] = mapped_column(String(64), index=True)
     status: Mapped[str] = mapped_column(String(16), index=True)  # running|finished|aborted
     players: Mapped[int] = mapped_column(Integer)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    # When the match ended, from its replay (ratings take results in this order); when its
+    # result reached the store (late after an outage, a restore or an orphan's adoption).
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     replay_path: Mapped[str | None] = mapped_column(String(512), nullable=True)
     result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
@@ -68,6 +74,11 @@ class MatchRow(Base):
     referee_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     # Seats whose bot the shared scheduler redirected here from another referee (schema 3).
     redirected: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # An operator voided the result (schema 4): status aborted, reason "voided", ratings
+    # recomputed without it; who did it and why.
+    voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    voided_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    void_reason: Mapped[str | None] = mapped_column(String(256), nullable=True)
 
 
 class MatchSeatRow(Base):
@@ -88,6 +99,11 @@ class MatchSeatRow(Base):
     # This match is the bot's n-th rated match on the ladder (1-based): the order of the
     # rating chain, in which each mu_before equals the previous mu_after.
     rating_seq: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # What the seat added to its bot's record (schema 4; NULL before): so a voided match can
+    # be taken out of it again.
+    won: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    timeouts: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    forfeited: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class RefereeRow(Base):
@@ -100,6 +116,16 @@ class RefereeRow(Base):
     ladders: Mapped[list | None] = mapped_column(JSON, nullable=True)  # configured ladders
     # host:port where bots reach it (redirects of shared ladders); None before schema 3
     address: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # Draining: it hosts no new match (schema 4); the scheduler moves its bots elsewhere.
+    draining: Mapped[bool] = mapped_column(Boolean, default=False)
+    # What it published at its last poll (running matches, capacity, streams, waiting bots,
+    # admission), and when (database clock): for the scheduler's choice of hosts and for
+    # ``kozel cluster status``.
+    status: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    status_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Its PostgreSQL advisory lock key: held on a connection of its own while it lives, so
+    # other referees see a crash at once (the lease only after it lapses).
+    lock_key: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class LadderHostRow(Base):
@@ -147,3 +173,29 @@ class ReplayRow(Base):
     match_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     data: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class RatingResetRow(Base):
+    """An operator started a bot again from the default rating on a ladder (schema 4): an
+    event in the order ratings take results, so a late result is rated on the right side of
+    it."""
+
+    __tablename__ = "rating_resets"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ladder: Mapped[str] = mapped_column(String(64), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class LadderStateRow(Base):
+    """A ladder's state for every referee serving it (schema 4): running, paused (no new
+    matches; bots wait) or stopped (no new matches; bots are refused). Its row is also the
+    lock that puts a ladder's rating changes in one order."""
+
+    __tablename__ = "ladder_states"
+    ladder: Mapped[str] = mapped_column(String(64), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), default="running")
+    changed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    changed_by: Mapped[str] = mapped_column(String(64), default="")
+    reason: Mapped[str] = mapped_column(String(256), default="")

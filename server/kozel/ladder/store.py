@@ -25,7 +25,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine, delete, event, func, inspect, or_, select, text
+from sqlalchemy import and_, create_engine, delete, event, func, inspect, or_, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
@@ -34,16 +34,20 @@ from sqlalchemy.orm import Session, sessionmaker
 from kozel.ladder.models import (
     BotRow,
     LadderHostRow,
+    LadderStateRow,
     MatchRow,
     MatchSeatRow,
+    RatingResetRow,
     RatingRow,
     RefereeRow,
     ReplayRow,
 )
-from kozel.ladder.ratings import Rating, rate
+from kozel.ladder.rating_order import lock_ladder, rerate
+from kozel.ladder.ratings import Rating
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 BOT_STATUSES = ("active", "paused", "retired")
+LADDER_STATES = ("running", "stopped")  # stopped: no new matches; running ones finish
 
 
 class StoreError(ValueError):
@@ -76,6 +80,21 @@ class HostedMatch:
     ladder: str
     bot_ids: tuple[int, ...]  # by seat
     replay_path: str | None  # where its host writes the replay
+
+
+@dataclass(frozen=True, slots=True)
+class LadderState:
+    """A ladder's state for every referee serving it, and who set it last and why."""
+
+    ladder: str
+    state: str = "running"
+    changed_at: datetime | None = None
+    changed_by: str = ""
+    reason: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,31 +295,52 @@ class Store:
                 select(RatingRow.id).where(RatingRow.ladder == ladder, RatingRow.bot_id == bot_id)
             )
             if exists is None:
-                s.add(
-                    RatingRow(
-                        ladder=ladder,
-                        bot_id=bot_id,
-                        mu=Rating().mu,
-                        sigma=Rating().sigma,
-                        matches=0,
-                        wins=0,
-                        penalty_sum=0,
-                        timeouts=0,
-                        forfeits=0,
-                    )
-                )
+                s.add(_new_rating(ladder, bot_id))
 
-    def reset_rating(self, ladder: str, name: str) -> None:
-        """Start a bot again from the default rating on a ladder (its record is kept)."""
+    def reset_rating(self, ladder: str, name: str, by: str = "") -> None:
+        """Start a bot again from the default rating on a ladder (its record is kept). The
+        reset is an event in the order ratings take results: a result committed later that
+        ended before it is rated before it."""
         bot = self.bot(name)
         if bot is None:
             raise StoreError(f"no bot named {name!r}")
         with self._session.begin() as s:
+            lock_ladder(s, ladder)
             row = s.scalar(
                 select(RatingRow).where(RatingRow.ladder == ladder, RatingRow.bot_id == bot.id)
             )
-            if row is not None:
-                row.mu, row.sigma = Rating().mu, Rating().sigma
+            if row is None:
+                return
+            at = datetime.now(UTC)
+            s.add(RatingResetRow(ladder=ladder, bot_id=bot.id, at=at, by=by))
+            s.flush()
+            rerate(s, ladder, (at, ""), bots=[bot.id])
+
+    # -- ladder state --------------------------------------------------------------------------
+
+    def ladder_names(self) -> set[str]:
+        """Every ladder the store knows (with a rated bot, a match or a state)."""
+        with self._session() as s:
+            names = set(s.scalars(select(RatingRow.ladder).distinct()))
+            names |= set(s.scalars(select(MatchRow.ladder).distinct()))
+            return names | set(s.scalars(select(LadderStateRow.ladder)))
+
+    def ladder_states(self) -> dict[str, LadderState]:
+        """Every ladder's state that was ever set (a ladder without a row is running)."""
+        with self._session() as s:
+            return {r.ladder: _state(r) for r in s.scalars(select(LadderStateRow))}
+
+    def set_ladder_state(
+        self, ladder: str, state: str, by: str = "", reason: str = ""
+    ) -> LadderState:
+        """Start or stop a ladder for every referee serving it (each obeys within one poll)."""
+        if state not in LADDER_STATES:
+            raise StoreError(f"a ladder's state is one of {', '.join(LADDER_STATES)}")
+        with self._session.begin() as s:
+            row = lock_ladder(s, ladder)
+            row.state, row.changed_at = state, datetime.now(UTC)
+            row.changed_by, row.reason = by[:64], reason[:256]
+            return _state(row)
 
     # -- matches -------------------------------------------------------------------------------
 
@@ -339,14 +379,18 @@ class Store:
         replay_path: str,
         result: dict[str, Any],
         seats: Sequence[SeatResult],
+        ended_at: datetime | None = None,
         start: tuple[str, int, str | None, datetime] | None = None,
         replay: bytes | None = None,
         after: Callable[[Session], None] | None = None,
     ) -> dict[int, Rating]:
         """Commit a finished match, its rating update and its replay reference at once.
 
-        Call only after the replay file is safely on disk. Returns the new rating per bot id
-        (empty when the match was committed already: a retry records nothing twice). A match
+        Call only after the replay file is safely on disk. ``ended_at`` is when the match
+        ended (its replay's end time; now if not given): ratings take results in that order,
+        so a match committed after others that ended later is rated in its place and theirs
+        again after it (:mod:`kozel.ladder.rating_order`). Returns this match's new rating per
+        bot id (empty when it was committed already: a retry records nothing twice). A match
         that recovery marked aborted (its host seemed lost) is committed all the same; one
         the store does not know is recorded first when ``start`` gives its (ladder, players,
         referee id, start time), as when it is committed from its replay alone. ``replay``
@@ -354,9 +398,14 @@ class Store:
         whatever ``after`` adds (a duplicate first half's twin).
         """
         with self._session.begin() as s:
+            ladder = s.scalar(select(MatchRow.ladder).where(MatchRow.id == match_id))
+            ladder = ladder or (start[0] if start is not None else None)
+            if ladder is None:
+                raise StoreError(f"match {match_id} is not running")
+            lock_ladder(s, ladder)
             match = s.get(MatchRow, match_id, with_for_update=True)
             if match is None and start is not None:
-                ladder, players, referee_id, started_at = start
+                _, players, referee_id, started_at = start
                 add_match(
                     s,
                     match_id,
@@ -375,70 +424,45 @@ class Store:
                 or (match.status == "aborted" and match.reason in RECOVERY_ABORTS)
             ):
                 raise StoreError(f"match {match_id} is not running")
-            ratings = {
-                r.bot_id: r
-                for r in s.scalars(  # locked in one order: no deadlock
-                    select(RatingRow)
-                    .where(
-                        RatingRow.ladder == match.ladder,
-                        RatingRow.bot_id.in_([x.bot_id for x in seats]),
-                    )
-                    .order_by(RatingRow.bot_id)
-                    .with_for_update()
-                )
-            }
-            for x in seats:
-                if x.bot_id not in ratings:
-                    row = RatingRow(
-                        ladder=match.ladder,
-                        bot_id=x.bot_id,
-                        mu=Rating().mu,
-                        sigma=Rating().sigma,
-                        matches=0,
-                        wins=0,
-                        penalty_sum=0,
-                        timeouts=0,
-                        forfeits=0,
-                    )
-                    s.add(row)
-                    ratings[x.bot_id] = row
-            sides = sorted({x.side for x in seats})
-            teams = [[x for x in seats if x.side == side] for side in sides]
-            new = rate(
-                [
-                    [Rating(ratings[x.bot_id].mu, ratings[x.bot_id].sigma) for x in team]
-                    for team in teams
-                ],
-                [team[0].rank for team in teams],
-            )
-            out: dict[int, Rating] = {}
-            seat_rows = {
-                r.seat: r
-                for r in s.scalars(select(MatchSeatRow).where(MatchSeatRow.match_id == match_id))
-            }
-            for team, rated in zip(teams, new):
-                for x, r in zip(team, rated):
-                    row = ratings[x.bot_id]
-                    seat_row = seat_rows[x.seat]
-                    seat_row.rank, seat_row.penalty = x.rank, x.penalty
-                    seat_row.mu_before, seat_row.mu_after = row.mu, r.mu
-                    seat_row.sigma_after = r.sigma
-                    row.mu, row.sigma = r.mu, r.sigma
-                    row.matches += 1
-                    row.wins += int(x.won)
-                    row.penalty_sum += x.penalty
-                    row.timeouts += x.timeouts
-                    row.forfeits += int(x.forfeited)
-                    seat_row.rating_seq = row.matches
-                    out[x.bot_id] = r
+            _record(s, match, seats)
             match.status, match.reason = "finished", reason
             match.replay_path, match.result = replay_path, result
-            match.ended_at = datetime.now(UTC)
+            match.committed_at = datetime.now(UTC)
+            match.ended_at = ended_at or match.committed_at
+            changes = rerate(s, ladder, (match.ended_at, match_id))
             if replay is not None:
                 _keep_replay(s, match_id, replay)
             if after is not None:
                 after(s)
-        return out
+        return {bot: change.after for bot, change in changes[match_id].items()}
+
+    def void_match(self, match_id: str, by: str, reason: str) -> list[str]:
+        """Take a finished match's result back (an operator knows it to be unfair): it becomes
+        aborted (reason "voided", with who and why), its seats leave their bots' records, and
+        every later match of its ladder is rated again without it. Returns its bots' names.
+        Voiding a voided match does nothing; a running or aborted one is refused."""
+        with self._session.begin() as s:
+            ladder = s.scalar(select(MatchRow.ladder).where(MatchRow.id == match_id))
+            if ladder is None:
+                raise StoreError(f"no match {match_id!r}")
+            lock_ladder(s, ladder)
+            match = s.get_one(MatchRow, match_id, with_for_update=True)
+            seats = list(s.scalars(select(MatchSeatRow).where(MatchSeatRow.match_id == match_id)))
+            names = list(
+                s.scalars(select(BotRow.name).where(BotRow.id.in_([x.bot_id for x in seats])))
+            )
+            if match.status == "aborted" and match.reason == "voided":
+                return names
+            if match.status != "finished" or match.ended_at is None:
+                raise StoreError(
+                    f"match {match_id} is {match.status}, not finished: only a rated result "
+                    "can be voided (a running match is aborted by stopping its referee)"
+                )
+            _unrecord(s, ladder, seats)
+            match.status, match.reason = "aborted", "voided"
+            match.voided_at, match.voided_by, match.void_reason = datetime.now(UTC), by, reason
+            rerate(s, ladder, (match.ended_at, match_id), bots=[x.bot_id for x in seats])
+        return names
 
     def running_matches(self, referee_id: str | None = None) -> dict[str, HostedMatch]:
         """Matches marked running (those hosted by ``referee_id`` if given), by id."""
@@ -476,8 +500,9 @@ class Store:
         with self._session() as s:
             return s.scalar(select(ReplayRow.data).where(ReplayRow.match_id == match_id))
 
-    def finished_ids(self, match_ids: Sequence[str]) -> set[str]:
-        """Those of ``match_ids`` the store holds as finished."""
+    def settled_ids(self, match_ids: Sequence[str]) -> set[str]:
+        """Those of ``match_ids`` the store holds as finished, or voided by an operator (which
+        recovery must never commit again)."""
         out: set[str] = set()
         ids = list(match_ids)
         with self._session() as s:
@@ -485,7 +510,11 @@ class Store:
                 out.update(
                     s.scalars(
                         select(MatchRow.id).where(
-                            MatchRow.id.in_(ids[i : i + 500]), MatchRow.status == "finished"
+                            MatchRow.id.in_(ids[i : i + 500]),
+                            or_(
+                                MatchRow.status == "finished",
+                                and_(MatchRow.status == "aborted", MatchRow.reason == "voided"),
+                            ),
                         )
                     )
                 )
@@ -537,19 +566,30 @@ class Store:
                 )
             return others
 
-    def renew_lease(self, referee_id: str, lease_s: float) -> set[str]:
-        """Extend a referee's lease to ``lease_s`` from now (the database's clock); returns the
-        ladders it still hosts (one it lost while its lease had lapsed is not among them)."""
+    def renew_lease(
+        self,
+        referee_id: str,
+        lease_s: float,
+        status: dict[str, Any] | None = None,
+        draining: bool = False,
+    ) -> tuple[set[str], dict[str, LadderState]]:
+        """Extend a referee's lease to ``lease_s`` from now (the database's clock) and publish
+        its ``status``; returns the ladders it still hosts (one it lost while its lease had
+        lapsed is not among them) and every ladder's state."""
         with self._session.begin() as s:
             row = s.get(RefereeRow, referee_id)
             if row is None:
                 raise StoreError(f"no referee {referee_id!r}")
-            row.lease_until = db_now(s) + lease_s
-            return set(
+            now = db_now(s)
+            row.lease_until, row.draining = now + lease_s, draining
+            if status is not None:
+                row.status, row.status_at = status, now
+            hosted = set(
                 s.scalars(
                     select(LadderHostRow.ladder).where(LadderHostRow.referee_id == referee_id)
                 )
             )
+            return hosted, {r.ladder: _state(r) for r in s.scalars(select(LadderStateRow))}
 
     def claim_ladders(self, referee_id: str, ladders: Sequence[str]) -> dict[str, str]:
         """Take every ladder of ``ladders`` that has no live host; returns those held by
@@ -745,6 +785,82 @@ class Store:
             )
 
 
+def _record(s: Session, match: MatchRow, seats: Sequence[SeatResult]) -> None:
+    """Add a finished match's seats to their bots' records (made on first use); the rating
+    itself is :func:`~kozel.ladder.rating_order.rerate`'s."""
+    ratings = {
+        r.bot_id: r
+        for r in s.scalars(  # locked in one order: no deadlock
+            select(RatingRow)
+            .where(
+                RatingRow.ladder == match.ladder,
+                RatingRow.bot_id.in_([x.bot_id for x in seats]),
+            )
+            .order_by(RatingRow.bot_id)
+            .with_for_update()
+        )
+    }
+    seat_rows = {
+        r.seat: r for r in s.scalars(select(MatchSeatRow).where(MatchSeatRow.match_id == match.id))
+    }
+    for x in seats:
+        row = ratings.get(x.bot_id)
+        if row is None:
+            row = ratings[x.bot_id] = _new_rating(match.ladder, x.bot_id)
+            s.add(row)
+        row.matches += 1
+        row.wins += int(x.won)
+        row.penalty_sum += x.penalty
+        row.timeouts += x.timeouts
+        row.forfeits += int(x.forfeited)
+        seat = seat_rows[x.seat]
+        seat.rank, seat.penalty = x.rank, x.penalty
+        seat.won, seat.timeouts, seat.forfeited = x.won, x.timeouts, x.forfeited
+    s.flush()
+
+
+def _unrecord(s: Session, ladder: str, seats: Sequence[MatchSeatRow]) -> None:
+    """Take a voided match's seats out of their bots' records (timeouts and forfeits of a
+    match from before schema 4 are not known: none are taken)."""
+    ratings = {
+        r.bot_id: r
+        for r in s.scalars(
+            select(RatingRow)
+            .where(RatingRow.ladder == ladder, RatingRow.bot_id.in_([x.bot_id for x in seats]))
+            .order_by(RatingRow.bot_id)
+            .with_for_update()
+        )
+    }
+    for x in seats:
+        row = ratings[x.bot_id]
+        row.matches -= 1
+        row.wins -= int(bool(x.won))
+        row.penalty_sum -= x.penalty or 0
+        row.timeouts -= x.timeouts or 0
+        row.forfeits -= int(bool(x.forfeited))
+        x.mu_before = x.mu_after = x.sigma_after = None
+        x.rating_seq = None
+    s.flush()
+
+
+def _state(row: LadderStateRow) -> LadderState:
+    return LadderState(row.ladder, row.state, row.changed_at, row.changed_by, row.reason)
+
+
+def _new_rating(ladder: str, bot_id: int) -> RatingRow:
+    return RatingRow(
+        ladder=ladder,
+        bot_id=bot_id,
+        mu=Rating().mu,
+        sigma=Rating().sigma,
+        matches=0,
+        wins=0,
+        penalty_sum=0,
+        timeouts=0,
+        forfeits=0,
+    )
+
+
 def add_match(
     s: Session,
     match_id: str,
@@ -873,6 +989,7 @@ __all__ = [
     "RECOVERY_ABORTS",
     "Bot",
     "HostedMatch",
+    "LadderState",
     "MatchDetail",
     "SeatDetail",
     "SeatResult",

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+from dataclasses import asdict
 
 import grpc
 import structlog
 
+from kozel.ladder.cluster_status import ClusterStatus, read_status
 from kozel.ladder.store import Store, StoreError
 from kozel.server import metrics
 from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.lobby import Lobby
-from kozel.server.text import name_problem
+from kozel.server.text import id_problem, name_problem
 from kozel.v1 import admin_pb2 as apb
 from kozel.v1 import admin_pb2_grpc
 
@@ -119,21 +121,79 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         self, request: apb.StartLadderRequest, context: grpc.aio.ServicerContext
     ) -> apb.StartLadderResponse:
         await self._authorize(context, "start_ladder")
-        ladder = await self._ladder(request.ladder, context)
-        if self.lobby.draining:
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION, "the referee is draining; it starts no matches"
-            )
-        ladder.start()
+        ladder = await self._set_state(request, "running", context)
         return apb.StartLadderResponse(ladder=ladder_state(ladder))
 
     async def StopLadder(
         self, request: apb.StopLadderRequest, context: grpc.aio.ServicerContext
     ) -> apb.StopLadderResponse:
         await self._authorize(context, "stop_ladder")
-        ladder = await self._ladder(request.ladder, context)
-        ladder.stop()
+        ladder = await self._set_state(request, "stopped", context)
         return apb.StopLadderResponse(ladder=ladder_state(ladder))
+
+    async def _set_state(
+        self,
+        request: apb.StartLadderRequest | apb.StopLadderRequest,
+        state: str,
+        context: grpc.aio.ServicerContext,
+    ) -> LadderRuntime:
+        """Start or stop a ladder in the store, for every referee serving it, and here now."""
+        ladder = await self._ladder(request.ladder, context)
+        by = await self._operator(request.operator, request.reason, context)
+        new = await self._store_call(
+            context, ladder.store.set_ladder_state, request.ladder, state, by, request.reason
+        )
+        ladder.apply_state(new)
+        log.info("ladder_state_set", ladder=request.ladder, state=state, by=by)
+        return ladder
+
+    async def _operator(self, operator: str, reason: str, context: grpc.aio.ServicerContext) -> str:
+        """Who acts (as told, else the caller's address), once ``operator`` and ``reason``
+        are checked as the hostile text they may be."""
+        if operator and (why := name_problem(operator, "operator")):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
+        if reason and (why := name_problem(reason, "reason", 256)):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
+        return operator or f"admin at {context.peer()}"[:64]
+
+    async def VoidMatch(
+        self, request: apb.VoidMatchRequest, context: grpc.aio.ServicerContext
+    ) -> apb.VoidMatchResponse:
+        await self._authorize(context, "void_match")
+        if not request.reason:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "say why the result is voided (reason)"
+            )
+        if why := id_problem(request.match_id, "match_id"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
+        by = await self._operator(request.operator, request.reason, context)
+        store = await self._store(context)
+        try:
+            bots = await asyncio.to_thread(store.void_match, request.match_id, by, request.reason)
+        except StoreError as exc:
+            code = grpc.StatusCode.NOT_FOUND if "no match" in str(exc) else None
+            await context.abort(code or grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        log.warning("match_voided", match_id=request.match_id, by=by, reason=request.reason)
+        for ladder in self.lobby.ladders.values():
+            ladder.refresh_ratings()
+        return apb.VoidMatchResponse(match_id=request.match_id, bots=bots)
+
+    async def CheckStore(
+        self, request: apb.CheckStoreRequest, context: grpc.aio.ServicerContext
+    ) -> apb.CheckStoreResponse:
+        await self._authorize(context, "check_store")
+        store = await self._store(context)
+        problems = await asyncio.to_thread(store.check_consistency)
+        finished = (await asyncio.to_thread(store.match_counts)).get("finished", 0)
+        return apb.CheckStoreResponse(problems=problems, finished_matches=finished)
+
+    async def GetClusterStatus(
+        self, request: apb.GetClusterStatusRequest, context: grpc.aio.ServicerContext
+    ) -> apb.GetClusterStatusResponse:
+        await self._authorize(context, "cluster_status")
+        store = await self._store(context)
+        status = await asyncio.to_thread(read_status, store)
+        return status_to_pb(status)
 
     async def ListLadders(
         self, request: apb.ListLaddersRequest, context: grpc.aio.ServicerContext
@@ -152,4 +212,14 @@ def ladder_state(ladder: LadderRuntime) -> apb.LadderState:
         running_matches=len(ladder.running),
         players=ladder.spec.players,
         ruleset=ladder.rules.name,
+        changed_by=ladder.state.changed_by,
+        reason=ladder.state.reason,
+    )
+
+
+def status_to_pb(status: ClusterStatus) -> apb.GetClusterStatusResponse:
+    """The cluster status as the admin API sends it (the same fields by the same names)."""
+    return apb.GetClusterStatusResponse(
+        referees=[apb.RefereeStatus(**asdict(r)) for r in status.referees],
+        ladders=[apb.LadderStatus(**asdict(x)) for x in status.ladders],
     )

@@ -129,6 +129,8 @@ class Referee:
         finish. Returns how many were still running (``stop`` aborts them)."""
         metrics.DRAINING.set(1)
         self.lobby.start_drain()
+        if self.shared is not None and self.shared.cluster is not None:
+            await self.shared.cluster.drain()  # scheduler roles and assignments go elsewhere
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         log.info("drain_started", running_matches=len(self.lobby.matches), timeout_s=timeout)
         left = await self.lobby.wait_idle(timeout)
@@ -139,6 +141,8 @@ class Referee:
         """Stop serving: health NOT_SERVING, abort running matches (replays are written, ladder
         matches recorded as aborted), close the servers."""
         self.lobby.start_drain()
+        if self.shared is not None and self.shared.cluster is not None:
+            await self.shared.cluster.stop()  # no assignment may start while matches abort
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.lobby.shutdown()
         for task in self.tasks:
@@ -251,14 +255,14 @@ async def start_referee(
                 marked_aborted=len(rec.aborted),
                 not_committed=len(rec.skipped),
             )
-        if opened.others:
+        if opened.others and not config.cluster:  # in a cluster, another scheduler is normal
             log.warning("ladder_standby", waiting_for=opened.others)
 
         def on_change() -> None:
             for f in changed:
                 f()
 
-        shared = SharedStore(opened, config, on_change=on_change)
+        shared = SharedStore(opened, config, on_change=on_change, lobby=lobby)
         lobby.rated_ok = shared.rated_ok
         lobby.standby_reason = shared.standby_reason
         for spec in config.ladders:
@@ -266,9 +270,14 @@ async def start_referee(
                 spec, shared.store, shared.queue, shared.referee_id, shared=config.cluster
             )
             metrics.init_ladder(spec.name)
+        shared.apply_states()  # a ladder stopped for the cluster stays stopped
         if config.cluster:
-            shared.cluster = Cluster(lobby, shared.store, shared.referee_id, config.cluster_poll_s)
+            shared.cluster = Cluster(
+                lobby, shared.store, shared.referee_id, config.cluster_poll_s, shared.status
+            )
     service = RefereeService(config, lobby, shared.cluster if shared is not None else None)
+    if shared is not None:
+        shared.streams = lambda: service.open_streams
     health_servicer = health.aio.HealthServicer()
     admin = AdminService(lobby, config.admin_token)
 

@@ -1,13 +1,15 @@
 """A referee's part in ladders it shares with other referees (``referee.cluster``).
 
-Every ``cluster_poll_s`` it publishes its waiting ladder sessions as tickets and reads the
-assignments that involve it (:func:`kozel.ladder.matchmaking.poll`; the referee holding a
-ladder's host row runs that ladder's scheduler in the same call). For an assignment it hosts, it
-waits for the assigned bots: its own sessions at once, the others as they arrive with their
-redirect pass (``Hello.redirect_ticket``), for at most the ladder's grace time; a bot that has
-not arrived by then forfeits as a missed connection would (its seat starts the match away, its
-grace already spent). For a seat of its own hosted elsewhere, it sends the session a
-``Redirect`` and ends the stream.
+Every ``cluster_poll_s`` it publishes its status (load, admission, draining) and its waiting
+ladder sessions as tickets, and reads the assignments that involve it and every ladder's state
+(:func:`kozel.ladder.matchmaking.poll`). On PostgreSQL it holds its presence lock and tries the
+scheduler lock of each shared ladder first (:mod:`kozel.ladder.presence`); the holder runs that
+ladder's scheduler in the same poll. For an assignment it hosts, it waits for the assigned bots:
+its own sessions at once, the others as they arrive with their redirect pass
+(``Hello.redirect_ticket``), for at most the ladder's grace time. A match starts only with every
+bot here; otherwise, or while this referee drains, the assignment is handed back unstarted and
+its bots wait again (no seat is ever forfeited for a move it did not make). For a seat of its own
+hosted elsewhere, it sends the session a ``Redirect`` and ends the stream.
 """
 
 from __future__ import annotations
@@ -15,20 +17,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
 
 from kozel.core import messages
 from kozel.ladder import matchmaking
-from kozel.ladder.matchmaking import AssignedSeat, Assignment, Policy, Ticket
-from kozel.ladder.store import Bot, Store, is_transient
+from kozel.ladder.matchmaking import AssignedSeat, Assignment, Polled, Ticket
+from kozel.ladder.plan import Policy
+from kozel.ladder.presence import Presence
+from kozel.ladder.store import Store, is_transient
 from kozel.server import metrics
 from kozel.server.ladder_runtime import PATIENCE_S, LadderRuntime
 from kozel.server.lobby import Lobby
 from kozel.server.session import Session
 from kozel.server.store_queue import cancel
-from kozel.v1 import referee_pb2 as rpb
 
 log = structlog.get_logger("kozel.cluster")
 
@@ -52,11 +56,20 @@ class Pending:
 class Cluster:
     """The shared ladders of one referee (see the module docstring)."""
 
-    def __init__(self, lobby: Lobby, store: Store, referee_id: str, poll_s: float) -> None:
+    def __init__(
+        self,
+        lobby: Lobby,
+        store: Store,
+        referee_id: str,
+        poll_s: float,
+        status: Callable[[], dict[str, object]] = dict,
+    ) -> None:
         self.lobby = lobby
         self.store = store
         self.referee_id = referee_id
         self.poll_s = poll_s
+        self.presence = Presence(store, referee_id)
+        self._status = status  # what this referee publishes at each poll
         self.pending: dict[str, Pending] = {}  # by match id
         self._passes: dict[str, tuple[Pending, int]] = {}  # redirect pass -> (match, seat)
         self._seen: set[str] = set()  # assignments already acted on
@@ -65,6 +78,8 @@ class Cluster:
         self._polls = 0  # polls handled so far
         self._polled = asyncio.Condition()  # notified after each handled poll
         self.ok = True  # the last poll succeeded
+        self.scheduling: set[str] = set()  # ladders this referee schedules now
+        self._stopped = False
         for rt in self.ladders.values():
             rt.on_waiting = self._wake.set
 
@@ -92,13 +107,28 @@ class Cluster:
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="cluster")
 
+    async def drain(self) -> None:
+        """The referee drains: hand every scheduler role over at once and every assignment it
+        was to host back (its bots wait again, to be redirected to referees that play on).
+        Polling goes on: its waiting bots are moved elsewhere meanwhile."""
+        await asyncio.to_thread(self.presence.release_ladders)
+        self.scheduling.clear()
+        for p in list(self.pending.values()):
+            self._hand_back(p, "the referee drains")
+        self._wake.set()
+
     async def stop(self) -> None:
-        """Stop polling and withdraw this referee's tickets (no new match is assigned here)."""
+        """Stop polling and withdraw this referee's tickets and locks (no new match is
+        assigned here; another referee schedules its ladders at its next poll)."""
+        if self._stopped:
+            return
+        self._stopped = True
         await cancel(self._task)
         self._task = None
         for p in list(self.pending.values()):
             if p.timer is not None:
                 p.timer.cancel()
+        await asyncio.to_thread(self.presence.close)
         try:
             await asyncio.to_thread(matchmaking.drop_tickets, self.store, self.referee_id)
         except Exception:
@@ -112,32 +142,54 @@ class Cluster:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), max(0.0, self.poll_s - MIN_GAP_S))
             self._wake.clear()
-            tickets = self.tickets()
             try:
-                found, _ = await asyncio.to_thread(
-                    matchmaking.poll, self.store, self.referee_id, tickets, policies
-                )
+                polled = await self._poll(policies)
             except Exception as exc:
-                if not is_transient(exc):
+                # A store outage or a lost race is normal and retried quietly at the next
+                # poll; anything else is a bug, logged with its traceback.
+                transient = is_transient(exc) or _lost_race(exc)
+                if transient:
+                    log.info("cluster_poll_retried", error=type(exc).__name__)
+                else:
                     log.exception("cluster_poll_failed")
-                metrics.STORE_ERRORS.labels("transient" if is_transient(exc) else "refused").inc()
+                metrics.STORE_ERRORS.labels("transient" if transient else "refused").inc()
                 self.ok = False
                 continue
             self.ok = True
             try:
-                self.handle(found)
+                self._apply(polled)
             except Exception:  # a bug must not stop this referee's part in its ladders
                 log.exception("cluster_assignments_failed")
             async with self._polled:
                 self._polls += 1
                 self._polled.notify_all()
 
+    async def _poll(self, policies: dict[str, Policy]) -> Polled:
+        draining = self.lobby.draining
+        schedule: set[str] | None = None
+        if self.presence.enabled:
+            wanted = [] if draining else sorted(policies)
+            schedule = await asyncio.to_thread(self.presence.hold, wanted)
+        return await asyncio.to_thread(
+            matchmaking.poll,
+            self.store,
+            self.referee_id,
+            self.tickets(),
+            policies,
+            schedule=schedule,
+            status=self._status(),
+            draining=draining,
+        )
+
     def tickets(self) -> dict[str, list[Ticket]]:
-        """This referee's waiting sessions, by shared ladder (none while it takes no matches)."""
+        """This referee's waiting sessions, by shared ladder. Published while it drains too
+        (the scheduler then moves them to another host) and while the ladder is stopped (the
+        scheduler pairs nobody then; the cluster's status counts them); none while the store
+        fails."""
         out: dict[str, list[Ticket]] = {}
         for name, rt in self.ladders.items():
             out[name] = []
-            if not (rt.scheduling and self.lobby.admits() and self.lobby.rated_ok(name)):
+            if not self.lobby.rated_ok(name):
                 continue
             slots = Counter(
                 s for s in rt.waiting if s.free_slots > 0 and s.bot.id not in rt.excluded
@@ -146,6 +198,19 @@ class Cluster:
                 Ticket(s.id, s.bot.id, n, s.max_matches) for s, n in slots.items() if n > 0
             ]
         return out
+
+    def _apply(self, polled: Polled) -> None:
+        """The ladders' states, then the assignments that involve this referee."""
+        for name, state in polled.states.items():
+            rt = self.lobby.ladders.get(name)
+            if rt is not None and rt.shared:
+                rt.apply_state(state)
+        self.scheduling = set(polled.plans)
+        for name, rt in self.ladders.items():
+            plan = polled.plans.get(name)
+            rt.stalled = plan.stalled if plan is not None else ""
+            metrics.LADDER_STALLED.labels(name).set(int(plan is not None and plan.stuck))
+        self.handle(polled.assignments)
 
     def handle(self, found: list[Assignment]) -> None:
         """Act once on every assignment that involves this referee."""
@@ -193,6 +258,9 @@ class Cluster:
             else:
                 self._passes[seat.ticket_pass] = (p, i)
                 p.passes.append(seat.ticket_pass)
+        if self.lobby.draining:
+            self._hand_back(p, "the referee drains")
+            return
         p.timer = loop.call_later(rt.clock.grace_ms / 1000, self._launch, p)
         if all(s is not None for s in p.sessions):
             self._launch(p)
@@ -236,31 +304,80 @@ class Cluster:
         if all(s is not None for s in p.sessions):
             self._launch(p)
 
-    def _launch(self, p: Pending) -> None:
+    def _release(self, p: Pending) -> LadderRuntime | None:
+        """Take ``p`` out of the pending ones and free its reserved slots; None if it was
+        launched or handed back already."""
         a = p.assignment
         if self.pending.pop(a.match_id, None) is None:
-            return
+            return None
         if p.timer is not None:
             p.timer.cancel()
         for ticket in p.passes:
             self._passes.pop(ticket, None)
         rt = self.lobby.ladders[a.ladder]
-        now = asyncio.get_running_loop().time()
-        sessions: list[Session] = []
-        absent: dict[int, float] = {}
-        for i, (seat, here) in enumerate(zip(a.seats, p.sessions)):
-            if here is None:  # never arrived: away from the start, its grace spent
-                absent[i] = p.since
-                sessions.append(_placeholder(a.ladder, seat))
+        for here in p.sessions:
+            if here is not None:
+                rt.reserved[here] -= 1
+                if rt.reserved[here] <= 0:
+                    del rt.reserved[here]
+        return rt
+
+    def _launch(self, p: Pending) -> None:
+        """Start the match when every bot is here and this referee plays on; else give the
+        assignment back."""
+        missing = [i for i, here in enumerate(p.sessions) if here is None]
+        if missing or self.lobby.draining:
+            for i in missing:
                 metrics.REDIRECTS.labels("missed").inc()
-                continue
-            rt.reserved[here] -= 1
-            if rt.reserved[here] <= 0:
-                del rt.reserved[here]
-            if here.stream is None:  # left meanwhile: its grace starts now
-                absent[i] = now
-            sessions.append(here)
+                log.info(
+                    "redirect_missed",
+                    match_id=p.assignment.match_id,
+                    bot=p.assignment.seats[i].name,
+                    note="the bot did not arrive within the grace time: nothing is rated",
+                )
+            self._hand_back(p, "the referee drains" if self.lobby.draining else "bots missing")
+            return
+        rt = self._release(p)
+        if rt is None:
+            return
+        a = p.assignment
+        now = asyncio.get_running_loop().time()
+        sessions = [here for here in p.sessions if here is not None]
+        # A bot that left meanwhile (its own doing) starts away: its grace runs from now.
+        absent = {i: now for i, here in enumerate(sessions) if here.stream is None}
         rt.launch_assigned(sessions, a.seed, a.match_id, absent, a.twin_of)
+
+    def _hand_back(self, p: Pending, why: str) -> None:
+        """Give an unstarted assignment back: its local bots wait again here (from where the
+        scheduler may move them), and the store forgets it so the scheduler pairs anew."""
+        rt = self._release(p)
+        if rt is None:
+            return
+        for here in p.sessions:
+            if here is not None and here.stream is not None:
+                rt.join(here)
+        a = p.assignment
+        if a.twin_of:
+            rt.twin_dropped(a.twin_of)
+        log.info("assignment_handed_back", match_id=a.match_id, why=why)
+        metrics.ASSIGNMENTS_HANDED_BACK.inc()
+        task = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(matchmaking.hand_back, self.store, a.match_id, self.referee_id)
+        )
+        task.add_done_callback(_log_failure)
+
+
+def _log_failure(task: asyncio.Task[bool]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.info("hand_back_failed", error=repr(task.exception()), note="it expires instead")
+
+
+def _lost_race(exc: BaseException) -> bool:
+    """A row another referee changed meanwhile (a scheduler and a ticket's owner): the next
+    poll reads it afresh."""
+    from sqlalchemy.orm.exc import StaleDataError
+
+    return isinstance(exc, StaleDataError)
 
 
 def _find(rt: LadderRuntime, ticket: str) -> Session | None:
@@ -268,12 +385,3 @@ def _find(rt: LadderRuntime, ticket: str) -> Session | None:
         if s.id == ticket:
             return s
     return None
-
-
-def _placeholder(ladder: str, seat: AssignedSeat) -> Session:
-    """A session for a bot that never arrived: it has no stream, so its seat starts away."""
-    hello = rpb.Hello(bot_name=seat.name, join_ladder=rpb.JoinLadder(ladder=ladder))
-    session = Session(hello, 1, lambda _: None)
-    session.bot = Bot(seat.bot_id, seat.name, "active")
-    session.ladder = ladder
-    return session

@@ -12,14 +12,16 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import structlog
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.matchmaking import add_twin, start_assigned
+from kozel.ladder.plan import CAPPED, capped, too_few
 from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
-from kozel.ladder.store import Store
+from kozel.ladder.store import LadderState, Store
 from kozel.server import metrics
 from kozel.server.recovery import commit_result
 from kozel.server.replay.archive import ReplayArchive
@@ -78,7 +80,9 @@ class LadderRuntime:
         self.rng = rng or random.Random()
         self.history = History(spec.repeat_window)
         self.cap = MeetingCap(spec.repeat_cap, spec.repeat_cap_window_s)
-        self.scheduling = True  # False after StopLadder (or while the referee drains)
+        # The ladder's state for every referee serving it (kozel ladder start/stop), as the
+        # store holds it; scheduling follows it.
+        self.state = LadderState(spec.name)
         self.excluded: set[int] = set()  # bots paused or retired while connected
         self.twins: dict[str, Twin] = {}  # duplicate twins by their first half's match id
         self._twin_of: dict[str, str] = {}  # running twin match id -> first half's id
@@ -94,6 +98,7 @@ class LadderRuntime:
         self.queue = queue or StoreQueue()
         self.referee_id = referee_id
         self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after each commit
+        self.stalled = ""  # why waiting bots get no match (a shared ladder: its scheduler's)
         self._retry: asyncio.TimerHandle | None = None
 
     def join(self, session) -> None:
@@ -110,14 +115,19 @@ class LadderRuntime:
             self.on_waiting()
         self.drain()
 
-    def start(self) -> None:
-        """Schedule matches again."""
-        self.scheduling = True
-        self.drain()
+    @property
+    def scheduling(self) -> bool:
+        """Whether new matches are scheduled (the ladder is not stopped)."""
+        return self.state.running
 
-    def stop(self) -> None:
-        """Schedule no new matches; running ones finish."""
-        self.scheduling = False
+    def apply_state(self, state: LadderState) -> None:
+        """The ladder was started or stopped (here or, as the store says, on any referee):
+        a stopped ladder schedules no new match; running ones finish, bots wait."""
+        was, self.state = self.state.running, state
+        if state.running != was:
+            log.info("ladder_state", ladder=self.spec.name, state=state.state, by=state.changed_by)
+            if state.running:
+                self.drain()
 
     def exclude(self, bot_id: int, excluded: bool = True) -> None:
         """Keep a connected bot out of new matches (paused, retired), or let it back in."""
@@ -133,6 +143,13 @@ class LadderRuntime:
     def _drop_twin(self, first: str) -> None:
         if self.twins.pop(first, None) is not None:
             self.replays.unseal(first)
+
+    def twin_dropped(self, first: str) -> None:
+        """A shared duplicate twin will not be played (its host gave it back): its first
+        half's seed and replay are public now."""
+        self.replays.unseal(first)
+        if self.store.keeps_replays:
+            self._write(self._publish_replay, first)
 
     def forget(self, session) -> None:
         for first, twin in list(self.twins.items()):
@@ -157,7 +174,9 @@ class LadderRuntime:
                 for s in self.waiting
                 if s.free_slots > 0 and s.bot.id not in self.excluded and s.bot.id not in reserved
             ]
-            if len({e.bot_id for e in entrants}) < self.spec.players:
+            free = len({e.bot_id for e in entrants})
+            if free < self.spec.players:
+                self._stalled(too_few(free, self.spec.players) if free else "")
                 return
             for e in entrants:
                 e.ordinal = self.ratings.get(e.key.bot.name, 0.0)  # type: ignore[attr-defined]
@@ -173,12 +192,21 @@ class LadderRuntime:
                 blocked=functools.partial(self.cap.blocked, now=now),
             )
             if group is None:  # held back (repeat window) or capped: look again soon
+                spec = self.spec
+                self._stalled("" if patient else capped(spec.repeat_cap, spec.repeat_cap_window_s))
                 self._retry_later()
                 return
+            self._stalled("")
             for e in group:
                 self.waiting.remove(e.key)
                 self._since[id(e.key)] = time.monotonic()
             self._launch([e.key for e in group])
+
+    def _stalled(self, why: str) -> None:
+        """Why waiting bots get no match ("" when they do or nobody waits): for ``kozel
+        cluster status``, and the stall alert once only an operator (or new bots) can end it."""
+        self.stalled = why
+        metrics.LADDER_STALLED.labels(self.spec.name).set(int(why.startswith(CAPPED)))
 
     def _start_twins(self) -> set[int]:
         """Start every duplicate twin whose bots are all waiting; returns the bots reserved for
@@ -348,6 +376,7 @@ class LadderRuntime:
                     str(outcome.replay_path),
                     bots,
                     self._shared_twin(runner),
+                    outcome.ended_at,
                 )
 
     def refresh_ratings(self) -> None:
@@ -394,6 +423,7 @@ class LadderRuntime:
         location: str,
         bots: list[int],
         twin: Callable[..., None] | None = None,
+        ended_at: datetime | None = None,
     ) -> None:
         """(In the worker thread.) Commit a result (with the replay, for a store that keeps
         them), then refresh the rating cache."""
@@ -407,6 +437,7 @@ class LadderRuntime:
             bots,
             replay=self._stored_replay(match_id),
             after=twin,
+            ended_at=ended_at,
         )
         metrics.RATING_UPDATES.labels(self.spec.name).inc()
         self._refresh_after(lambda: None)

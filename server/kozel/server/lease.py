@@ -1,8 +1,10 @@
 """A referee's membership in a shared store: its lease, its ladders, orphans it takes over.
 
 Every ``lease_s / 4`` the keeper renews the referee's lease (on the database's clock) in a worker
-thread, outside the write queue so a backlog cannot starve it. Every other renewal it also
-claims the ladders it waits for as a standby, and takes over the orphans of the ladders it hosts:
+thread, outside the write queue so a backlog cannot starve it, publishing the referee's status
+and reading the ladders' states (started or stopped, for every referee). Every other renewal it
+also claims the ladders it waits for as a standby (not in a cluster, where every referee serves
+every ladder), and takes over the orphans of the ladders it hosts:
 running matches whose host's lease expired, committed from the host's replay when it can be read,
 else aborted (:func:`kozel.server.recovery.adopt`). A renewal that fails marks the store
 unavailable (no new rated match starts) until one succeeds; a ladder that another referee took
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from kozel.ladder.store import Store, is_transient
+from kozel.ladder.store import LadderState, Store, is_transient
 from kozel.server import metrics
 from kozel.server.recovery import adopt
 from kozel.server.replay.archive import ReplayArchive
@@ -37,6 +39,10 @@ class LeaseKeeper:
         held: set[str],
         on_change: Callable[[], None],
         replays: ReplayArchive,
+        status: Callable[[], dict[str, object]] = dict,
+        on_states: Callable[[dict[str, LadderState]], None] = lambda states: None,
+        draining: Callable[[], bool] = lambda: False,
+        claim: bool = True,
     ) -> None:
         self.store = store
         self.replays = replays  # where orphans' replays are read from
@@ -46,6 +52,12 @@ class LeaseKeeper:
         self.held = held
         self.ok = True  # the last renewal succeeded
         self._on_change = on_change
+        self._status = status  # what this referee publishes with each renewal
+        self._on_states = on_states  # the ladders' states, as the store holds them
+        self._draining = draining
+        # Claim the ladders waited for as a standby (not in a cluster: there the scheduler
+        # role is an advisory lock or the scheduler's host row, kozel.ladder.presence).
+        self._claim = claim
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -61,10 +73,16 @@ class LeaseKeeper:
             await asyncio.sleep(self.lease_s / 4)
             beat += 1
             try:
-                hosted = await asyncio.to_thread(
-                    self.store.renew_lease, self.referee_id, self.lease_s
+                hosted, states = await asyncio.to_thread(
+                    self.store.renew_lease,
+                    self.referee_id,
+                    self.lease_s,
+                    self._status(),
+                    self._draining(),
                 )
-                self._lost(self.held - hosted)
+                self._on_states(states)
+                if self._claim:
+                    self._lost(self.held - hosted)
                 if beat % 2 == 0:
                     await self._sweep()
             except Exception as exc:
@@ -78,7 +96,7 @@ class LeaseKeeper:
     async def _sweep(self) -> None:
         """Claim the ladders waited for, then adopt the orphans of the ladders held."""
         waiting = [name for name in self.ladders if name not in self.held]
-        if waiting:
+        if waiting and self._claim:
             others = await asyncio.to_thread(self.store.claim_ladders, self.referee_id, waiting)
             taken = [name for name in waiting if name not in others]
             if taken:
@@ -115,5 +133,6 @@ class LeaseKeeper:
     def _set(self, ok: bool) -> None:
         if ok != self.ok:
             self.ok = ok
+            metrics.LEASE_OK.set(int(ok))
             log.warning("lease_renewed" if ok else "lease_renewal_failing", referee=self.referee_id)
             self._on_change()

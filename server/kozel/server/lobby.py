@@ -451,7 +451,9 @@ class Lobby:
         metrics.ADMISSION_CAP.set(self.match_cap)
         if was != self.overloaded:
             metrics.ADMISSION_PAUSED.set(int(self.overloaded))
-            log.warning(
+            # INFO: pauses come and go under load (kozel_admission_paused shows them, and the
+            # KozelAdmissionPausedLong alert fires when one lasts).
+            log.info(
                 "admission_paused" if self.overloaded else "admission_resumed",
                 loop_lag_ms=round(self._lag * 1000, 1),
                 running=len(self.matches),
@@ -470,10 +472,11 @@ class Lobby:
             self._maybe_start_table(self._waiting_tables.popleft())
 
     def start_drain(self) -> None:
-        """Start no new matches (tables, queues, ladders); running ones go on."""
+        """Start no new matches (tables, queues, ladders: :meth:`admits` says no from now on);
+        running ones go on. A ladder's own state (started or stopped) is not touched: on a
+        shared ladder the waiting bots are still published, so the scheduler can move them to
+        a referee that plays on."""
         self.draining = True
-        for ladder in self.ladders.values():
-            ladder.stop()
 
     async def wait_idle(self, timeout: float) -> int:
         """Wait up to ``timeout`` seconds for running matches to end; returns how many still run."""

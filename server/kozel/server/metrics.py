@@ -124,11 +124,27 @@ ORPHANS = Counter(
     "Matches of lost referees this referee took over, by outcome",
     ["outcome"],
 )  # committed | aborted
+LEASE_OK = Gauge(
+    "kozel_lease_ok",
+    "1 while this referee renews its lease in the ladder store, 0 while renewals fail",
+)
+LADDER_STALLED = Gauge(
+    "kozel_ladder_stalled",
+    "1 while bots wait on a ladder and no match can start until someone acts (every group "
+    "at its meeting cap, or no referee can host); set by the referee that schedules it",
+    ["ladder"],
+)
+ASSIGNMENTS_HANDED_BACK = Counter(
+    "kozel_assignments_handed_back",
+    "Shared-ladder matches given back unstarted (the host drains, or a redirected bot never "
+    "arrived): their bots wait again, nothing is rated",
+)
 for _kind in ("transient", "refused"):  # every series exists from the start, at zero
     STORE_ERRORS.labels(_kind)
 for _outcome in ("committed", "aborted"):
     ORPHANS.labels(_outcome)
 STORE_AVAILABLE.set(1)  # a referee without a store has no outage
+LEASE_OK.set(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +179,7 @@ def init_ladder(ladder: str) -> None:
     """Create a ladder's series at zero so dashboards see them before the first match."""
     for_ladder(ladder)
     RATING_UPDATES.labels(ladder)
+    LADDER_STALLED.labels(ladder)
 
 
 async def watch_loop_lag(

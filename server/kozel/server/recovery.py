@@ -6,8 +6,9 @@ never got (a crash before the commit, a store outage, a store restored from an o
 committed from the replay later, and a result is recorded once whatever happened in between:
 
 - at start, :func:`recover` commits every finished ladder replay in the archive that the store
-  does not hold as finished yet, in the order the matches ended (so ratings evolve as they would
-  have), then marks aborted this referee's own matches still marked running (a crash cut them);
+  does not hold as finished (or voided) yet, each rated in the place its end time gives it
+  among the ladder's results (:mod:`kozel.ladder.rating_order`), then marks aborted this
+  referee's own matches still marked running (a crash cut them);
 - while running, :func:`adopt` settles orphans this referee claimed from a lost host: committed
   from the host's replay when it can be read and verifies, otherwise aborted without rating.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import structlog
 
@@ -57,6 +59,7 @@ def commit_result(
     start: tuple[str, int, str | None, object] | None = None,
     replay: bytes | None = None,
     after: Callable[..., None] | None = None,
+    ended_at: datetime | None = None,
 ) -> None:
     """Commit a finished match's result and rating update (its replay is on disk; ``replay``,
     its bytes, goes into a store that keeps replays)."""
@@ -88,6 +91,7 @@ def commit_result(
             "draw": result.draw,
         },
         seats=seats,
+        ended_at=ended_at,
         start=start,  # type: ignore[arg-type]
         replay=replay if store.keeps_replays else None,
         after=after,
@@ -111,7 +115,7 @@ def commit_replay(
     if missing:
         return f"unknown bots {missing}"
     rules = ruleset_from_pb(replay.ruleset)
-    start = (replay.ladder, replay.players, referee_id, replay.started_at.ToDatetime())
+    start = (replay.ladder, replay.players, referee_id, replay.started_at.ToDatetime(UTC))
     commit_result(
         store,
         replay.match_id,
@@ -122,6 +126,7 @@ def commit_replay(
         [ids[n] for n in names],
         start=start,
         replay=encode_replay(replay) if store.keeps_replays else None,
+        ended_at=replay.ended_at.ToDatetime(UTC),
     )
     return ""
 
@@ -131,7 +136,7 @@ def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
     matches still marked running."""
     out = Recovery()
     ids = replays.ids()
-    done = store.finished_ids(ids)
+    done = store.settled_ids(ids)
     own = store.running_matches(referee_id)
     pending: list[tuple[object, str, replay_pb2.Replay]] = []
     for match_id in ids:

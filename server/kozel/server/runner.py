@@ -49,6 +49,7 @@ class FinishedMatch:
     replay_id: str
     replay_path: str
     seating: list[rpb.Player] = field(default_factory=list)
+    ended_at: datetime | None = None  # the replay's end time (ratings take results in this order)
 
 
 class MatchRunner(MatchHooks):
@@ -299,6 +300,7 @@ class MatchRunner(MatchHooks):
             rejections=core.rejections,
             aborted=aborted,
         )
+        ended_at = datetime.now(UTC)
         replay = build_replay(
             self.match,
             match_id=self.match_id,
@@ -307,7 +309,7 @@ class MatchRunner(MatchHooks):
             steps=self.steps,
             result=result,
             started_at=self.started_at,
-            ended_at=datetime.now(UTC),
+            ended_at=ended_at,
             table_id=self.table_id,
             ladder=self.ladder,
         )
@@ -332,4 +334,4 @@ class MatchRunner(MatchHooks):
         reason = pb.MatchEndReason.Name(result.reason)
         metrics.MATCHES_FINISHED.labels(self.ladder, reason).inc()
         self.log.info("match_ended", reason=reason, replay_id=replay_id)
-        return FinishedMatch(self.match_id, result, replay_id, path, self.seating)
+        return FinishedMatch(self.match_id, result, replay_id, path, self.seating, ended_at)

@@ -71,6 +71,29 @@ class TlsSettings(_Section):
         return TlsFiles(self.cert_file, self.key_file, self.client_ca_file)
 
 
+MIN_ADMIN_TOKEN = 32  # characters: `openssl rand -hex 32` gives 64
+# Words of the examples in deploy/ and the docs: a token holding one was never replaced.
+PLACEHOLDERS = ("replace-me", "replaceme", "change-me", "changeme", "example", "placeholder")
+
+
+def weak_token(token: str) -> str:
+    """Why ``token`` cannot guard the admin API ("" when it can, or when it is unset: admin
+    calls are then refused)."""
+    if not token:
+        return ""
+    lowered = token.lower()
+    if any(word in lowered for word in PLACEHOLDERS):
+        return (
+            "the admin token is still an example's placeholder: generate one (openssl rand -hex 32)"
+        )
+    if len(token) < MIN_ADMIN_TOKEN:
+        return (
+            f"the admin token has {len(token)} characters; at least {MIN_ADMIN_TOKEN} are "
+            "needed (openssl rand -hex 32)"
+        )
+    return ""
+
+
 class OperatorSettings(_Section):
     """The operator port: AdminService, health and reflection."""
 
@@ -91,6 +114,9 @@ class OperatorSettings(_Section):
                 raise ValueError("give admin_token or admin_token_file, not both")
             if not self.admin_token_file.is_file():
                 raise ValueError(f"admin_token_file: no such file: {self.admin_token_file}")
+        if why := weak_token(self.token()):
+            where = "admin_token_file" if self.admin_token_file is not None else "admin_token"
+            raise ValueError(f"{where}: {why}")
         return self
 
     def token(self) -> str:

@@ -16,15 +16,17 @@ from dataclasses import dataclass
 
 import structlog
 
-from kozel.ladder.store import Store, default_url
+from kozel.ladder.store import LadderState, Store, default_url
 from kozel.server import metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.identity import FolderLock, referee_id
 from kozel.server.lease import LeaseKeeper
+from kozel.server.lobby import Lobby
 from kozel.server.recovery import Recovery, recover
 from kozel.server.replay.archive import FolderArchive, ReplayArchive, StoreArchive
 from kozel.server.store_queue import StoreQueue
+from kozel.server.version import VERSION
 
 log = structlog.get_logger("kozel.store")
 
@@ -39,6 +41,7 @@ class Opened:
     others: dict[str, str]  # ladders other live referees host, by ladder (standby)
     recovery: Recovery
     replays: ReplayArchive
+    states: dict[str, LadderState]  # the ladders' states (a stopped ladder stays stopped)
 
 
 def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
@@ -57,26 +60,32 @@ def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
         standby = config.ladder_standby or config.cluster
         others = store.register_referee(rid, names, config.lease_s, standby)
         recovery = recover(store, rid, replays)
+        states = store.ladder_states()
     except BaseException:
         if store is not None:
             store.close()
         lock.release()
         raise
-    return Opened(store, lock, rid, others, recovery, replays)
+    return Opened(store, lock, rid, others, recovery, replays, states)
 
 
 class SharedStore:
     """The store parts of a running referee (see the module docstring)."""
 
-    def __init__(self, opened: Opened, config: ServerConfig, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self, opened: Opened, config: ServerConfig, on_change: Callable[[], None], lobby: Lobby
+    ) -> None:
         self.store = opened.store
+        self.lobby = lobby
+        self.streams: Callable[[], int] = lambda: 0  # open Play streams (set by the referee)
         self.referee_id = opened.referee_id
         self.config = config
         self._lock = opened.lock
         self._on_change = on_change
         self.others = dict(opened.others)
         names = [spec.name for spec in config.ladders]
-        self.held: set[str] = {n for n in names if n not in self.others}
+        # In a cluster every referee serves (and settles orphans of) every ladder.
+        self.held: set[str] = {n for n in names if config.cluster or n not in self.others}
         self.queue = StoreQueue(on_health=lambda ok: self._changed())
         self.keeper = LeaseKeeper(
             self.store,
@@ -86,10 +95,45 @@ class SharedStore:
             self.held,
             self._changed,
             opened.replays,
+            status=self.status,
+            on_states=self.apply_states,
+            draining=lambda: lobby.draining,
+            claim=not config.cluster,
         )
+        self._states = opened.states
         self.cluster: Cluster | None = None  # set by the referee when its ladders are shared
         metrics.STORE_AVAILABLE.set(1)
         metrics.STORE_BACKLOG.set(0)
+
+    def apply_states(self, states: dict[str, LadderState] | None = None) -> None:
+        """The ladders' states as the store holds them (each referee obeys them)."""
+        for name, state in (self._states if states is None else states).items():
+            rt = self.lobby.ladders.get(name)
+            if rt is not None:
+                rt.apply_state(state)
+
+    def status(self) -> dict[str, object]:
+        """What this referee publishes in the store (``kozel cluster status``, the scheduler's
+        choice of hosts)."""
+        lobby = self.lobby
+        return {
+            "running": len(lobby.matches),
+            "capacity": lobby.match_cap,
+            "streams": self.streams(),
+            "waiting": sum(len(rt.waiting) for rt in lobby.ladders.values()),
+            "admits": lobby.admits(),
+            "version": VERSION,
+            "lease_s": self.config.lease_s,
+            "ladders": {
+                name: {
+                    "waiting": len(rt.waiting),
+                    "stalled": rt.stalled,
+                    "shared": rt.shared,
+                    "players": rt.spec.players,
+                }
+                for name, rt in lobby.ladders.items()
+            },
+        }
 
     @property
     def available(self) -> bool:
@@ -124,7 +168,7 @@ class SharedStore:
         ladders, close the store. What is left unwritten is in the replays: the next start
         commits it."""
         if self.cluster is not None:
-            await self.cluster.stop()
+            await self.cluster.stop()  # (again: the referee stops it first)
         await self.keeper.stop()
         left = await self.queue.flush(self.config.store_flush_timeout_s)
         await self.queue.close()

@@ -24,15 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14kozel/v1/admin.proto\x12\x08kozel.v1\"\"\n\x12RegisterBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x13RegisterBotResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"H\n\x13SetBotStatusRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.kozel.v1.BotStatus\"b\n\x14SetBotStatusResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.kozel.v1.BotStatus\x12\x17\n\x0frunning_matches\x18\x03 \x01(\r\"1\n\x12ResetRatingRequest\x12\x0e\n\x06ladder\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\"\x15\n\x13ResetRatingResponse\"$\n\x12StartLadderRequest\x12\x0e\n\x06ladder\x18\x01 \x01(\t\"<\n\x13StartLadderResponse\x12%\n\x06ladder\x18\x01 \x01(\x0b\x32\x15.kozel.v1.LadderState\"#\n\x11StopLadderRequest\x12\x0e\n\x06ladder\x18\x01 \x01(\t\";\n\x12StopLadderResponse\x12%\n\x06ladder\x18\x01 \x01(\x0b\x32\x15.kozel.v1.LadderState\"\x14\n\x12ListLaddersRequest\"=\n\x13ListLaddersResponse\x12&\n\x07ladders\x18\x01 \x03(\x0b\x32\x15.kozel.v1.LadderState\"x\n\x0bLadderState\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07running\x18\x02 \x01(\x08\x12\x0f\n\x07waiting\x18\x03 \x01(\r\x12\x17\n\x0frunning_matches\x18\x04 \x01(\r\x12\x0f\n\x07players\x18\x05 \x01(\r\x12\x0f\n\x07ruleset\x18\x06 \x01(\t*m\n\tBotStatus\x12\x1a\n\x16\x42OT_STATUS_UNSPECIFIED\x10\x00\x12\x15\n\x11\x42OT_STATUS_ACTIVE\x10\x01\x12\x15\n\x11\x42OT_STATUS_PAUSED\x10\x02\x12\x16\n\x12\x42OT_STATUS_RETIRED\x10\x03\x32\xd6\x03\n\x0c\x41\x64minService\x12J\n\x0bRegisterBot\x12\x1c.kozel.v1.RegisterBotRequest\x1a\x1d.kozel.v1.RegisterBotResponse\x12M\n\x0cSetBotStatus\x12\x1d.kozel.v1.SetBotStatusRequest\x1a\x1e.kozel.v1.SetBotStatusResponse\x12J\n\x0bResetRating\x12\x1c.kozel.v1.ResetRatingRequest\x1a\x1d.kozel.v1.ResetRatingResponse\x12J\n\x0bStartLadder\x12\x1c.kozel.v1.StartLadderRequest\x1a\x1d.kozel.v1.StartLadderResponse\x12G\n\nStopLadder\x12\x1b.kozel.v1.StopLadderRequest\x1a\x1c.kozel.v1.StopLadderResponse\x12J\n\x0bListLadders\x12\x1c.kozel.v1.ListLaddersRequest\x1a\x1d.kozel.v1.ListLaddersResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14kozel/v1/admin.proto\x12\x08kozel.v1\"\"\n\x12RegisterBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x13RegisterBotResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"H\n\x13SetBotStatusRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.kozel.v1.BotStatus\"b\n\x14SetBotStatusResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12#\n\x06status\x18\x02 \x01(\x0e\x32\x13.kozel.v1.BotStatus\x12\x17\n\x0frunning_matches\x18\x03 \x01(\r\"1\n\x12ResetRatingRequest\x12\x0e\n\x06ladder\x18\x01 \x01(\t\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\"\x15\n\x13ResetRatingResponse\"F\n\x12StartLadderRequest\x12\x0e\n\x06ladder\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x10\n\x08operator\x18\x03 \x01(\t\"<\n\x13StartLadderResponse\x12%\n\x06ladder\x18\x01 \x01(\x0b\x32\x15.kozel.v1.LadderState\"E\n\x11StopLadderRequest\x12\x0e\n\x06ladder\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x10\n\x08operator\x18\x03 \x01(\t\";\n\x12StopLadderResponse\x12%\n\x06ladder\x18\x01 \x01(\x0b\x32\x15.kozel.v1.LadderState\"\x14\n\x12ListLaddersRequest\"=\n\x13ListLaddersResponse\x12&\n\x07ladders\x18\x01 \x03(\x0b\x32\x15.kozel.v1.LadderState\"\x9c\x01\n\x0bLadderState\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07running\x18\x02 \x01(\x08\x12\x0f\n\x07waiting\x18\x03 \x01(\r\x12\x17\n\x0frunning_matches\x18\x04 \x01(\r\x12\x0f\n\x07players\x18\x05 \x01(\r\x12\x0f\n\x07ruleset\x18\x06 \x01(\t\x12\x12\n\nchanged_by\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\"F\n\x10VoidMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x10\n\x08operator\x18\x03 \x01(\t\"3\n\x11VoidMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\"\x13\n\x11\x43heckStoreRequest\"@\n\x12\x43heckStoreResponse\x12\x10\n\x08problems\x18\x01 \x03(\t\x12\x18\n\x10\x66inished_matches\x18\x02 \x01(\r\"\x19\n\x17GetClusterStatusRequest\"n\n\x18GetClusterStatusResponse\x12)\n\x08referees\x18\x01 \x03(\x0b\x32\x17.kozel.v1.RefereeStatus\x12\'\n\x07ladders\x18\x02 \x03(\x0b\x32\x16.kozel.v1.LadderStatus\"\xe5\x01\n\rRefereeStatus\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\x0c\n\x04live\x18\x03 \x01(\x08\x12\x13\n\x0blease_age_s\x18\x04 \x01(\x01\x12\x10\n\x08\x64raining\x18\x05 \x01(\x08\x12\x17\n\x0frunning_matches\x18\x06 \x01(\r\x12\x10\n\x08\x63\x61pacity\x18\x07 \x01(\r\x12\x0f\n\x07streams\x18\x08 \x01(\r\x12\x0f\n\x07waiting\x18\t \x01(\r\x12\x0e\n\x06\x61\x64mits\x18\n \x01(\x08\x12\x14\n\x0cstatus_age_s\x18\x0b \x01(\x01\x12\x0f\n\x07version\x18\x0c \x01(\t\"\xc5\x01\n\x0cLadderStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x11\n\tscheduler\x18\x03 \x01(\t\x12\x14\n\x0cwaiting_bots\x18\x04 \x01(\r\x12\x17\n\x0frunning_matches\x18\x05 \x01(\r\x12\x10\n\x08\x61ssigned\x18\x06 \x01(\r\x12\x0f\n\x07stalled\x18\x07 \x01(\t\x12\x12\n\nchanged_by\x18\x08 \x01(\t\x12\x0e\n\x06reason\x18\t \x01(\t\x12\x0f\n\x07players\x18\n \x01(\r*m\n\tBotStatus\x12\x1a\n\x16\x42OT_STATUS_UNSPECIFIED\x10\x00\x12\x15\n\x11\x42OT_STATUS_ACTIVE\x10\x01\x12\x15\n\x11\x42OT_STATUS_PAUSED\x10\x02\x12\x16\n\x12\x42OT_STATUS_RETIRED\x10\x03\x32\xc0\x05\n\x0c\x41\x64minService\x12J\n\x0bRegisterBot\x12\x1c.kozel.v1.RegisterBotRequest\x1a\x1d.kozel.v1.RegisterBotResponse\x12M\n\x0cSetBotStatus\x12\x1d.kozel.v1.SetBotStatusRequest\x1a\x1e.kozel.v1.SetBotStatusResponse\x12J\n\x0bResetRating\x12\x1c.kozel.v1.ResetRatingRequest\x1a\x1d.kozel.v1.ResetRatingResponse\x12J\n\x0bStartLadder\x12\x1c.kozel.v1.StartLadderRequest\x1a\x1d.kozel.v1.StartLadderResponse\x12G\n\nStopLadder\x12\x1b.kozel.v1.StopLadderRequest\x1a\x1c.kozel.v1.StopLadderResponse\x12J\n\x0bListLadders\x12\x1c.kozel.v1.ListLaddersRequest\x1a\x1d.kozel.v1.ListLaddersResponse\x12\x44\n\tVoidMatch\x12\x1a.kozel.v1.VoidMatchRequest\x1a\x1b.kozel.v1.VoidMatchResponse\x12G\n\nCheckStore\x12\x1b.kozel.v1.CheckStoreRequest\x1a\x1c.kozel.v1.CheckStoreResponse\x12Y\n\x10GetClusterStatus\x12!.kozel.v1.GetClusterStatusRequest\x1a\".kozel.v1.GetClusterStatusResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kozel.v1.admin_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BOTSTATUS']._serialized_start=775
-  _globals['_BOTSTATUS']._serialized_end=884
+  _globals['_BOTSTATUS']._serialized_start=1663
+  _globals['_BOTSTATUS']._serialized_end=1772
   _globals['_REGISTERBOTREQUEST']._serialized_start=34
   _globals['_REGISTERBOTREQUEST']._serialized_end=68
   _globals['_REGISTERBOTRESPONSE']._serialized_start=70
@@ -46,19 +46,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESETRATINGRESPONSE']._serialized_start=347
   _globals['_RESETRATINGRESPONSE']._serialized_end=368
   _globals['_STARTLADDERREQUEST']._serialized_start=370
-  _globals['_STARTLADDERREQUEST']._serialized_end=406
-  _globals['_STARTLADDERRESPONSE']._serialized_start=408
-  _globals['_STARTLADDERRESPONSE']._serialized_end=468
-  _globals['_STOPLADDERREQUEST']._serialized_start=470
-  _globals['_STOPLADDERREQUEST']._serialized_end=505
-  _globals['_STOPLADDERRESPONSE']._serialized_start=507
-  _globals['_STOPLADDERRESPONSE']._serialized_end=566
-  _globals['_LISTLADDERSREQUEST']._serialized_start=568
-  _globals['_LISTLADDERSREQUEST']._serialized_end=588
-  _globals['_LISTLADDERSRESPONSE']._serialized_start=590
-  _globals['_LISTLADDERSRESPONSE']._serialized_end=651
-  _globals['_LADDERSTATE']._serialized_start=653
-  _globals['_LADDERSTATE']._serialized_end=773
-  _globals['_ADMINSERVICE']._serialized_start=887
-  _globals['_ADMINSERVICE']._serialized_end=1357
+  _globals['_STARTLADDERREQUEST']._serialized_end=440
+  _globals['_STARTLADDERRESPONSE']._serialized_start=442
+  _globals['_STARTLADDERRESPONSE']._serialized_end=502
+  _globals['_STOPLADDERREQUEST']._serialized_start=504
+  _globals['_STOPLADDERREQUEST']._serialized_end=573
+  _globals['_STOPLADDERRESPONSE']._serialized_start=575
+  _globals['_STOPLADDERRESPONSE']._serialized_end=634
+  _globals['_LISTLADDERSREQUEST']._serialized_start=636
+  _globals['_LISTLADDERSREQUEST']._serialized_end=656
+  _globals['_LISTLADDERSRESPONSE']._serialized_start=658
+  _globals['_LISTLADDERSRESPONSE']._serialized_end=719
+  _globals['_LADDERSTATE']._serialized_start=722
+  _globals['_LADDERSTATE']._serialized_end=878
+  _globals['_VOIDMATCHREQUEST']._serialized_start=880
+  _globals['_VOIDMATCHREQUEST']._serialized_end=950
+  _globals['_VOIDMATCHRESPONSE']._serialized_start=952
+  _globals['_VOIDMATCHRESPONSE']._serialized_end=1003
+  _globals['_CHECKSTOREREQUEST']._serialized_start=1005
+  _globals['_CHECKSTOREREQUEST']._serialized_end=1024
+  _globals['_CHECKSTORERESPONSE']._serialized_start=1026
+  _globals['_CHECKSTORERESPONSE']._serialized_end=1090
+  _globals['_GETCLUSTERSTATUSREQUEST']._serialized_start=1092
+  _globals['_GETCLUSTERSTATUSREQUEST']._serialized_end=1117
+  _globals['_GETCLUSTERSTATUSRESPONSE']._serialized_start=1119
+  _globals['_GETCLUSTERSTATUSRESPONSE']._serialized_end=1229
+  _globals['_REFEREESTATUS']._serialized_start=1232
+  _globals['_REFEREESTATUS']._serialized_end=1461
+  _globals['_LADDERSTATUS']._serialized_start=1464
+  _globals['_LADDERSTATUS']._serialized_end=1661
+  _globals['_ADMINSERVICE']._serialized_start=1775
+  _globals['_ADMINSERVICE']._serialized_end=2479
 # @@protoc_insertion_point(module_scope)

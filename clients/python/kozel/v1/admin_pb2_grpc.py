@@ -65,6 +65,21 @@ class AdminServiceStub:
                 request_serializer=kozel_dot_v1_dot_admin__pb2.ListLaddersRequest.SerializeToString,
                 response_deserializer=kozel_dot_v1_dot_admin__pb2.ListLaddersResponse.FromString,
                 _registered_method=True)
+        self.VoidMatch = channel.unary_unary(
+                '/kozel.v1.AdminService/VoidMatch',
+                request_serializer=kozel_dot_v1_dot_admin__pb2.VoidMatchRequest.SerializeToString,
+                response_deserializer=kozel_dot_v1_dot_admin__pb2.VoidMatchResponse.FromString,
+                _registered_method=True)
+        self.CheckStore = channel.unary_unary(
+                '/kozel.v1.AdminService/CheckStore',
+                request_serializer=kozel_dot_v1_dot_admin__pb2.CheckStoreRequest.SerializeToString,
+                response_deserializer=kozel_dot_v1_dot_admin__pb2.CheckStoreResponse.FromString,
+                _registered_method=True)
+        self.GetClusterStatus = channel.unary_unary(
+                '/kozel.v1.AdminService/GetClusterStatus',
+                request_serializer=kozel_dot_v1_dot_admin__pb2.GetClusterStatusRequest.SerializeToString,
+                response_deserializer=kozel_dot_v1_dot_admin__pb2.GetClusterStatusResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -94,14 +109,16 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StartLadder(self, request, context):
-        """Resume scheduling matches on a stopped ladder.
+        """Resume scheduling matches on a stopped ladder, on every referee sharing the store.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def StopLadder(self, request, context):
-        """Stop scheduling new matches on a ladder; running matches finish.
+        """Stop scheduling new matches on a ladder, on every referee sharing the store (each obeys
+        within one poll); running matches finish, connected bots wait. The state is kept in the
+        store: a restarted referee keeps the ladder stopped.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -109,6 +126,30 @@ class AdminServiceServicer:
 
     def ListLadders(self, request, context):
         """Every ladder this referee serves, with its state.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VoidMatch(self, request, context):
+        """Take a finished match's result back: it becomes aborted (reason "voided", with who and
+        why) and every later rating of its ladder is computed again without it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CheckStore(self, request, context):
+        """The store's consistency check (one snapshot: rating chains, records, replays committed
+        once); the same as `kozel ladder check --db URL`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetClusterStatus(self, request, context):
+        """Every referee sharing this referee's store and every ladder: leases, load, draining,
+        which referee schedules each ladder, waiting bots and why nothing starts.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -146,6 +187,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListLadders,
                     request_deserializer=kozel_dot_v1_dot_admin__pb2.ListLaddersRequest.FromString,
                     response_serializer=kozel_dot_v1_dot_admin__pb2.ListLaddersResponse.SerializeToString,
+            ),
+            'VoidMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.VoidMatch,
+                    request_deserializer=kozel_dot_v1_dot_admin__pb2.VoidMatchRequest.FromString,
+                    response_serializer=kozel_dot_v1_dot_admin__pb2.VoidMatchResponse.SerializeToString,
+            ),
+            'CheckStore': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckStore,
+                    request_deserializer=kozel_dot_v1_dot_admin__pb2.CheckStoreRequest.FromString,
+                    response_serializer=kozel_dot_v1_dot_admin__pb2.CheckStoreResponse.SerializeToString,
+            ),
+            'GetClusterStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetClusterStatus,
+                    request_deserializer=kozel_dot_v1_dot_admin__pb2.GetClusterStatusRequest.FromString,
+                    response_serializer=kozel_dot_v1_dot_admin__pb2.GetClusterStatusResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -311,6 +367,87 @@ class AdminService:
             '/kozel.v1.AdminService/ListLadders',
             kozel_dot_v1_dot_admin__pb2.ListLaddersRequest.SerializeToString,
             kozel_dot_v1_dot_admin__pb2.ListLaddersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VoidMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kozel.v1.AdminService/VoidMatch',
+            kozel_dot_v1_dot_admin__pb2.VoidMatchRequest.SerializeToString,
+            kozel_dot_v1_dot_admin__pb2.VoidMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CheckStore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kozel.v1.AdminService/CheckStore',
+            kozel_dot_v1_dot_admin__pb2.CheckStoreRequest.SerializeToString,
+            kozel_dot_v1_dot_admin__pb2.CheckStoreResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetClusterStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kozel.v1.AdminService/GetClusterStatus',
+            kozel_dot_v1_dot_admin__pb2.GetClusterStatusRequest.SerializeToString,
+            kozel_dot_v1_dot_admin__pb2.GetClusterStatusResponse.FromString,
             options,
             channel_credentials,
             insecure,
