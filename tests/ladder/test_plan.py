@@ -58,13 +58,17 @@ def test_a_busy_bot_pins_its_match_and_a_draining_pin_waits() -> None:
     assert out.formed == [] and not out.stuck  # bot 1's match waits for a to finish
 
 
-def test_an_idle_referee_takes_groups_once_it_is_rebalance_gap_less_loaded() -> None:
+def test_an_idle_referee_takes_a_group_and_a_busy_one_only_past_the_gap() -> None:
     hosts = {"a": Host("a"), "b": Host("b"), "c": Host("c")}
     both_on_a = [_w(1, "a"), _w(2, "a")]
-    snap = _snap(both_on_a, hosts, load=Counter({"a": REBALANCE_GAP - 1}))
+    snap = _snap(both_on_a, hosts, load=Counter({"a": 1, "b": 1, "c": 1}))
+    assert choose_host(both_on_a, snap) == "a"  # balanced: no redirect
+    snap = _snap(both_on_a, hosts, load=Counter({"a": 1, "b": 1}))
+    assert choose_host(both_on_a, snap) == "c"  # c has no match (just back): it takes this one
+    snap = _snap(both_on_a, hosts, load=Counter({"a": REBALANCE_GAP, "b": 1, "c": 1}))
     assert choose_host(both_on_a, snap) == "a"  # not worth a redirect yet
-    snap = _snap(both_on_a, hosts, load=Counter({"a": REBALANCE_GAP, "b": 1}))
-    assert choose_host(both_on_a, snap) == "c"  # c (empty) is far enough below a
+    snap = _snap(both_on_a, hosts, load=Counter({"a": REBALANCE_GAP + 1, "b": 1, "c": 1}))
+    assert choose_host(both_on_a, snap) == "b"  # b is the gap below a
 
 
 def test_every_group_at_its_meeting_cap_is_a_stall_with_its_reason() -> None:

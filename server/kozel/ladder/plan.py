@@ -6,9 +6,9 @@ the snapshot and writes the plan (:mod:`kozel.ladder.matchmaking`).
 The policy is the single referee's (:func:`kozel.ladder.scheduler.pick`: near in rating,
 longest waiting first, soft repeat window, hard meeting cap, shuffled seats). A host is a live
 referee that is not draining and admits matches: the one where a busy bot already plays, else
-the least loaded of those holding most of the group's bots, unless another is at least
-``REBALANCE_GAP`` matches less loaded (then the bots are redirected there: a referee that
-comes back, or one added, gets work within a few passes).
+the least loaded of those holding most of the group's bots, unless another has no match of
+the ladder or is at least ``REBALANCE_GAP`` matches less loaded (then the bots are redirected
+there, and stay: a referee that comes back, or one added, gets work at the next pass).
 """
 
 from __future__ import annotations
@@ -160,7 +160,8 @@ def choose_host(chosen: Sequence[Waiting], snap: Snapshot) -> str | None:
         return least
     most = max(held.values())
     near = min((r for r, n in held.items() if n == most), key=lambda r: (snap.load[r], r))
-    return least if snap.load[least] + REBALANCE_GAP <= snap.load[near] else near
+    idle = snap.load[least] == 0 < snap.load[near]  # a referee back (or new) with no match
+    return least if idle or snap.load[least] + REBALANCE_GAP <= snap.load[near] else near
 
 
 _NO_HOST = "no referee can host a match: every live referee is draining or not admitting"

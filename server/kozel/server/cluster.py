@@ -139,8 +139,11 @@ class Cluster:
         while True:
             # At most every MIN_GAP_S, at least every poll_s, sooner when a bot waits anew.
             await asyncio.sleep(min(MIN_GAP_S, self.poll_s))
+            # asyncio.timeout, not wait_for: on 3.11 wait_for loses a cancellation that arrives
+            # as the event is set (the stop would then wait for this loop forever).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), max(0.0, self.poll_s - MIN_GAP_S))
+                async with asyncio.timeout(max(0.0, self.poll_s - MIN_GAP_S)):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 polled = await self._poll(policies)
@@ -280,12 +283,10 @@ class Cluster:
             async with self._polled:
                 target = self._polls + 2
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self._polled.wait_for(
+                    async with asyncio.timeout(ARRIVAL_WAIT_S):
+                        await self._polled.wait_for(
                             lambda: self._polls >= target or ticket in self._passes
-                        ),
-                        ARRIVAL_WAIT_S,
-                    )
+                        )
         entry = self._passes.get(ticket)
         if entry is None:
             return "unknown, used or expired redirect_ticket"
