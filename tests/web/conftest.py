@@ -26,6 +26,7 @@ SHOTS = Path(__file__).with_name("screenshots")
 HOSTILE = "<img src=x onerror=alert(1)>"
 LADDER = "classic-2p"
 BOTS = [("greedy", "greedy-a"), ("greedy", "greedy-b"), ("random", HOSTILE)]
+OPS_TOKEN = "ops-" + "5e" * 20  # the referee's admin token: the operators' page password
 # The flags that keep Chromium off the closed network of these machines.
 CHROMIUM_ARGS = [
     "--headless",
@@ -116,6 +117,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
             "database_url": url,
         },
         "logging": {"level": "WARNING"},
+        "operator": {"admin_token": OPS_TOKEN},
         "drain_timeout_s": 5,
         "ladders": [
             {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 from pathlib import Path
 
@@ -103,7 +104,15 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> i
         else FolderArchive(args.replays)
     )
     sources = StandaloneSources(store, archive, referee=args.referee, duplicate_ladders=duplicate)
-    server = WebServer(create_app(sources, limits, cpu_share=args.cpu_share), args.listen)
+    from kozel.web.ops import OPS_TOKEN_ENV
+
+    app = create_app(
+        sources,
+        limits,
+        cpu_share=args.cpu_share,
+        ops_token_sha256=os.environ.get(OPS_TOKEN_ENV, "").strip().lower(),
+    )
+    server = WebServer(app, args.listen)
     sock = None
     if args.listen_fd is not None:
         import socket

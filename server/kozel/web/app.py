@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 from kozel.server.lobby import REPLAY_ID
 from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.cpu import CpuBudget, CpuCap
+from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
 from kozel.web.sources import Sources
 
 STATIC = resources.files("kozel.web") / "static"
@@ -83,10 +84,16 @@ def not_found(message: str) -> HTMLResponse:
 
 
 def create_app(
-    sources: Sources, limits: WebLimits | None = None, *, cpu_share: float = 0.0
+    sources: Sources,
+    limits: WebLimits | None = None,
+    *,
+    cpu_share: float = 0.0,
+    ops_token_sha256: str = "",
 ) -> FastAPI:
     """The app over ``sources``; no Swagger UI (it would load scripts from elsewhere).
-    ``cpu_share`` > 0 caps this process's CPU time (:mod:`kozel.web.cpu`)."""
+    ``cpu_share`` > 0 caps this process's CPU time (:mod:`kozel.web.cpu`);
+    ``ops_token_sha256`` (the admin token's hash) opens the operators' page
+    (:mod:`kozel.web.ops`)."""
     api = Api(sources, limits or WebLimits())
     app = FastAPI(
         title="Kozel Arena",
@@ -99,6 +106,7 @@ def create_app(
     )
     app.state.api = api
     app.include_router(build_router(api))
+    app.include_router(ops_router(sources, ops_token_sha256))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     if cpu_share > 0:
         app.add_middleware(CpuCap, budget=CpuBudget(cpu_share))
@@ -117,7 +125,9 @@ def create_app(
     async def http_error(request: Request, exc: HTTPException) -> Response:
         if wants_html(request) and exc.status_code == 404:
             return not_found("There is no such page.")
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        return JSONResponse(
+            {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+        )
 
     @app.exception_handler(404)
     async def missing(request: Request, exc: Exception) -> Response:
@@ -274,8 +284,11 @@ class WebChild:
     RESTART_MAX_S = 30.0
     STEADY_S = 60.0  # a child that ran this long resets the back-off
 
-    def __init__(self, cmd: list[str], nice: int, idle: bool = False) -> None:
+    def __init__(
+        self, cmd: list[str], nice: int, idle: bool = False, env: dict[str, str] | None = None
+    ) -> None:
         self.cmd = cmd
+        self.env = env or {}  # for the child only (never on its command line)
         self.nice = nice
         self.idle = idle
         self.proc: subprocess.Popen[str] | None = None
@@ -317,7 +330,7 @@ class WebChild:
             text=True,
             preexec_fn=self._preexec,
             pass_fds=(fd,),
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
         )
         return proc
 
@@ -399,6 +412,7 @@ async def start_in_referee(
 
     log = structlog.get_logger("kozel.web")
     server: WebServer | WebChild
+    ops = token_sha256(config.admin_token) if config.admin_token else ""
     if config.web_in_process:
         store = None
         if lobby.store is not None:  # the same database, opened for reading only
@@ -406,11 +420,18 @@ async def start_in_referee(
 
             store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(hide_password=False)))
         server = WebServer(
-            create_app(LobbySources(lobby, store), WebLimits(**dict(config.web_limits))),
+            create_app(
+                LobbySources(lobby, store),
+                WebLimits(**dict(config.web_limits)),
+                ops_token_sha256=ops,
+            ),
             config.web_listen,
         )
     else:
-        server = WebChild(_child_command(config, referee), config.web_nice, config.web_idle)
+        env = {OPS_TOKEN_ENV: ops} if ops else {}
+        server = WebChild(
+            _child_command(config, referee), config.web_nice, config.web_idle, env=env
+        )
     try:
         if isinstance(server, WebChild):
             host, port = parse_listen(config.web_listen)
