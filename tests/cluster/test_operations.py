@@ -6,7 +6,9 @@ and a restore with three referees brings the standings back to the last digit.""
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -205,6 +207,10 @@ def test_a_restore_with_three_referees_gives_back_the_standings_to_the_last_digi
     dump = tmp_path / "kozel.dump"
     libpq = make_url(c.db).set(drivername="postgresql").render_as_string(hide_password=False)
     subprocess.run(["pg_dump", "--format=custom", f"--file={dump}", libpq], check=True)
+    backups = {n: tmp_path / "backup" / n for n in REFEREES}  # the store first, replays second
+    for name, ref in c.referees.items():
+        backups[name].mkdir(parents=True)
+        _rsync(f"{ref.replay_dir}/", f"{backups[name]}/", "--exclude", ".*.tmp")
     wait(lambda: len(finished_in_store(store)) >= 60, "60 rated matches", timeout=600)
     stop(c.bots.values())
     for ref in c.referees.values():
@@ -220,6 +226,8 @@ def test_a_restore_with_three_referees_gives_back_the_standings_to_the_last_digi
         ["pg_restore", "--clean", "--if-exists", f"--dbname={libpq}", str(dump)], check=True
     )
     assert len(finished_in_store(store)) < len(finished)
+    for name, ref in c.referees.items():  # each referee's replays into its own folder
+        _rsync(f"{backups[name]}/", f"{ref.replay_dir}/")
     ports = {n: int(r.address.rsplit(":", 1)[1]) for n, r in c.referees.items()}
     for name in REFEREES:
         c.start(name, port=ports[name])
@@ -227,6 +235,14 @@ def test_a_restore_with_three_referees_gives_back_the_standings_to_the_last_digi
     assert _table(store) == before  # to the last digit
     assert _table(store) == _recomputed(store)
     assert store.check_consistency() == []
+
+
+def _rsync(*args: str) -> None:
+    if shutil.which("rsync") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide rsync (.ci/run installs it)")
+        pytest.skip("the rsync command is not installed (apt-get install rsync)")
+    subprocess.run(["rsync", "-a", *args], check=True)
 
 
 def _table(store: Store) -> list[tuple]:
