@@ -398,7 +398,12 @@ func (*ResetRatingResponse) Descriptor() ([]byte, []int) {
 type StartLadderRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The ladder's name.
-	Ladder        string `protobuf:"bytes,1,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	Ladder string `protobuf:"bytes,1,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	// Why (kept with the ladder's state; up to 256 printable characters).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who asks (kept with the ladder's state; up to 64 printable characters; "" = the caller's
+	// address).
+	Operator      string `protobuf:"bytes,3,opt,name=operator,proto3" json:"operator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -436,6 +441,20 @@ func (*StartLadderRequest) Descriptor() ([]byte, []int) {
 func (x *StartLadderRequest) GetLadder() string {
 	if x != nil {
 		return x.Ladder
+	}
+	return ""
+}
+
+func (x *StartLadderRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *StartLadderRequest) GetOperator() string {
+	if x != nil {
+		return x.Operator
 	}
 	return ""
 }
@@ -490,7 +509,12 @@ func (x *StartLadderResponse) GetLadder() *LadderState {
 type StopLadderRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The ladder's name.
-	Ladder        string `protobuf:"bytes,1,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	Ladder string `protobuf:"bytes,1,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	// Why (kept with the ladder's state; up to 256 printable characters).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who asks (kept with the ladder's state; up to 64 printable characters; "" = the caller's
+	// address).
+	Operator      string `protobuf:"bytes,3,opt,name=operator,proto3" json:"operator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -528,6 +552,20 @@ func (*StopLadderRequest) Descriptor() ([]byte, []int) {
 func (x *StopLadderRequest) GetLadder() string {
 	if x != nil {
 		return x.Ladder
+	}
+	return ""
+}
+
+func (x *StopLadderRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *StopLadderRequest) GetOperator() string {
+	if x != nil {
+		return x.Operator
 	}
 	return ""
 }
@@ -675,7 +713,11 @@ type LadderState struct {
 	// Players per match.
 	Players uint32 `protobuf:"varint,5,opt,name=players,proto3" json:"players,omitempty"`
 	// The ruleset's name.
-	Ruleset       string `protobuf:"bytes,6,opt,name=ruleset,proto3" json:"ruleset,omitempty"`
+	Ruleset string `protobuf:"bytes,6,opt,name=ruleset,proto3" json:"ruleset,omitempty"`
+	// Who last started or stopped it ("" = never changed), and why.
+	ChangedBy string `protobuf:"bytes,7,opt,name=changed_by,json=changedBy,proto3" json:"changed_by,omitempty"`
+	// The reason given with the last start or stop.
+	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -752,6 +794,595 @@ func (x *LadderState) GetRuleset() string {
 	return ""
 }
 
+func (x *LadderState) GetChangedBy() string {
+	if x != nil {
+		return x.ChangedBy
+	}
+	return ""
+}
+
+func (x *LadderState) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// A result to take back.
+type VoidMatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match id.
+	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	// Why (required: kept with the match; up to 256 printable characters).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who asks (kept with the match; up to 64 printable characters; "" = the caller's address).
+	Operator      string `protobuf:"bytes,3,opt,name=operator,proto3" json:"operator,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoidMatchRequest) Reset() {
+	*x = VoidMatchRequest{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoidMatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoidMatchRequest) ProtoMessage() {}
+
+func (x *VoidMatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoidMatchRequest.ProtoReflect.Descriptor instead.
+func (*VoidMatchRequest) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *VoidMatchRequest) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+func (x *VoidMatchRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *VoidMatchRequest) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
+// The match was voided (or had been already).
+type VoidMatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The match id.
+	MatchId string `protobuf:"bytes,1,opt,name=match_id,json=matchId,proto3" json:"match_id,omitempty"`
+	// The bots whose ratings were computed again.
+	Bots          []string `protobuf:"bytes,2,rep,name=bots,proto3" json:"bots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoidMatchResponse) Reset() {
+	*x = VoidMatchResponse{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoidMatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoidMatchResponse) ProtoMessage() {}
+
+func (x *VoidMatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoidMatchResponse.ProtoReflect.Descriptor instead.
+func (*VoidMatchResponse) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *VoidMatchResponse) GetMatchId() string {
+	if x != nil {
+		return x.MatchId
+	}
+	return ""
+}
+
+func (x *VoidMatchResponse) GetBots() []string {
+	if x != nil {
+		return x.Bots
+	}
+	return nil
+}
+
+// No parameters.
+type CheckStoreRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckStoreRequest) Reset() {
+	*x = CheckStoreRequest{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckStoreRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckStoreRequest) ProtoMessage() {}
+
+func (x *CheckStoreRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckStoreRequest.ProtoReflect.Descriptor instead.
+func (*CheckStoreRequest) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{15}
+}
+
+// The check's findings.
+type CheckStoreResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One sentence per problem; empty when the store is consistent.
+	Problems []string `protobuf:"bytes,1,rep,name=problems,proto3" json:"problems,omitempty"`
+	// Finished matches checked.
+	FinishedMatches uint32 `protobuf:"varint,2,opt,name=finished_matches,json=finishedMatches,proto3" json:"finished_matches,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CheckStoreResponse) Reset() {
+	*x = CheckStoreResponse{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckStoreResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckStoreResponse) ProtoMessage() {}
+
+func (x *CheckStoreResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckStoreResponse.ProtoReflect.Descriptor instead.
+func (*CheckStoreResponse) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CheckStoreResponse) GetProblems() []string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *CheckStoreResponse) GetFinishedMatches() uint32 {
+	if x != nil {
+		return x.FinishedMatches
+	}
+	return 0
+}
+
+// No parameters.
+type GetClusterStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterStatusRequest) Reset() {
+	*x = GetClusterStatusRequest{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterStatusRequest) ProtoMessage() {}
+
+func (x *GetClusterStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterStatusRequest) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+// The cluster as the shared store sees it.
+type GetClusterStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every referee with a row in the store, live ones first.
+	Referees []*RefereeStatus `protobuf:"bytes,1,rep,name=referees,proto3" json:"referees,omitempty"`
+	// Every ladder of the live referees.
+	Ladders       []*LadderStatus `protobuf:"bytes,2,rep,name=ladders,proto3" json:"ladders,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterStatusResponse) Reset() {
+	*x = GetClusterStatusResponse{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterStatusResponse) ProtoMessage() {}
+
+func (x *GetClusterStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterStatusResponse) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetClusterStatusResponse) GetReferees() []*RefereeStatus {
+	if x != nil {
+		return x.Referees
+	}
+	return nil
+}
+
+func (x *GetClusterStatusResponse) GetLadders() []*LadderStatus {
+	if x != nil {
+		return x.Ladders
+	}
+	return nil
+}
+
+// One referee, as it last published itself in the store.
+type RefereeStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Where bots reach it.
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// Whether its lease is live (and, on PostgreSQL, its process holds its lock).
+	Live bool `protobuf:"varint,3,opt,name=live,proto3" json:"live,omitempty"`
+	// Seconds since it last renewed its lease.
+	LeaseAgeS float64 `protobuf:"fixed64,4,opt,name=lease_age_s,json=leaseAgeS,proto3" json:"lease_age_s,omitempty"`
+	// Whether it drains (it hosts no new match).
+	Draining bool `protobuf:"varint,5,opt,name=draining,proto3" json:"draining,omitempty"`
+	// Matches running on it.
+	RunningMatches uint32 `protobuf:"varint,6,opt,name=running_matches,json=runningMatches,proto3" json:"running_matches,omitempty"`
+	// How many matches it may run now (its adaptive match cap).
+	Capacity uint32 `protobuf:"varint,7,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	// Play streams connected to it.
+	Streams uint32 `protobuf:"varint,8,opt,name=streams,proto3" json:"streams,omitempty"`
+	// Ladder bots waiting on it (one per free slot).
+	Waiting uint32 `protobuf:"varint,9,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// Whether it admits new matches now (not draining, not overloaded, under its cap).
+	Admits bool `protobuf:"varint,10,opt,name=admits,proto3" json:"admits,omitempty"`
+	// Seconds since it last published this status.
+	StatusAgeS float64 `protobuf:"fixed64,11,opt,name=status_age_s,json=statusAgeS,proto3" json:"status_age_s,omitempty"`
+	// Its software version.
+	Version       string `protobuf:"bytes,12,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefereeStatus) Reset() {
+	*x = RefereeStatus{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefereeStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefereeStatus) ProtoMessage() {}
+
+func (x *RefereeStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefereeStatus.ProtoReflect.Descriptor instead.
+func (*RefereeStatus) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RefereeStatus) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RefereeStatus) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *RefereeStatus) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
+func (x *RefereeStatus) GetLeaseAgeS() float64 {
+	if x != nil {
+		return x.LeaseAgeS
+	}
+	return 0
+}
+
+func (x *RefereeStatus) GetDraining() bool {
+	if x != nil {
+		return x.Draining
+	}
+	return false
+}
+
+func (x *RefereeStatus) GetRunningMatches() uint32 {
+	if x != nil {
+		return x.RunningMatches
+	}
+	return 0
+}
+
+func (x *RefereeStatus) GetCapacity() uint32 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *RefereeStatus) GetStreams() uint32 {
+	if x != nil {
+		return x.Streams
+	}
+	return 0
+}
+
+func (x *RefereeStatus) GetWaiting() uint32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *RefereeStatus) GetAdmits() bool {
+	if x != nil {
+		return x.Admits
+	}
+	return false
+}
+
+func (x *RefereeStatus) GetStatusAgeS() float64 {
+	if x != nil {
+		return x.StatusAgeS
+	}
+	return 0
+}
+
+func (x *RefereeStatus) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+// One ladder across the cluster.
+type LadderStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ladder's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// "running" or "stopped".
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// The referee that schedules it now ("" = none).
+	Scheduler string `protobuf:"bytes,3,opt,name=scheduler,proto3" json:"scheduler,omitempty"`
+	// Distinct bots waiting for a match on it.
+	WaitingBots uint32 `protobuf:"varint,4,opt,name=waiting_bots,json=waitingBots,proto3" json:"waiting_bots,omitempty"`
+	// Its running matches.
+	RunningMatches uint32 `protobuf:"varint,5,opt,name=running_matches,json=runningMatches,proto3" json:"running_matches,omitempty"`
+	// Matches formed and not started yet.
+	Assigned uint32 `protobuf:"varint,6,opt,name=assigned,proto3" json:"assigned,omitempty"`
+	// Why no match starts although bots wait ("" when matches start or nobody waits).
+	Stalled string `protobuf:"bytes,7,opt,name=stalled,proto3" json:"stalled,omitempty"`
+	// Who last started or stopped it, and why.
+	ChangedBy string `protobuf:"bytes,8,opt,name=changed_by,json=changedBy,proto3" json:"changed_by,omitempty"`
+	// The reason given with the last start or stop.
+	Reason string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Players per match.
+	Players       uint32 `protobuf:"varint,10,opt,name=players,proto3" json:"players,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LadderStatus) Reset() {
+	*x = LadderStatus{}
+	mi := &file_kozel_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LadderStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LadderStatus) ProtoMessage() {}
+
+func (x *LadderStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LadderStatus.ProtoReflect.Descriptor instead.
+func (*LadderStatus) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *LadderStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LadderStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *LadderStatus) GetScheduler() string {
+	if x != nil {
+		return x.Scheduler
+	}
+	return ""
+}
+
+func (x *LadderStatus) GetWaitingBots() uint32 {
+	if x != nil {
+		return x.WaitingBots
+	}
+	return 0
+}
+
+func (x *LadderStatus) GetRunningMatches() uint32 {
+	if x != nil {
+		return x.RunningMatches
+	}
+	return 0
+}
+
+func (x *LadderStatus) GetAssigned() uint32 {
+	if x != nil {
+		return x.Assigned
+	}
+	return 0
+}
+
+func (x *LadderStatus) GetStalled() string {
+	if x != nil {
+		return x.Stalled
+	}
+	return ""
+}
+
+func (x *LadderStatus) GetChangedBy() string {
+	if x != nil {
+		return x.ChangedBy
+	}
+	return ""
+}
+
+func (x *LadderStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LadderStatus) GetPlayers() uint32 {
+	if x != nil {
+		return x.Players
+	}
+	return 0
+}
+
 var File_kozel_v1_admin_proto protoreflect.FileDescriptor
 
 const file_kozel_v1_admin_proto_rawDesc = "" +
@@ -772,30 +1403,80 @@ const file_kozel_v1_admin_proto_rawDesc = "" +
 	"\x12ResetRatingRequest\x12\x16\n" +
 	"\x06ladder\x18\x01 \x01(\tR\x06ladder\x12\x10\n" +
 	"\x03bot\x18\x02 \x01(\tR\x03bot\"\x15\n" +
-	"\x13ResetRatingResponse\",\n" +
+	"\x13ResetRatingResponse\"`\n" +
 	"\x12StartLadderRequest\x12\x16\n" +
-	"\x06ladder\x18\x01 \x01(\tR\x06ladder\"D\n" +
+	"\x06ladder\x18\x01 \x01(\tR\x06ladder\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1a\n" +
+	"\boperator\x18\x03 \x01(\tR\boperator\"D\n" +
 	"\x13StartLadderResponse\x12-\n" +
-	"\x06ladder\x18\x01 \x01(\v2\x15.kozel.v1.LadderStateR\x06ladder\"+\n" +
+	"\x06ladder\x18\x01 \x01(\v2\x15.kozel.v1.LadderStateR\x06ladder\"_\n" +
 	"\x11StopLadderRequest\x12\x16\n" +
-	"\x06ladder\x18\x01 \x01(\tR\x06ladder\"C\n" +
+	"\x06ladder\x18\x01 \x01(\tR\x06ladder\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1a\n" +
+	"\boperator\x18\x03 \x01(\tR\boperator\"C\n" +
 	"\x12StopLadderResponse\x12-\n" +
 	"\x06ladder\x18\x01 \x01(\v2\x15.kozel.v1.LadderStateR\x06ladder\"\x14\n" +
 	"\x12ListLaddersRequest\"F\n" +
 	"\x13ListLaddersResponse\x12/\n" +
-	"\aladders\x18\x01 \x03(\v2\x15.kozel.v1.LadderStateR\aladders\"\xb2\x01\n" +
+	"\aladders\x18\x01 \x03(\v2\x15.kozel.v1.LadderStateR\aladders\"\xe9\x01\n" +
 	"\vLadderState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\arunning\x18\x02 \x01(\bR\arunning\x12\x18\n" +
 	"\awaiting\x18\x03 \x01(\rR\awaiting\x12'\n" +
 	"\x0frunning_matches\x18\x04 \x01(\rR\x0erunningMatches\x12\x18\n" +
 	"\aplayers\x18\x05 \x01(\rR\aplayers\x12\x18\n" +
-	"\aruleset\x18\x06 \x01(\tR\aruleset*m\n" +
+	"\aruleset\x18\x06 \x01(\tR\aruleset\x12\x1d\n" +
+	"\n" +
+	"changed_by\x18\a \x01(\tR\tchangedBy\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"a\n" +
+	"\x10VoidMatchRequest\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1a\n" +
+	"\boperator\x18\x03 \x01(\tR\boperator\"B\n" +
+	"\x11VoidMatchResponse\x12\x19\n" +
+	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12\x12\n" +
+	"\x04bots\x18\x02 \x03(\tR\x04bots\"\x13\n" +
+	"\x11CheckStoreRequest\"[\n" +
+	"\x12CheckStoreResponse\x12\x1a\n" +
+	"\bproblems\x18\x01 \x03(\tR\bproblems\x12)\n" +
+	"\x10finished_matches\x18\x02 \x01(\rR\x0ffinishedMatches\"\x19\n" +
+	"\x17GetClusterStatusRequest\"\x81\x01\n" +
+	"\x18GetClusterStatusResponse\x123\n" +
+	"\breferees\x18\x01 \x03(\v2\x17.kozel.v1.RefereeStatusR\breferees\x120\n" +
+	"\aladders\x18\x02 \x03(\v2\x16.kozel.v1.LadderStatusR\aladders\"\xd6\x02\n" +
+	"\rRefereeStatus\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
+	"\x04live\x18\x03 \x01(\bR\x04live\x12\x1e\n" +
+	"\vlease_age_s\x18\x04 \x01(\x01R\tleaseAgeS\x12\x1a\n" +
+	"\bdraining\x18\x05 \x01(\bR\bdraining\x12'\n" +
+	"\x0frunning_matches\x18\x06 \x01(\rR\x0erunningMatches\x12\x1a\n" +
+	"\bcapacity\x18\a \x01(\rR\bcapacity\x12\x18\n" +
+	"\astreams\x18\b \x01(\rR\astreams\x12\x18\n" +
+	"\awaiting\x18\t \x01(\rR\awaiting\x12\x16\n" +
+	"\x06admits\x18\n" +
+	" \x01(\bR\x06admits\x12 \n" +
+	"\fstatus_age_s\x18\v \x01(\x01R\n" +
+	"statusAgeS\x12\x18\n" +
+	"\aversion\x18\f \x01(\tR\aversion\"\xa9\x02\n" +
+	"\fLadderStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x1c\n" +
+	"\tscheduler\x18\x03 \x01(\tR\tscheduler\x12!\n" +
+	"\fwaiting_bots\x18\x04 \x01(\rR\vwaitingBots\x12'\n" +
+	"\x0frunning_matches\x18\x05 \x01(\rR\x0erunningMatches\x12\x1a\n" +
+	"\bassigned\x18\x06 \x01(\rR\bassigned\x12\x18\n" +
+	"\astalled\x18\a \x01(\tR\astalled\x12\x1d\n" +
+	"\n" +
+	"changed_by\x18\b \x01(\tR\tchangedBy\x12\x16\n" +
+	"\x06reason\x18\t \x01(\tR\x06reason\x12\x18\n" +
+	"\aplayers\x18\n" +
+	" \x01(\rR\aplayers*m\n" +
 	"\tBotStatus\x12\x1a\n" +
 	"\x16BOT_STATUS_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BOT_STATUS_ACTIVE\x10\x01\x12\x15\n" +
 	"\x11BOT_STATUS_PAUSED\x10\x02\x12\x16\n" +
-	"\x12BOT_STATUS_RETIRED\x10\x032\xd6\x03\n" +
+	"\x12BOT_STATUS_RETIRED\x10\x032\xc0\x05\n" +
 	"\fAdminService\x12J\n" +
 	"\vRegisterBot\x12\x1c.kozel.v1.RegisterBotRequest\x1a\x1d.kozel.v1.RegisterBotResponse\x12M\n" +
 	"\fSetBotStatus\x12\x1d.kozel.v1.SetBotStatusRequest\x1a\x1e.kozel.v1.SetBotStatusResponse\x12J\n" +
@@ -803,7 +1484,11 @@ const file_kozel_v1_admin_proto_rawDesc = "" +
 	"\vStartLadder\x12\x1c.kozel.v1.StartLadderRequest\x1a\x1d.kozel.v1.StartLadderResponse\x12G\n" +
 	"\n" +
 	"StopLadder\x12\x1b.kozel.v1.StopLadderRequest\x1a\x1c.kozel.v1.StopLadderResponse\x12J\n" +
-	"\vListLadders\x12\x1c.kozel.v1.ListLaddersRequest\x1a\x1d.kozel.v1.ListLaddersResponseb\x06proto3"
+	"\vListLadders\x12\x1c.kozel.v1.ListLaddersRequest\x1a\x1d.kozel.v1.ListLaddersResponse\x12D\n" +
+	"\tVoidMatch\x12\x1a.kozel.v1.VoidMatchRequest\x1a\x1b.kozel.v1.VoidMatchResponse\x12G\n" +
+	"\n" +
+	"CheckStore\x12\x1b.kozel.v1.CheckStoreRequest\x1a\x1c.kozel.v1.CheckStoreResponse\x12Y\n" +
+	"\x10GetClusterStatus\x12!.kozel.v1.GetClusterStatusRequest\x1a\".kozel.v1.GetClusterStatusResponseb\x06proto3"
 
 var (
 	file_kozel_v1_admin_proto_rawDescOnce sync.Once
@@ -818,22 +1503,30 @@ func file_kozel_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_kozel_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kozel_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_kozel_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_kozel_v1_admin_proto_goTypes = []any{
-	(BotStatus)(0),               // 0: kozel.v1.BotStatus
-	(*RegisterBotRequest)(nil),   // 1: kozel.v1.RegisterBotRequest
-	(*RegisterBotResponse)(nil),  // 2: kozel.v1.RegisterBotResponse
-	(*SetBotStatusRequest)(nil),  // 3: kozel.v1.SetBotStatusRequest
-	(*SetBotStatusResponse)(nil), // 4: kozel.v1.SetBotStatusResponse
-	(*ResetRatingRequest)(nil),   // 5: kozel.v1.ResetRatingRequest
-	(*ResetRatingResponse)(nil),  // 6: kozel.v1.ResetRatingResponse
-	(*StartLadderRequest)(nil),   // 7: kozel.v1.StartLadderRequest
-	(*StartLadderResponse)(nil),  // 8: kozel.v1.StartLadderResponse
-	(*StopLadderRequest)(nil),    // 9: kozel.v1.StopLadderRequest
-	(*StopLadderResponse)(nil),   // 10: kozel.v1.StopLadderResponse
-	(*ListLaddersRequest)(nil),   // 11: kozel.v1.ListLaddersRequest
-	(*ListLaddersResponse)(nil),  // 12: kozel.v1.ListLaddersResponse
-	(*LadderState)(nil),          // 13: kozel.v1.LadderState
+	(BotStatus)(0),                   // 0: kozel.v1.BotStatus
+	(*RegisterBotRequest)(nil),       // 1: kozel.v1.RegisterBotRequest
+	(*RegisterBotResponse)(nil),      // 2: kozel.v1.RegisterBotResponse
+	(*SetBotStatusRequest)(nil),      // 3: kozel.v1.SetBotStatusRequest
+	(*SetBotStatusResponse)(nil),     // 4: kozel.v1.SetBotStatusResponse
+	(*ResetRatingRequest)(nil),       // 5: kozel.v1.ResetRatingRequest
+	(*ResetRatingResponse)(nil),      // 6: kozel.v1.ResetRatingResponse
+	(*StartLadderRequest)(nil),       // 7: kozel.v1.StartLadderRequest
+	(*StartLadderResponse)(nil),      // 8: kozel.v1.StartLadderResponse
+	(*StopLadderRequest)(nil),        // 9: kozel.v1.StopLadderRequest
+	(*StopLadderResponse)(nil),       // 10: kozel.v1.StopLadderResponse
+	(*ListLaddersRequest)(nil),       // 11: kozel.v1.ListLaddersRequest
+	(*ListLaddersResponse)(nil),      // 12: kozel.v1.ListLaddersResponse
+	(*LadderState)(nil),              // 13: kozel.v1.LadderState
+	(*VoidMatchRequest)(nil),         // 14: kozel.v1.VoidMatchRequest
+	(*VoidMatchResponse)(nil),        // 15: kozel.v1.VoidMatchResponse
+	(*CheckStoreRequest)(nil),        // 16: kozel.v1.CheckStoreRequest
+	(*CheckStoreResponse)(nil),       // 17: kozel.v1.CheckStoreResponse
+	(*GetClusterStatusRequest)(nil),  // 18: kozel.v1.GetClusterStatusRequest
+	(*GetClusterStatusResponse)(nil), // 19: kozel.v1.GetClusterStatusResponse
+	(*RefereeStatus)(nil),            // 20: kozel.v1.RefereeStatus
+	(*LadderStatus)(nil),             // 21: kozel.v1.LadderStatus
 }
 var file_kozel_v1_admin_proto_depIdxs = []int32{
 	0,  // 0: kozel.v1.SetBotStatusRequest.status:type_name -> kozel.v1.BotStatus
@@ -841,23 +1534,31 @@ var file_kozel_v1_admin_proto_depIdxs = []int32{
 	13, // 2: kozel.v1.StartLadderResponse.ladder:type_name -> kozel.v1.LadderState
 	13, // 3: kozel.v1.StopLadderResponse.ladder:type_name -> kozel.v1.LadderState
 	13, // 4: kozel.v1.ListLaddersResponse.ladders:type_name -> kozel.v1.LadderState
-	1,  // 5: kozel.v1.AdminService.RegisterBot:input_type -> kozel.v1.RegisterBotRequest
-	3,  // 6: kozel.v1.AdminService.SetBotStatus:input_type -> kozel.v1.SetBotStatusRequest
-	5,  // 7: kozel.v1.AdminService.ResetRating:input_type -> kozel.v1.ResetRatingRequest
-	7,  // 8: kozel.v1.AdminService.StartLadder:input_type -> kozel.v1.StartLadderRequest
-	9,  // 9: kozel.v1.AdminService.StopLadder:input_type -> kozel.v1.StopLadderRequest
-	11, // 10: kozel.v1.AdminService.ListLadders:input_type -> kozel.v1.ListLaddersRequest
-	2,  // 11: kozel.v1.AdminService.RegisterBot:output_type -> kozel.v1.RegisterBotResponse
-	4,  // 12: kozel.v1.AdminService.SetBotStatus:output_type -> kozel.v1.SetBotStatusResponse
-	6,  // 13: kozel.v1.AdminService.ResetRating:output_type -> kozel.v1.ResetRatingResponse
-	8,  // 14: kozel.v1.AdminService.StartLadder:output_type -> kozel.v1.StartLadderResponse
-	10, // 15: kozel.v1.AdminService.StopLadder:output_type -> kozel.v1.StopLadderResponse
-	12, // 16: kozel.v1.AdminService.ListLadders:output_type -> kozel.v1.ListLaddersResponse
-	11, // [11:17] is the sub-list for method output_type
-	5,  // [5:11] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	20, // 5: kozel.v1.GetClusterStatusResponse.referees:type_name -> kozel.v1.RefereeStatus
+	21, // 6: kozel.v1.GetClusterStatusResponse.ladders:type_name -> kozel.v1.LadderStatus
+	1,  // 7: kozel.v1.AdminService.RegisterBot:input_type -> kozel.v1.RegisterBotRequest
+	3,  // 8: kozel.v1.AdminService.SetBotStatus:input_type -> kozel.v1.SetBotStatusRequest
+	5,  // 9: kozel.v1.AdminService.ResetRating:input_type -> kozel.v1.ResetRatingRequest
+	7,  // 10: kozel.v1.AdminService.StartLadder:input_type -> kozel.v1.StartLadderRequest
+	9,  // 11: kozel.v1.AdminService.StopLadder:input_type -> kozel.v1.StopLadderRequest
+	11, // 12: kozel.v1.AdminService.ListLadders:input_type -> kozel.v1.ListLaddersRequest
+	14, // 13: kozel.v1.AdminService.VoidMatch:input_type -> kozel.v1.VoidMatchRequest
+	16, // 14: kozel.v1.AdminService.CheckStore:input_type -> kozel.v1.CheckStoreRequest
+	18, // 15: kozel.v1.AdminService.GetClusterStatus:input_type -> kozel.v1.GetClusterStatusRequest
+	2,  // 16: kozel.v1.AdminService.RegisterBot:output_type -> kozel.v1.RegisterBotResponse
+	4,  // 17: kozel.v1.AdminService.SetBotStatus:output_type -> kozel.v1.SetBotStatusResponse
+	6,  // 18: kozel.v1.AdminService.ResetRating:output_type -> kozel.v1.ResetRatingResponse
+	8,  // 19: kozel.v1.AdminService.StartLadder:output_type -> kozel.v1.StartLadderResponse
+	10, // 20: kozel.v1.AdminService.StopLadder:output_type -> kozel.v1.StopLadderResponse
+	12, // 21: kozel.v1.AdminService.ListLadders:output_type -> kozel.v1.ListLaddersResponse
+	15, // 22: kozel.v1.AdminService.VoidMatch:output_type -> kozel.v1.VoidMatchResponse
+	17, // 23: kozel.v1.AdminService.CheckStore:output_type -> kozel.v1.CheckStoreResponse
+	19, // 24: kozel.v1.AdminService.GetClusterStatus:output_type -> kozel.v1.GetClusterStatusResponse
+	16, // [16:25] is the sub-list for method output_type
+	7,  // [7:16] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_kozel_v1_admin_proto_init() }
@@ -871,7 +1572,7 @@ func file_kozel_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kozel_v1_admin_proto_rawDesc), len(file_kozel_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,12 +23,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_RegisterBot_FullMethodName  = "/kozel.v1.AdminService/RegisterBot"
-	AdminService_SetBotStatus_FullMethodName = "/kozel.v1.AdminService/SetBotStatus"
-	AdminService_ResetRating_FullMethodName  = "/kozel.v1.AdminService/ResetRating"
-	AdminService_StartLadder_FullMethodName  = "/kozel.v1.AdminService/StartLadder"
-	AdminService_StopLadder_FullMethodName   = "/kozel.v1.AdminService/StopLadder"
-	AdminService_ListLadders_FullMethodName  = "/kozel.v1.AdminService/ListLadders"
+	AdminService_RegisterBot_FullMethodName      = "/kozel.v1.AdminService/RegisterBot"
+	AdminService_SetBotStatus_FullMethodName     = "/kozel.v1.AdminService/SetBotStatus"
+	AdminService_ResetRating_FullMethodName      = "/kozel.v1.AdminService/ResetRating"
+	AdminService_StartLadder_FullMethodName      = "/kozel.v1.AdminService/StartLadder"
+	AdminService_StopLadder_FullMethodName       = "/kozel.v1.AdminService/StopLadder"
+	AdminService_ListLadders_FullMethodName      = "/kozel.v1.AdminService/ListLadders"
+	AdminService_VoidMatch_FullMethodName        = "/kozel.v1.AdminService/VoidMatch"
+	AdminService_CheckStore_FullMethodName       = "/kozel.v1.AdminService/CheckStore"
+	AdminService_GetClusterStatus_FullMethodName = "/kozel.v1.AdminService/GetClusterStatus"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -44,12 +47,23 @@ type AdminServiceClient interface {
 	SetBotStatus(ctx context.Context, in *SetBotStatusRequest, opts ...grpc.CallOption) (*SetBotStatusResponse, error)
 	// Start a bot again from the default rating on one ladder (its match record is kept).
 	ResetRating(ctx context.Context, in *ResetRatingRequest, opts ...grpc.CallOption) (*ResetRatingResponse, error)
-	// Resume scheduling matches on a stopped ladder.
+	// Resume scheduling matches on a stopped ladder, on every referee sharing the store.
 	StartLadder(ctx context.Context, in *StartLadderRequest, opts ...grpc.CallOption) (*StartLadderResponse, error)
-	// Stop scheduling new matches on a ladder; running matches finish.
+	// Stop scheduling new matches on a ladder, on every referee sharing the store (each obeys
+	// within one poll); running matches finish, connected bots wait. The state is kept in the
+	// store: a restarted referee keeps the ladder stopped.
 	StopLadder(ctx context.Context, in *StopLadderRequest, opts ...grpc.CallOption) (*StopLadderResponse, error)
 	// Every ladder this referee serves, with its state.
 	ListLadders(ctx context.Context, in *ListLaddersRequest, opts ...grpc.CallOption) (*ListLaddersResponse, error)
+	// Take a finished match's result back: it becomes aborted (reason "voided", with who and
+	// why) and every later rating of its ladder is computed again without it.
+	VoidMatch(ctx context.Context, in *VoidMatchRequest, opts ...grpc.CallOption) (*VoidMatchResponse, error)
+	// The store's consistency check (one snapshot: rating chains, records, replays committed
+	// once); the same as `kozel ladder check --db URL`.
+	CheckStore(ctx context.Context, in *CheckStoreRequest, opts ...grpc.CallOption) (*CheckStoreResponse, error)
+	// Every referee sharing this referee's store and every ladder: leases, load, draining,
+	// which referee schedules each ladder, waiting bots and why nothing starts.
+	GetClusterStatus(ctx context.Context, in *GetClusterStatusRequest, opts ...grpc.CallOption) (*GetClusterStatusResponse, error)
 }
 
 type adminServiceClient struct {
@@ -120,6 +134,36 @@ func (c *adminServiceClient) ListLadders(ctx context.Context, in *ListLaddersReq
 	return out, nil
 }
 
+func (c *adminServiceClient) VoidMatch(ctx context.Context, in *VoidMatchRequest, opts ...grpc.CallOption) (*VoidMatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VoidMatchResponse)
+	err := c.cc.Invoke(ctx, AdminService_VoidMatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) CheckStore(ctx context.Context, in *CheckStoreRequest, opts ...grpc.CallOption) (*CheckStoreResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckStoreResponse)
+	err := c.cc.Invoke(ctx, AdminService_CheckStore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetClusterStatus(ctx context.Context, in *GetClusterStatusRequest, opts ...grpc.CallOption) (*GetClusterStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetClusterStatusResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetClusterStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -133,12 +177,23 @@ type AdminServiceServer interface {
 	SetBotStatus(context.Context, *SetBotStatusRequest) (*SetBotStatusResponse, error)
 	// Start a bot again from the default rating on one ladder (its match record is kept).
 	ResetRating(context.Context, *ResetRatingRequest) (*ResetRatingResponse, error)
-	// Resume scheduling matches on a stopped ladder.
+	// Resume scheduling matches on a stopped ladder, on every referee sharing the store.
 	StartLadder(context.Context, *StartLadderRequest) (*StartLadderResponse, error)
-	// Stop scheduling new matches on a ladder; running matches finish.
+	// Stop scheduling new matches on a ladder, on every referee sharing the store (each obeys
+	// within one poll); running matches finish, connected bots wait. The state is kept in the
+	// store: a restarted referee keeps the ladder stopped.
 	StopLadder(context.Context, *StopLadderRequest) (*StopLadderResponse, error)
 	// Every ladder this referee serves, with its state.
 	ListLadders(context.Context, *ListLaddersRequest) (*ListLaddersResponse, error)
+	// Take a finished match's result back: it becomes aborted (reason "voided", with who and
+	// why) and every later rating of its ladder is computed again without it.
+	VoidMatch(context.Context, *VoidMatchRequest) (*VoidMatchResponse, error)
+	// The store's consistency check (one snapshot: rating chains, records, replays committed
+	// once); the same as `kozel ladder check --db URL`.
+	CheckStore(context.Context, *CheckStoreRequest) (*CheckStoreResponse, error)
+	// Every referee sharing this referee's store and every ladder: leases, load, draining,
+	// which referee schedules each ladder, waiting bots and why nothing starts.
+	GetClusterStatus(context.Context, *GetClusterStatusRequest) (*GetClusterStatusResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -166,6 +221,15 @@ func (UnimplementedAdminServiceServer) StopLadder(context.Context, *StopLadderRe
 }
 func (UnimplementedAdminServiceServer) ListLadders(context.Context, *ListLaddersRequest) (*ListLaddersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListLadders not implemented")
+}
+func (UnimplementedAdminServiceServer) VoidMatch(context.Context, *VoidMatchRequest) (*VoidMatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VoidMatch not implemented")
+}
+func (UnimplementedAdminServiceServer) CheckStore(context.Context, *CheckStoreRequest) (*CheckStoreResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckStore not implemented")
+}
+func (UnimplementedAdminServiceServer) GetClusterStatus(context.Context, *GetClusterStatusRequest) (*GetClusterStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetClusterStatus not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -296,6 +360,60 @@ func _AdminService_ListLadders_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_VoidMatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VoidMatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).VoidMatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_VoidMatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).VoidMatch(ctx, req.(*VoidMatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_CheckStore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckStoreRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CheckStore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CheckStore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CheckStore(ctx, req.(*CheckStoreRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetClusterStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetClusterStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetClusterStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetClusterStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetClusterStatus(ctx, req.(*GetClusterStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -326,6 +444,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListLadders",
 			Handler:    _AdminService_ListLadders_Handler,
+		},
+		{
+			MethodName: "VoidMatch",
+			Handler:    _AdminService_VoidMatch_Handler,
+		},
+		{
+			MethodName: "CheckStore",
+			Handler:    _AdminService_CheckStore_Handler,
+		},
+		{
+			MethodName: "GetClusterStatus",
+			Handler:    _AdminService_GetClusterStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
