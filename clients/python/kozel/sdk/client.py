@@ -171,6 +171,7 @@ class _Client:
         down_since: float | None = None
         delay = _BACKOFF_START_S
         stopper = loop.create_task(self._stop_when(self.stop)) if self.stop is not None else None
+        self.report.open()
         try:
             while True:
                 if self.fatal is not None:
@@ -610,7 +611,7 @@ class _Client:
             self.done_ids.add(match_id)
             self.results.append(msg)
             verdict = _verdict(m.start, msg.result)
-            self.report.result(verdict)
+            self.report.result(match_id, verdict)
             log.info(
                 "match %s ended: %s (%s; %d done)",
                 match_id,

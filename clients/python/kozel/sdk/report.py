@@ -67,6 +67,7 @@ class Report:
     aborted: int = 0
     counts: Counter[str] = field(default_factory=Counter)  # problems by kind
     first: dict[str, Problem] = field(default_factory=dict)  # the first problem of each kind
+    verdicts: dict[str, str] = field(default_factory=dict)  # by match id, in the order ended
     path: str | None = field(default_factory=lambda: os.environ.get(REPORT_ENV) or None)
     _file: IO[str] | None = field(default=None, repr=False)
 
@@ -84,21 +85,27 @@ class Report:
         """Count an answer the referee refused."""
         return self._add(Problem("refusal", match_id, request_id, code, sentence))
 
-    def result(self, verdict: str) -> None:
+    def result(self, match_id: str, verdict: str) -> None:
         """Count a finished match: "won", "drawn", "lost" or "aborted"."""
         name = {"won": "wins", "drawn": "draws", "lost": "losses"}.get(verdict, "aborted")
         setattr(self, name, getattr(self, name) + 1)
+        self.verdicts[match_id] = verdict
 
     def summary(self) -> str:
         """One line: the matches and, if any, the problems with the first of each kind."""
         played = self.wins + self.draws + self.losses
-        text = f"{played} matches: {self.wins} won, {self.draws} drawn, {self.losses} lost"
+        text = f"{played} match{'' if played == 1 else 'es'}: {self.wins} won, {self.draws} drawn, {self.losses} lost"
         if self.aborted:
             text += f", {self.aborted} aborted"
         for kind, label in (("exception", "exceptions in the bot"), ("refusal", "refused")):
             if self.counts[kind]:
                 text += f"; {self.counts[kind]} {label} (first: {self.first[kind].line()})"
         return text
+
+    def open(self) -> None:
+        """Create the report file (empty until a problem): a tool reading it then knows the
+        bot keeps a report and raised nothing."""
+        self._write("")
 
     def close(self) -> None:
         if self._file is not None:
@@ -108,12 +115,16 @@ class Report:
     def _add(self, problem: Problem) -> Problem:
         self.counts[problem.kind] += 1
         self.first.setdefault(problem.kind, problem)
-        if self.path:
-            try:
-                if self._file is None:
-                    self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
-                self._file.write(json.dumps(asdict(problem)) + "\n")
-                self._file.flush()
-            except OSError:
-                self.path = None  # a report that cannot be written must not stop the bot
+        self._write(json.dumps(asdict(problem)) + "\n")
         return problem
+
+    def _write(self, text: str) -> None:
+        if not self.path:
+            return
+        try:
+            if self._file is None:
+                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+            self._file.write(text)
+            self._file.flush()
+        except OSError:
+            self.path = None  # a report that cannot be written must not stop the bot
