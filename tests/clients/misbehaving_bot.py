@@ -15,7 +15,7 @@ import time
 
 MODE = sys.argv[1]
 if MODE == "cannot-start":
-    import kozel_no_such_module  # noqa: F401  (fails: the bot cannot start)
+    import kozel_no_such_module  # type: ignore[import-not-found]  # noqa: F401  (fails)
 
 from kozel.sdk import Bot, run_bot  # noqa: E402
 from kozel.v1 import game_pb2, referee_pb2  # noqa: E402
