@@ -149,7 +149,7 @@ class Session:
     async def why_gone(self, wait_s: float = 2.0) -> str | None:
         """Why the bot went away, once its process has ended (it may take a moment)."""
         deadline = time.monotonic() + wait_s
-        while (why := self.gone()) is None and time.monotonic() < deadline:
+        while (why := self.gone()) is None and time.monotonic() < deadline:  # noqa: ASYNC110 - a process, not an event
             await asyncio.sleep(0.05)
         return why
 

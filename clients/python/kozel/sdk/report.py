@@ -94,7 +94,8 @@ class Report:
     def summary(self) -> str:
         """One line: the matches and, if any, the problems with the first of each kind."""
         played = self.wins + self.draws + self.losses
-        text = f"{played} match{'' if played == 1 else 'es'}: {self.wins} won, {self.draws} drawn, {self.losses} lost"
+        text = f"{played} match{'' if played == 1 else 'es'}: {self.wins} won, "
+        text += f"{self.draws} drawn, {self.losses} lost"
         if self.aborted:
             text += f", {self.aborted} aborted"
         for kind, label in (("exception", "exceptions in the bot"), ("refusal", "refused")):
