@@ -198,7 +198,5 @@ def test_a_lenient_node_bot_plays_on_and_reports(
     )
     assert res.returncode == 0, res.stderr
     lines = [json.loads(line) for line in report.read_text().splitlines()]
-    assert [(p["kind"], p["what"], p["request_id"]) for p in lines] == [
-        ("exception", "choose", 3)
-    ]
+    assert [(p["kind"], p["what"], p["request_id"]) for p in lines] == [("exception", "choose", 3)]
     assert "answering legal index 0" in res.stderr
