@@ -29,17 +29,18 @@ def doc_block(name: str) -> str:
     return block.group(1)
 
 
-def run_as_written(script: str, cwd: Path, timeout: float = 900, **env: str) -> str:
-    """Run ``script`` with bash in ``cwd`` (KOZEL set to this checkout); its stdout."""
+def run_as_written(script: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run ``script`` with bash in ``cwd`` (KOZEL set to this checkout, and ``env``); its
+    stdout."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("KOZEL_")}
-    environ.update(KOZEL=str(ROOT), **env)
+    environ.update(KOZEL=str(ROOT), **(env or {}))
     res = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
         cwd=cwd,
         env=environ,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=900,
     )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
     return res.stdout
@@ -69,6 +70,6 @@ def test_first_match_in_node_works_as_written(tmp_path: Path) -> None:
         pytest.skip("node and npm are needed")  # tests/clients/test_node_bot.py fails in CI
     script = doc_block("first-match-node")
     assert "npm pack" in script and "runBot" in script
-    out = run_as_written(script, tmp_path, npm_config_prefer_offline="true")
+    out = run_as_written(script, tmp_path, {"npm_config_prefer_offline": "true"})
     assert (tmp_path / "mynodebot" / "node_modules" / "kozel-bot" / "proto").is_dir()
     assert_played(out, 10, tmp_path / "mynodebot" / "replays")

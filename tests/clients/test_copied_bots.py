@@ -26,7 +26,7 @@ def test_a_copy_of_the_go_bot(tmp_path: Path) -> None:
     go = _go()
     script = doc_block("copy-go")
     path = f"{Path(go).parent}{os.pathsep}{os.environ['PATH']}"
-    out = run_as_written(script, tmp_path, PATH=path)
+    out = run_as_written(script, tmp_path, {"PATH": path})
     assert_played(out, 2, tmp_path / "mygobot" / "replays")
 
 
@@ -38,7 +38,7 @@ def test_a_copy_of_the_rust_bot_with_kozel_proto_dir(tmp_path: Path) -> None:
     assert 'KOZEL_PROTO_DIR="$KOZEL/proto"' in script
     path = f"{Path(cargo).parent}{os.pathsep}{os.environ['PATH']}"
     env = {"PATH": path, "CARGO_TARGET_DIR": str(CARGO_TARGET), "CARGO_TERM_COLOR": "never"}
-    out = run_as_written(script, tmp_path, **env)
+    out = run_as_written(script, tmp_path, env)
     assert_played(out, 2, tmp_path / "myrustbot" / "replays")
 
 
