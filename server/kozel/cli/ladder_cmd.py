@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -183,7 +184,16 @@ def cmd_ladders(args: argparse.Namespace) -> int:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    rows = open_store(args).standings(args.ladder)
+    store = open_store(args)
+    rows = store.standings(args.ladder)
+    if not rows:
+        known = ", ".join(store.rated_ladders()) or "none"
+        print(
+            f"error: no standings for ladder {args.ladder!r} in this store "
+            f"(ladders with standings: {known})",
+            file=sys.stderr,
+        )
+        return 1
     table = Table(title=f"Standings: {args.ladder}")
     for col in (
         "#",

@@ -676,6 +676,11 @@ class Store:
         ]
         return sorted(out, key=lambda x: -x.ordinal)
 
+    def rated_ladders(self) -> list[str]:
+        """The ladders on which some bot has a rating, by name."""
+        with self._session() as s:
+            return list(s.scalars(select(RatingRow.ladder).distinct().order_by(RatingRow.ladder)))
+
     def match_counts(self, ladder: str | None = None) -> dict[str, int]:
         """Matches per status (for tests and operators)."""
         with self._session() as s:
