@@ -11,7 +11,7 @@ import sys
 # logs "Other threads are currently calling into gRPC, skipping fork() handlers" at each start.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
-from kozel.cli import (  # noqa: E402 - after the environment above
+from kozel.cli import (  # after the environment above
     bench_cmd,
     bot_cmd,
     conformance_cmd,
