@@ -222,12 +222,13 @@ def stopped_lines(stopped: dict) -> list[str]:
 def plain_lines(s: dict, log_dir: Path) -> list[str]:
     """What follows the table, printed whole (paths are never cut): the lost matches'
     replays, errors, and each bot's failures."""
+    from kozel.tools.local import kozel_command
     from kozel.tools.play_diag import render_lines
 
     lines = []
     lost = s["losses_replays"]
     if lost:
-        lines.append("Lost matches (kozel replay show FILE):")
+        lines.append(f"Lost matches ({kozel_command()} replay show FILE):")
         lines += [f"  {path}" for path in lost[:10]]
         if len(lost) > 10:
             lines.append(f"  ... {len(lost) - 10} more (--json lists all)")
