@@ -48,7 +48,9 @@ def test_sigterm_lets_the_running_match_finish_then_summarizes(tmp_path: Path) -
         out, err = greedy.communicate(timeout=60)
         assert greedy.returncode == 0, err
         assert "stopping: running matches finish, no new one starts" in err
-        played = re.findall(r"^match (\w+): (won|lost|drawn) \((.+)\); replay \1$", out, re.M)
+        played = re.findall(
+            r"^match (\w+): (won|lost|drawn) \((.+)\); replay \1$", out, re.MULTILINE
+        )
         assert played, out
         summary = out.strip().splitlines()[-1]
         wins = sum(1 for _, verdict, _ in played if verdict == "won")
