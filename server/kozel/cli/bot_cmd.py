@@ -102,7 +102,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
             why = END_REASONS.get(end.result.reason, "")
             verdict = report.verdicts.get(end.match_id, "ended")
             print(f"match {end.match_id}: {verdict} ({why}); replay {end.replay_id}")
-    if not args.quiet or code or ends:
+    if not args.quiet:
         print(report.summary())
     return code
 
