@@ -143,3 +143,17 @@ def test_the_table_prints_whole_paths_in_a_pipe(tmp_path: Path) -> None:
     assert paths and all(Path(p.strip()).exists() for p in paths), out
     assert "refused answers: " in out and "first: ERROR_CODE_" in out
     assert "95 %%" not in out
+
+
+def test_a_program_that_does_not_exist_stops_the_run_too(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [*KOZEL, "play", "--bot", "no-such-program-here {server} {table}", "--json"]
+        + ["--matches", "2", "--replay-dir", str(tmp_path / "replays")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 1
+    stopped = json.loads(res.stdout)["stopped"]
+    assert stopped["exit"] == "could not be run"
+    assert "No such file or directory: 'no-such-program-here'" in stopped["last_lines"][-1]

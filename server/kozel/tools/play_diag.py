@@ -72,13 +72,6 @@ class SeatRun:
         where = f" ({p['where']})" if p.get("where") else ""
         return len(found), f"{p.get('what', '')}: {p.get('text', '')}{where}"
 
-    def last_lines(self, n: int = LAST_LINES) -> list[str]:
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return []
-        return text.rstrip().splitlines()[-n:]
-
 
 def exit_text(code: int) -> str:
     """ "" for status 0, else "exit status N" or "signal NAME"."""
@@ -93,22 +86,26 @@ def exit_text(code: int) -> str:
 
 
 class CannotStart(Exception):
-    """A bot's process ended before its match started: the run stops."""
+    """A bot's process ended before its match started (or could not be run): the run stops."""
 
-    def __init__(self, run: SeatRun, command: str) -> None:
-        self.run, self.command = run, command
+    def __init__(self, role: str, command: str, exit: str, log: Path) -> None:
+        self.role, self.command, self.exit, self.log = role, command, exit or "exit status 0", log
         super().__init__(
-            f"the {'bot' if run.role == 'bot' else 'opponent'} could not start: {command!r} "
-            f"ended ({run.exit or 'exit status 0'}) before its match started"
+            f"the {'bot' if role == 'bot' else 'opponent'} could not start: {command!r} "
+            f"ended ({self.exit}) before its match started"
         )
 
     def as_dict(self) -> dict[str, object]:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
         return {
-            "role": self.run.role,
+            "role": self.role,
             "command": self.command,
-            "exit": self.run.exit or "exit status 0",
-            "log": str(self.run.log.resolve()),
-            "last_lines": self.run.last_lines(),
+            "exit": self.exit,
+            "log": str(self.log.resolve()),
+            "last_lines": text.rstrip().splitlines()[-LAST_LINES:],
         }
 
 

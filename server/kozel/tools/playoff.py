@@ -273,7 +273,7 @@ def play_fixture(
     named: dict[str, str] = {}
     done = None
     try:
-        runs = _start(spec, address, table_id, fx, named)
+        runs = _start(spec, address, table_id, fx, named, runs)
         done = _wait(address, table_id, runs, spec, halt or threading.Event())
     except grpc.RpcError as exc:
         why = f"{exc.code().name}: {exc.details()}"
@@ -290,10 +290,15 @@ def play_fixture(
 
 
 def _start(
-    spec: PlaySpec, address: str, table_id: str, fx: Fixture, named: dict[str, str]
+    spec: PlaySpec,
+    address: str,
+    table_id: str,
+    fx: Fixture,
+    named: dict[str, str],
+    runs: list[SeatRun],
 ) -> list[SeatRun]:
-    """Start the command bots of a fixture, their output to a log each."""
-    runs: list[SeatRun] = []
+    """Start the command bots of a fixture, their output to a log each, into ``runs`` (so
+    that those started are ended if a later one cannot be run)."""
     for seat, role in enumerate(fx.seats):
         ent = spec.bot if role == BOT else spec.vs
         if not ent.command:
@@ -306,14 +311,19 @@ def _start(
         env = {**os.environ, "KOZEL_STRICT": "1", "KOZEL_REPORT": str(report)}
         env["PYTHONUNBUFFERED"] = "1"  # a log complete up to a crash
         with log.open("wb") as fh:
-            proc = subprocess.Popen(
-                command_line(ent.command, address, table_id, name),
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                env=env,
-            )
+            try:
+                proc = subprocess.Popen(
+                    command_line(ent.command, address, table_id, name),
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=env,
+                )
+            except OSError as exc:  # no such program, not executable
+                fh.write(f"cannot run {ent.command!r}: {exc}\n".encode())
+                fh.flush()
+                raise CannotStart(role, ent.command, "could not be run", log) from None
         runs.append(SeatRun(seat, role, log, report, proc))
         if spec.bot.command and spec.vs.command and "{name}" not in ent.command:
             time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
@@ -342,7 +352,7 @@ def _wait(
                     if not _started(channel, table_id):
                         run.end(0)
                         cmd = (spec.bot if run.role == BOT else spec.vs).command
-                        raise CannotStart(run, cmd)
+                        raise CannotStart(run.role, cmd, run.exit, run.log)
         finally:
             fut.cancel()
 
