@@ -157,3 +157,9 @@ def test_a_program_that_does_not_exist_stops_the_run_too(tmp_path: Path) -> None
     stopped = json.loads(res.stdout)["stopped"]
     assert stopped["exit"] == "could not be run"
     assert "No such file or directory: 'no-such-program-here'" in stopped["last_lines"][-1]
+
+
+def test_exit_statuses_and_signals_read_as_words() -> None:
+    from kozel.tools.play_diag import exit_text
+
+    assert (exit_text(0), exit_text(3), exit_text(-9)) == ("", "exit status 3", "signal SIGKILL")
