@@ -14,6 +14,7 @@ SHARED_VECTORS ?= ../shared/vectors
 .PHONY: demo test lint fix setup bench clean lock proto native
 
 $(STAMP): pyproject.toml requirements.lock
+	@echo "setup: $(VENV) with the pinned packages of requirements.lock (about a minute; once)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
@@ -25,6 +26,8 @@ proto/node_modules/.installed: proto/package.json proto/package-lock.json
 	touch $@
 
 $(NATIVE): $(STAMP) $(ENGINE_SOURCES)
+	@echo "setup: compiling the engine, the SDK's search and the referee's core with mypyc" \
+	  "(1 to 2 minutes; again only when they change)"
 	$(BIN)/python engine/build_native.py
 	touch $(NATIVE)
 
@@ -36,6 +39,7 @@ native: $(STAMP)
 	touch $(NATIVE)
 
 demo: setup
+	@echo "demo: a referee and four house bots play nine matches (about 10 s)"
 	$(BIN)/kozel demo
 
 test: lint setup proto/node_modules/.installed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math/rand/v2"
 	"time"
 
 	"google.golang.org/grpc"
@@ -23,6 +24,7 @@ const (
 	redirectWindow  = 3 * time.Second  // try a redirected address this long, then the first one
 	backoffStart    = 50 * time.Millisecond
 	backoffMax      = time.Second
+	adriftMax       = 5 * time.Second // between tries while no referee answers after losing one
 	closeWait       = 5 * time.Second // after the last MatchEnd, wait this long for the referee to close
 )
 
@@ -57,6 +59,8 @@ type session struct {
 	leaveSent   bool
 	answers     int  // ActionReplies sent, for --drop-after
 	dropped     bool // --drop-after has fired
+	welcomed    bool // a referee welcomed this bot once
+	adrift      bool // its referee was lost: retried without end, with new sessions
 	results     []*kozelv1.MatchEnd
 }
 
@@ -102,18 +106,30 @@ func (s *session) follow() {
 	log.Printf("redirected to %q", r.GetAddress())
 }
 
-// fallBack goes back to the first address with the first Hello (no ticket, no resume token);
-// the matches at the lost referee are over for this bot.
+// fallBack goes back to the first address when a redirected referee is lost.
 func (s *session) fallBack(why error) {
-	log.Printf("redirected referee %q lost (%v); back to %s", s.address, why, s.cfg.server)
+	s.restart(fmt.Sprintf("redirected referee %q lost (%v)", s.address, why))
+}
+
+// restart starts a new session at the first address with the first Hello (no ticket, no
+// resume token): the old session is gone, and the matches it ran are over for this bot (its
+// referee finished or aborted them).
+func (s *session) restart(why string) {
+	log.Printf("%s; starting a new session at %s", why, s.cfg.server)
 	for id := range s.running {
 		s.ended[id] = true
 		delete(s.running, id)
 	}
-	s.ticket, s.resumeToken = "", ""
+	s.ticket, s.resumeToken, s.leaveSent = "", "", false
 	if err := s.connect(s.cfg.server); err != nil {
 		log.Printf("connect to %s: %v", s.cfg.server, err)
 	}
+}
+
+// keepsTrying reports whether a lost referee is waited for without end: a queue or ladder bot
+// that was welcomed once (a table lives and dies with its referee).
+func (s *session) keepsTrying() bool {
+	return s.adrift || (s.welcomed && s.cfg.table == "")
 }
 
 // finished reports whether the wanted matches have all started and ended.
@@ -126,6 +142,7 @@ func (s *session) run(ctx context.Context) error {
 	var downSince time.Time
 	backoff := backoffStart
 	for {
+		resuming := s.resumeToken != ""
 		progress, err := s.stream(ctx)
 		if s.finished() {
 			return nil
@@ -153,19 +170,38 @@ func (s *session) run(ctx context.Context) error {
 			downSince, backoff = time.Time{}, backoffStart
 			continue
 		}
+		// A refused resume (NOT_FOUND): the referee restarted, or a shared address reached
+		// another referee. The session is gone: start a new one.
+		if resuming && status.Code(err) == codes.NotFound {
+			s.restart(fmt.Sprintf("the referee refused to resume the session (%v)", err))
+			downSince, backoff = time.Time{}, backoffStart
+			continue
+		}
 		if !resumable(err) {
 			return err
 		}
 		if time.Since(downSince) > resumeWindow {
-			return fmt.Errorf("could not resume within %v: %w", resumeWindow, err)
+			if !s.keepsTrying() {
+				return fmt.Errorf("could not resume within %v: %w", resumeWindow, err)
+			}
+			if s.resumeToken != "" || len(s.running) > 0 {
+				s.restart(fmt.Sprintf("no referee answered at %s for %v", s.address, resumeWindow))
+			}
+			s.adrift = true // from now on, retried until a referee answers
 		}
-		log.Printf("stream lost (%v); reconnecting in %v", err, backoff)
+		limit := backoffMax
+		if s.adrift {
+			limit = adriftMax
+		}
+		backoff = min(backoff, limit)
+		wait := time.Duration(float64(backoff) * (0.75 + rand.Float64()/2)) // jitter
+		log.Printf("stream lost (%v); reconnecting in %v", err, wait.Round(time.Millisecond))
 		select {
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		backoff = min(2*backoff, backoffMax)
+		backoff = min(2*backoff, limit)
 	}
 }
 
@@ -292,6 +328,7 @@ func (s *session) onWelcome(w *kozelv1.Welcome) {
 	}
 	s.resumeToken = w.GetResumeToken()
 	s.ticket = "" // used: a later drop here resumes with the resume token
+	s.welcomed, s.adrift = true, false
 	log.Printf("welcome: session %s, resumed=%t, running %v", w.GetSessionId(), w.GetResumed(),
 		w.GetRunningMatchIds())
 }

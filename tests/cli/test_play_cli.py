@@ -107,3 +107,11 @@ def test_max_time_stops_starting_matches(tmp_path: Path) -> None:
     )
     assert 1 <= out["matches"] < 1000
     assert out["wins"] + out["draws"] + out["losses"] + out["aborted"] == out["matches"]
+
+
+def test_help_reads_as_it_should() -> None:
+    res = subprocess.run([*KOZEL, "play", "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0
+    text = " ".join(res.stdout.split())
+    assert "95 % intervals" in text and "%%" not in text
+    assert "'mybot.py {server} {table}'" in text  # the example works as typed

@@ -8,12 +8,15 @@ node/npm the tests fail under CI (CI set) and are skipped elsewhere.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from tests.clients.botkit import (
     toolchain_missing,
 )
 from tests.server.conftest import RefereeProcess
+from tests.server.rawbot import create_table
 
 BOT_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
 STAMP = BOT_DIR / "node_modules" / ".kozel-build-stamp"
@@ -133,3 +137,66 @@ def test_resumes_after_a_dropped_stream(node_bot: str, referee: RefereeProcess) 
     log = played.outputs[0][1]
     assert "cancelling the stream after 3 answers" in log, log
     assert "(resumed)" in log, log
+
+
+THROWING_BOT = """
+import {{ Bot, runBot }} from '{index}';
+
+class Throws extends Bot {{
+  constructor() {{ super(); this.decisions = 0; }}
+  choose(request) {{
+    this.decisions += 1;
+    if (this.decisions === 3) throw new Error('bug on the third decision');
+    return 0;
+  }}
+}}
+
+const [server, table, strict] = process.argv.slice(2);
+const options = {{ server, table, name: 'throws' }};
+if (strict === 'lenient') options.strict = false;
+await runBot(Throws, options);
+"""
+
+
+def _throwing_bot(tmp_path: Path) -> Path:
+    bot = tmp_path / "throws.mjs"
+    bot.write_text(THROWING_BOT.format(index=(BOT_DIR / "index.js").as_uri()))
+    return bot
+
+
+def test_a_throwing_node_bot_is_reported_by_kozel_play(node_bot: str, tmp_path: Path) -> None:
+    """Strict under kozel play: the exception ends the bot (exit 1) and the package's report
+    names it with its place in the bot's file."""
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "play"]
+        + ["--bot", f"{node_bot} {_throwing_bot(tmp_path)} {{server}} {{table}}"]
+        + ["--matches", "2", "--replay-dir", str(tmp_path / "replays"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert res.returncode == 0, res.stderr
+    failures = json.loads(res.stdout)["failures"]["bot"]
+    raised = failures["exceptions"]
+    assert raised["count"] == 2, failures
+    assert raised["first"]["detail"].startswith("choose: Error: bug on the third decision")
+    assert "throws.mjs:" in raised["first"]["detail"]
+    assert failures["exits"]["by"] == {"exit status 1": 2}
+
+
+def test_a_lenient_node_bot_plays_on_and_reports(
+    node_bot: str, referee: RefereeProcess, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.jsonl"
+    table = asyncio.run(create_table(referee.address, "classic", 2, house=["greedy"]))
+    res = subprocess.run(
+        [node_bot, str(_throwing_bot(tmp_path)), referee.address, table, "lenient"],
+        capture_output=True,
+        text=True,
+        timeout=MATCH_TIMEOUT_S,
+        env={**os.environ, "KOZEL_REPORT": str(report)},
+    )
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    assert [(p["kind"], p["what"], p["request_id"]) for p in lines] == [("exception", "choose", 3)]
+    assert "answering legal index 0" in res.stderr

@@ -35,13 +35,18 @@ def test_register_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> N
     assert kozel(tmp_path, "pause", "greedy-v1").returncode == 0
     assert store.authenticate(token) is None
     assert kozel(tmp_path, "retire", "nobody").returncode == 1
-    unknown = kozel(tmp_path, "standings", "classic-2p")  # nobody was ever rated on it
-    assert unknown.returncode == 1 and "no ladder 'classic-2p'" in unknown.stdout
+    unknown = kozel(tmp_path, "standings", "no-such-ladder")
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    assert unknown.stderr.strip() == (
+        "error: no standings for ladder 'no-such-ladder' in this store "
+        "(ladders with standings: none)"
+    )
     store.ensure_rating("classic-2p", bot.id)
     listing = kozel(tmp_path, "standings", "classic-2p")
-    assert (
-        listing.returncode == 0 and "Standings" in listing.stdout and "greedy-v1" in listing.stdout
-    )
+    assert listing.returncode == 0 and "Standings: classic-2p" in listing.stdout
+    assert "greedy-v1" in listing.stdout  # names are never cut, also when piped
+    again = kozel(tmp_path, "standings", "classic-3p")
+    assert again.returncode == 1 and "(ladders with standings: classic-2p)" in again.stderr
     store.start_match("m1", "classic-2p", 2, [(0, 0, bot.id), (1, 1, bot.id)])
     matches = kozel(tmp_path, "matches", "--bot", "greedy-v1")
     assert matches.returncode == 0 and "m1" in matches.stdout and "running" in matches.stdout

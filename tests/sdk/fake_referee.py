@@ -271,8 +271,10 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
         redirects: int = 1,
         seed_base: int = 0,
         forget_on_resume: bool = False,
+        refuse_resume: bool = False,
     ) -> None:
         self.forget_on_resume = forget_on_resume
+        self.refuse_resume = refuse_resume  # as a referee that never knew the session
         self.sessions: dict[str, FakeSession] = {}
         self.max_total = max_total
         self.redirect_to = redirect_to
@@ -299,6 +301,8 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
         self.tasks.add(reader)
         try:
             while (msg := await out.get()) is not CLOSE:
+                if isinstance(msg, tuple):  # (status, details): end the stream with it
+                    await context.abort(*msg)
                 yield msg  # type: ignore[misc]
         finally:
             for s in self.sessions.values():
@@ -317,6 +321,11 @@ class FakeReferee(referee_pb2_grpc.RefereeServiceServicer):
                     self.hellos.append(hello)
                     if self.redirects_left and not hello.resume_token:
                         self.redirect(hello, out)
+                        return
+                    if hello.resume_token and self.refuse_resume:
+                        out.put_nowait(
+                            (grpc.StatusCode.NOT_FOUND, "unknown or expired resume_token")
+                        )
                         return
                     if hello.resume_token:
                         session = self.sessions[hello.resume_token]

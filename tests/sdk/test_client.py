@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
-from kozel.sdk import Bot, GreedyBot, RandomBot, play
+from kozel.sdk import Bot, BotError, GreedyBot, RandomBot, Report, play
 from kozel.v1 import game_pb2, referee_pb2
 from tests.sdk.fake_referee import (
     FakeReferee,
@@ -212,13 +214,13 @@ class CrashingBot(Bot):
 
 
 @pytest.mark.parametrize("factory", [BadThenGoodBot, StubbornBot, CrashingBot])
-def test_refused_or_failed_answers_still_finish_the_match(
+def test_refused_or_failed_answers_still_finish_the_match_when_not_strict(
     factory: type[Bot], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="kozel.sdk")
 
     async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
-        return await play(factory, address, name="b", join_table="t"), ref
+        return await play(factory, address, name="b", join_table="t", strict=False), ref
 
     results, ref = _run(body)
     assert len(results) == 1
@@ -377,3 +379,143 @@ def test_join_target_is_required_once() -> None:
         asyncio.run(
             play(RandomBot, "127.0.0.1:1", name="x", join_table="t", join_queue=("classic", 2))
         )
+
+
+class RaisesOnThirdBot(Bot):
+    """Plays index 0, but its third decision divides by zero."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+
+    def choose(self, request: referee_pb2.DecisionRequest) -> int:
+        self.decisions += 1
+        if self.decisions == 3:
+            return 1 // 0
+        return 0
+
+
+def test_strict_stops_at_the_first_exception_and_reports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off a ladder the SDK is strict by default: the exception ends the run with BotError,
+    is counted, and is written to KOZEL_REPORT with its innermost frame."""
+    path = tmp_path / "report.jsonl"
+    monkeypatch.setenv("KOZEL_REPORT", str(path))
+    report = Report()
+
+    async def body(ref: FakeReferee, address: str) -> None:
+        await play(RaisesOnThirdBot, address, name="r", join_table="t", report=report)
+
+    with pytest.raises(BotError, match="ZeroDivisionError") as err:
+        _run(body)
+    assert isinstance(err.value.__cause__, ZeroDivisionError)
+    assert report.counts["exception"] == 1
+    first = report.first["exception"]
+    assert (first.what, first.request_id) == ("choose", 3)
+    line = RaisesOnThirdBot.choose.__code__.co_firstlineno + 3  # the division
+    assert first.where == f"test_client.py, line {line}, in choose"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines == [
+        {
+            "kind": "exception",
+            "match_id": first.match_id,
+            "request_id": 3,
+            "what": "choose",
+            "text": "ZeroDivisionError: integer division or modulo by zero",
+            "where": first.where,
+        }
+    ]
+
+
+def test_an_index_out_of_range_is_a_bug_of_the_bot_too() -> None:
+    class OutOfRange(Bot):
+        def choose(self, request: referee_pb2.DecisionRequest) -> int:
+            return len(request.legal_actions)
+
+    async def body(ref: FakeReferee, address: str) -> None:
+        await play(OutOfRange, address, name="o", join_table="t")
+
+    with pytest.raises(BotError, match="IndexError: choose returned index"):
+        _run(body)
+
+
+def test_not_strict_counts_every_exception_and_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KOZEL_STRICT=0 keeps the old fall-back (index 0, another index after a repeated
+    refusal), and the report counts what was hidden."""
+    monkeypatch.setenv("KOZEL_STRICT", "0")
+    crashing, stubborn = Report(), Report()
+
+    async def body(ref: FakeReferee, address: str) -> FakeReferee:
+        await play(CrashingBot, address, name="c", join_table="t", report=crashing)
+        await play(StubbornBot, address, name="s", join_table="t", report=stubborn)
+        return ref
+
+    ref = _run(body)
+    decisions = sum(ref.answers.values()) - ref.rejections
+    assert crashing.counts["exception"] > 0 and crashing.counts["refusal"] == 0
+    assert stubborn.counts["refusal"] == ref.rejections > 0
+    assert stubborn.first["refusal"].what.startswith("ERROR_CODE_")
+    assert crashing.wins + crashing.draws + crashing.losses == 1
+    assert decisions > 0
+    assert "exceptions in the bot" in crashing.summary()
+
+
+def test_a_ladder_bot_is_not_strict_by_default() -> None:
+    """Rated play keeps the fall-back: a bug costs a weak answer, not the match."""
+    report = Report()
+
+    class CrashingLadderBot(CrashingBot):
+        pass
+
+    async def body(ref: FakeReferee, address: str) -> list:
+        return await play(
+            CrashingLadderBot,
+            address,
+            name="l",
+            join_ladder="main",
+            token="t",
+            matches=1,
+            report=report,
+        )
+
+    assert len(_run(body)) == 1
+    assert report.counts["exception"] > 0
+
+
+def test_a_refused_resume_starts_a_new_session_at_the_first_address() -> None:
+    """The referee no longer knows the session (NOT_FOUND, as after a restart or from
+    another referee behind a shared address): the bot opens a new session with its first
+    Hello and plays on; the match of the lost session is over for it."""
+
+    async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
+        res = await play(
+            RandomBot,
+            address,
+            name="q",
+            join_queue=("classic", 2),
+            matches=2,
+            drop_after_requests=3,
+        )
+        return res, ref
+
+    results, ref = _run(body, refuse_resume=True)
+    assert len(results) == 1  # the first match was lost with its session
+    first, resumed, fresh = ref.hellos
+    assert resumed.resume_token and not fresh.resume_token
+    assert fresh.join_queue == first.join_queue and fresh.bot_name == first.bot_name
+    assert len(ref.sessions) == 2
+
+
+def test_stop_lets_the_running_match_finish_and_starts_no_other() -> None:
+    async def body(ref: FakeReferee, address: str) -> tuple[list, FakeReferee]:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(
+            play(RandomBot, address, name="s", join_queue=("classic", 2), stop=stop)
+        )
+        await asyncio.wait_for(ref.answered.wait(), 30)
+        stop.set()
+        return await task, ref
+
+    results, ref = _run(body)
+    assert len(results) == 1
+    assert sum(s.started for s in ref.sessions.values()) == 1

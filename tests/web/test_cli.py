@@ -10,13 +10,17 @@ from pathlib import Path
 
 from tests.web.conftest import LADDER, Arena, get, start, stop
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def kozel(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``kozel`` run from the checkout, with ``.venv/bin`` not on PATH (as after make setup)."""
     return subprocess.run(
         [sys.executable, "-m", "kozel.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
+        cwd=ROOT,
     )
 
 
@@ -55,7 +59,9 @@ def test_demo_ends_with_how_to_view_the_replays_in_a_browser(tmp_path: Path) -> 
     assert len(kzr) == 9 and [p.stem for p in html] == [p.stem for p in kzr]
     out = res.stdout.replace("\n", "")
     assert "In a browser" in res.stdout and f"file://{html[0].resolve()}" in out
-    assert f"kozel web --replays {replays}" in out
+    hint = next(ln.split()[0] for ln in res.stdout.splitlines() if " web --replays " in ln)
+    assert hint == ".venv/bin/kozel" and (ROOT / hint).exists(), res.stdout  # typed as shown
+    assert f"{hint} web --replays {replays}" in out
     # ... and that command serves them: the match list comes from the replay folder.
     web, found, _ = start(
         [

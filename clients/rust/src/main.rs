@@ -31,6 +31,8 @@ const RESUME_FOR: Duration = Duration::from_secs(10);
 const REDIRECT_FOR: Duration = Duration::from_secs(3);
 const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// Between tries while no referee answers after losing one.
+const ADRIFT_BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// How long to wait for the referee to close the stream after our last MatchEnd.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -151,6 +153,10 @@ struct Bot {
     dropped_once: bool,
     /// A Welcome arrived on the current stream.
     welcomed: bool,
+    /// A referee welcomed this bot once.
+    ever_welcomed: bool,
+    /// Its referee was lost: retried without end, with new sessions.
+    adrift: bool,
 }
 
 impl Bot {
@@ -168,6 +174,8 @@ impl Bot {
             answered: 0,
             dropped_once: false,
             welcomed: false,
+            ever_welcomed: false,
+            adrift: false,
         }
     }
 
@@ -180,20 +188,34 @@ impl Bot {
         self.address != self.args.server || !self.ticket.is_empty()
     }
 
-    /// Back to the first address with the first Hello (no ticket, no resume token); the
-    /// matches at the lost referee are over for this bot.
+    /// Back to the first address when a redirected referee is lost.
     fn fall_back(&mut self, why: &str) -> Result<RefereeServiceClient<Channel>, Status> {
+        let why = format!("redirected referee {:?} lost ({why})", self.address);
+        self.restart(&why)
+    }
+
+    /// A new session at the first address with the first Hello (no ticket, no resume token):
+    /// the old session is gone, and the matches it ran are over for this bot (its referee
+    /// finished or aborted them).
+    fn restart(&mut self, why: &str) -> Result<RefereeServiceClient<Channel>, Status> {
         log!(
             self,
-            "redirected referee {:?} lost ({why}); back to {}",
-            self.address,
+            "{why}; starting a new session at {}",
             self.args.server
         );
         self.ended.extend(self.started.iter().cloned());
+        self.pending.clear();
         self.ticket.clear();
         self.resume_token.clear();
+        self.leave_sent = false;
         self.address = self.args.server.clone();
         connect(&self.address)
+    }
+
+    /// A lost referee is waited for without end by a queue or ladder bot that was welcomed
+    /// once (a table lives and dies with its referee).
+    fn keeps_trying(&self) -> bool {
+        self.adrift || (self.ever_welcomed && !matches!(self.args.join, Join::Table(_)))
     }
 
     /// The first message of every stream. With a resume token the referee reattaches this
@@ -241,6 +263,7 @@ impl Bot {
         let mut backoff = BACKOFF_START;
         loop {
             self.welcomed = false;
+            let resuming = !self.resume_token.is_empty();
             let result = self.stream(&mut client).await;
             if let Some(r) = self.redirect.take() {
                 // Sent to a stream that plays no match; the referee has ended it.
@@ -283,23 +306,53 @@ impl Bot {
                 (down_since, backoff) = (Instant::now(), BACKOFF_START);
                 continue;
             }
+            // A refused resume (NOT_FOUND): the referee restarted, or a shared address reached
+            // another referee. The session is gone: start a new one.
+            if let Some(s) = error
+                .as_ref()
+                .filter(|s| resuming && s.code() == Code::NotFound)
+            {
+                let why = format!(
+                    "the referee refused to resume the session ({})",
+                    s.message()
+                );
+                client = self.restart(&why)?;
+                (down_since, backoff) = (Instant::now(), BACKOFF_START);
+                continue;
+            }
             if let Some(s) = error.as_ref().filter(|_| refused) {
                 return Err(s.clone());
             }
             if down_since.elapsed() > RESUME_FOR {
-                return Err(error.unwrap_or_else(|| Status::unavailable("the stream kept ending")));
+                if !self.keeps_trying() {
+                    return Err(
+                        error.unwrap_or_else(|| Status::unavailable("the stream kept ending"))
+                    );
+                }
+                if !self.resume_token.is_empty() || self.started.len() > self.ended.len() {
+                    let why = format!("no referee answered at {} for {RESUME_FOR:?}", self.address);
+                    client = self.restart(&why)?;
+                }
+                self.adrift = true; // from now on, retried until a referee answers
             }
+            let limit = if self.adrift {
+                ADRIFT_BACKOFF_MAX
+            } else {
+                BACKOFF_MAX
+            };
+            backoff = backoff.min(limit);
+            let wait = jitter(backoff);
             match &error {
                 Some(s) => log!(
                     self,
-                    "stream lost ({:?}: {}); reconnecting in {backoff:?}",
+                    "stream lost ({:?}: {}); reconnecting in {wait:?}",
                     s.code(),
                     s.message()
                 ),
-                None => log!(self, "stream dropped; reconnecting in {backoff:?}"),
+                None => log!(self, "stream dropped; reconnecting in {wait:?}"),
             }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(BACKOFF_MAX);
+            tokio::time::sleep(wait).await;
+            backoff = (backoff * 2).min(limit);
         }
     }
 
@@ -329,6 +382,8 @@ impl Bot {
             match response.message {
                 Some(M::Welcome(w)) => {
                     self.welcomed = true;
+                    self.ever_welcomed = true;
+                    self.adrift = false;
                     self.resume_token = w.resume_token; // keep it to resume after a drop
                     self.ticket.clear(); // used: a drop here resumes with the resume token
                     if w.resumed {
@@ -462,6 +517,14 @@ fn reply(req: &DecisionRequest, index: u32) -> ActionReply {
         request_id: req.request_id,
         choice: Some(pb::action_reply::Choice::LegalIndex(index)),
     }
+}
+
+/// `d` times a random factor between 0.75 and 1.25, so that bots that lost the same referee
+/// do not all come back at once.
+fn jitter(d: Duration) -> Duration {
+    use std::hash::BuildHasher;
+    let r = std::collections::hash_map::RandomState::new().hash_one(Instant::now());
+    d.mul_f64(0.75 + (r % 1000) as f64 / 2000.0)
 }
 
 /// Statuses after which the session may still be resumed.

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
+import signal
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from kozel.cli.tls import add_tls_args, channel_security
+
+if TYPE_CHECKING:
+    from kozel.v1 import referee_pb2
+
+T = TypeVar("T")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,7 +34,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=os.environ.get("KOZEL_BOT_TOKEN", ""),
         help="ladder credential (default: $KOZEL_BOT_TOKEN, which keeps it out of ps)",
     )
-    p.add_argument("--matches", type=int, default=None, help="leave after this many matches")
+    p.add_argument(
+        "--matches",
+        type=int,
+        default=None,
+        help="leave after this many matches (default: a table's one match; on a queue or "
+        "ladder, until Ctrl-C or SIGTERM, which let the running matches finish)",
+    )
     p.add_argument("--max-matches", type=int, default=1, help="matches played at once")
     add_tls_args(p)
     p.add_argument("--quiet", action="store_true")
@@ -33,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
-    from kozel.sdk import HOUSE_BOTS, run_bot  # the SDK loads grpc: only when needed
+    from kozel.sdk import HOUSE_BOTS, Report, play  # the SDK loads grpc: only when needed
+    from kozel.tools.local import END_REASONS
 
     if args.kind not in HOUSE_BOTS:
         print(f"unknown house bot {args.kind!r}; choose from {', '.join(sorted(HOUSE_BOTS))}")
@@ -46,8 +62,10 @@ def cmd_bot(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
     import grpc
 
-    try:
-        ends = run_bot(
+    report = Report()
+
+    def run(stop: asyncio.Event) -> Awaitable[list[referee_pb2.MatchEnd]]:
+        return play(
             HOUSE_BOTS[args.kind],
             args.server,
             name=args.name or args.kind,
@@ -59,17 +77,60 @@ def cmd_bot(args: argparse.Namespace) -> int:
             max_matches=args.max_matches,
             credentials=creds,
             channel_options=options,
+            report=report,
+            stop=stop,
         )
+
+    code = 0
+    ends: list[referee_pb2.MatchEnd] = []
+    try:
+        ends = asyncio.run(until_signalled(run))
     except grpc.aio.AioRpcError as exc:
         details = exc.details() or ""
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
             details = f"no referee reachable at {args.server}"
         print(f"error: {exc.code().name}: {details}", file=sys.stderr)
-        return 1
+        code = 1
     except ConnectionError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        code = 1
+    except asyncio.CancelledError:
+        print("stopped at once: a running match is forfeited after its grace", file=sys.stderr)
+        code = 130
     if not args.quiet:
         for end in ends:
-            print(f"match {end.match_id}: replay {end.replay_id}")
-    return 0
+            why = END_REASONS.get(end.result.reason, "")
+            verdict = report.verdicts.get(end.match_id, "ended")
+            print(f"match {end.match_id}: {verdict} ({why}); replay {end.replay_id}")
+    if not args.quiet:
+        print(report.summary())
+    return code
+
+
+async def until_signalled(run: Callable[[asyncio.Event], Awaitable[T]]) -> T:
+    """``run(stop)``, where the first SIGINT or SIGTERM sets ``stop`` (the running matches
+    finish, no new one starts) and the second cancels it at once."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal() -> None:
+        if stop.is_set():
+            task.cancel()
+            return
+        print(
+            "stopping: running matches finish, no new one starts (signal again to stop at once)",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop.set()
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        return await run(stop)
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)

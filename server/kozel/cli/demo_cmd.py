@@ -17,6 +17,7 @@ from rich.table import Table
 from kozel.tools.local import (
     create_table,
     describe_result,
+    kozel_command,
     referee_process,
     sides_text,
     spawn_bot,
@@ -66,7 +67,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     done: list[tuple[Fixture, rpb.WaitTableResponse]] = []
     console.print(
         f"[bold]Kozel Arena demo[/]: a referee and {len(ENTRANTS)} house bots "
-        f"(each a separate process) play {len(todo)} matches over gRPC"
+        f"(each a separate process) play {len(todo)} matches over gRPC (about 10 s)"
     )
     with referee_process(args.replay_dir) as address:
         console.print(f"referee listening on {address}, replays in {args.replay_dir}/")
@@ -91,7 +92,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 )
                 progress.advance(task)
     console.print(standings(done))
-    console.print("[bold]Replays[/] (kozel replay show FILE, kozel replay verify FILE):")
+    kozel = kozel_command()
+    console.print(
+        f"[bold]Replays[/] ({kozel} replay show FILE, {kozel} replay verify FILE):",
+        highlight=False,
+    )
     for _, res in done:
         console.print(f"  {res.replay_path}")
     _browser_hint(console, args.replay_dir, [Path(res.replay_path) for _, res in done])
@@ -117,7 +122,7 @@ def _browser_hint(console: Console, replay_dir: Path, paths: list[Path]) -> None
         console.print(f"  file://{html.resolve()}", markup=False, highlight=False, soft_wrap=True)
     console.print(
         "or serve the web pages over the replay folder:\n"
-        f"  kozel web --replays {replay_dir}\n"
+        f"  {kozel_command()} web --replays {replay_dir}\n"
         f"  then open http://127.0.0.1:8080/matches/{paths[0].stem if paths else 'ID'}",
         markup=False,
         highlight=False,

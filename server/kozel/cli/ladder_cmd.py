@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from rich.table import Table
@@ -224,7 +225,7 @@ def cmd_standings(args: argparse.Namespace) -> int:
     try:
         rows = _standings(args)
     except AdminError as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     table = Table(title=f"Standings: {rich_text(args.ladder)}")
     for col in STANDING_COLUMNS:  # names fold, never cut: a narrow terminal shows them whole
@@ -293,9 +294,12 @@ def _standings(args: argparse.Namespace) -> list:
         ]
     store = open_store(args)
     rows = store.standings(args.ladder)
-    if not rows and args.ladder not in store.ladder_names():
-        known = ", ".join(sorted(store.ladder_names())) or "none"
-        raise AdminError(f"no ladder {args.ladder!r} in the store (ladders: {known})")
+    if not rows:
+        known = ", ".join(store.rated_ladders()) or "none"
+        raise AdminError(
+            f"no standings for ladder {args.ladder!r} in this store (ladders with standings: "
+            f"{known})"
+        )
     return rows
 
 

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from kozel.cli import (
+# Before gRPC loads: the commands start processes by fork and exec only (the referee its web
+# server, kozel play its bots), which need none of gRPC's fork handlers; with them on, gRPC
+# logs "Other threads are currently calling into gRPC, skipping fork() handlers" at each start.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+from kozel.cli import (  # after the environment above
     bench_cmd,
     bot_cmd,
     cluster_cmd,

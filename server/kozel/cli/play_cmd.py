@@ -25,15 +25,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="play a bot against others N times and measure its strength",
         description="Play --bot against --vs for --matches matches (seats rotated; two-sided "
         "matches in pairs on one seed with the sides swapped) and print wins, "
-        "draws, losses, the score and Elo difference with 95 %% intervals. A bot "
+        "draws, losses, the score and Elo difference with 95 % intervals, then what "
+        "went wrong for each bot (forfeits, timeouts, refused answers, exceptions, "
+        "exit statuses, with the log and replay of the first match of each). A bot "
         "is a house bot name (random, greedy, ismcts) or a command, started once "
         "per match: {server} and {table} are filled in (else --server ADDR "
-        "--table ID are appended), {name} optionally.",
+        "--table ID are appended), {name} optionally; a command starting with a .py "
+        "file runs it with this Python. A bot that ends before its match starts "
+        "stops the run at once.",
     )
     p.add_argument(
         "--bot",
         required=True,
-        help="house bot name or command, e.g. 'python mybot.py {server} {table}'",
+        help="house bot name or command, e.g. 'mybot.py {server} {table}'",
     )
     p.add_argument("--vs", default="greedy", help="the opponent(s): house bot or command")
     p.add_argument("--matches", type=int, default=100, help="matches to play (at most)")
@@ -69,7 +73,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--replay-dir",
         type=Path,
         default=Path("data/play-replays"),
-        help="where referees started here write replays (and bot logs)",
+        help="where referees started here write replays (and bot logs, in play-logs/, named "
+        "by match id)",
     )
     p.add_argument(
         "--max-time",
@@ -128,6 +133,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     house_only = not bot.command and not vs.command
     n_referees = args.referees or (args.concurrency if house_only else 1)
     console = Console(stderr=args.json)
+    if not args.json:
+        console.print(f"bot logs: {log_dir.resolve()}", highlight=False, soft_wrap=True)
     todo = fixtures(args.players, teams, args.matches, seed)
     with contextlib.ExitStack() as stack:
         if args.server:
@@ -189,10 +196,48 @@ def cmd_play(args: argparse.Namespace) -> int:
     )
     if args.json:
         print(json.dumps(summary, indent=2))
-    else:
+    elif summary["matches"] or tally.stopped is None:
         console.print(render(summary))
+        print("\n".join(plain_lines(summary, log_dir.resolve())))
+    if tally.stopped is not None:
+        print("\n".join(stopped_lines(summary["stopped"])), file=sys.stderr)  # type: ignore[arg-type]
+        return 1
     errors = summary["errors"]
     return 1 if errors and len(errors) == summary["matches"] else 0  # type: ignore[arg-type]
+
+
+def stopped_lines(stopped: dict) -> list[str]:
+    """Why the run stopped: the bot that could not start, its log and its last lines."""
+    role = "bot" if stopped["role"] == "bot" else "opponent"
+    lines = [
+        (
+            f"error: the {role} could not start: {stopped['command']!r} ended "
+            f"({stopped['exit']}) before its match started"
+        ),
+        f"its log: {stopped['log']}" + (", last lines:" if stopped["last_lines"] else " (empty)"),
+    ]
+    return lines + [f"  {line}" for line in stopped["last_lines"]]
+
+
+def plain_lines(s: dict, log_dir: Path) -> list[str]:
+    """What follows the table, printed whole (paths are never cut): the lost matches'
+    replays, errors, and each bot's failures."""
+    from kozel.tools.local import kozel_command
+    from kozel.tools.play_diag import render_lines
+
+    lines = []
+    lost = s["losses_replays"]
+    if lost:
+        lines.append(f"Lost matches ({kozel_command()} replay show FILE):")
+        lines += [f"  {path}" for path in lost[:10]]
+        if len(lost) > 10:
+            lines.append(f"  ... {len(lost) - 10} more (--json lists all)")
+    if s["errors"]:
+        lines.append("Errors:")
+        lines += [f"  {err}" for err in s["errors"][:5]]
+    lines.append(f"What went wrong (bot logs in {log_dir}):")
+    labels = {"bot": f"  bot {s['bot']}", "vs": f"  opponent {s['vs']}"}
+    return lines + render_lines(s["failures"], labels)
 
 
 def _num(x: object, fmt: str = "{:.1f}") -> str:
@@ -231,10 +276,7 @@ def render(s: dict) -> Table:
         f"[{_num(sc['low'], '{:.3f}')}, {_num(sc['high'], '{:.3f}')}]",
     )
     if "elo" in s:
-        e = s["elo"]
-        table.add_row(
-            "Elo difference (95 %)", f"{_num(e['value'])} [{_num(e['low'])}, {_num(e['high'])}]"
-        )
+        table.add_row("Elo difference (95 %)", _elo(s["elo"], sc["value"]))
         table.add_row("pairs LL LD WL+DD WD WW", " ".join(map(str, s["pentanomial"])))
     else:
         table.add_row(
@@ -253,10 +295,16 @@ def render(s: dict) -> Table:
                 else "undecided"
             ),
         )
-    for path in s["losses_replays"][:10]:
-        table.add_row("lost", path)
-    if len(s["losses_replays"]) > 10:
-        table.add_row("lost", f"... {len(s['losses_replays']) - 10} more (--json lists all)")
-    for err in s["errors"][:5]:
-        table.add_row("error", err)
     return table
+
+
+def _elo(e: dict, score: float | None) -> str:
+    """The Elo difference and its interval; "n/a" says why (a score of 0 or 1 has no
+    finite Elo, and an interval reaching 0 or 1 has no finite bound)."""
+    if e["value"] is None:
+        if score is None:
+            return "n/a (no match finished)"
+        return f"n/a (every match {'won' if score >= 0.5 else 'lost'}: no finite Elo fits)"
+    low = _num(e["low"]) if e["low"] is not None else "-inf"
+    high = _num(e["high"]) if e["high"] is not None else "+inf"
+    return f"{_num(e['value'])} [{low}, {high}]"

@@ -318,13 +318,6 @@ class Store:
 
     # -- ladder state --------------------------------------------------------------------------
 
-    def ladder_names(self) -> set[str]:
-        """Every ladder the store knows (with a rated bot, a match or a state)."""
-        with self._session() as s:
-            names = set(s.scalars(select(RatingRow.ladder).distinct()))
-            names |= set(s.scalars(select(MatchRow.ladder).distinct()))
-            return names | set(s.scalars(select(LadderStateRow.ladder)))
-
     def ladder_states(self) -> dict[str, LadderState]:
         """Every ladder's state that was ever set (a ladder without a row is running)."""
         with self._session() as s:
@@ -715,6 +708,11 @@ class Store:
             for r, name in rows
         ]
         return sorted(out, key=lambda x: -x.ordinal)
+
+    def rated_ladders(self) -> list[str]:
+        """The ladders on which some bot has a rating, by name."""
+        with self._session() as s:
+            return list(s.scalars(select(RatingRow.ladder).distinct().order_by(RatingRow.ladder)))
 
     def match_counts(self, ladder: str | None = None) -> dict[str, int]:
         """Matches per status (for tests and operators)."""

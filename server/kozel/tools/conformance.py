@@ -1,545 +1,432 @@
 """The conformance checker: a scripted referee that puts one bot through the situations every
-bot must handle, and says for each whether the bot passed and why not.
+bot must handle, and says for each check whether the bot passed, failed or was not checked,
+and why.
 
 The bot connects as it would to a real referee (``Play`` stream, ``Hello`` with
-``join_table``). The checker then plays one match with it, deal by deal, each deal staging one
-situation taken from real engine states: a lead, a response, a declaration window, the longest
-legal action list, a refused answer that must be retried, a dropped stream that must be
-resumed, and the end of the match. Every answer must be legal and come within ``move_ms``.
-
-Then the bot is started a second time for the redirect checks, on a fresh listener: its stream
-there is welcomed and redirected to a second listener, which must get the same Hello with the
-ticket; that one redirects it again, to a closed port, and the bot must come back to its first
-address with its first Hello (no ticket, no resume token). It then gets an empty match and exits.
+``join_table``). The checker then plays one match with it: deals staged at real engine states
+(a lead, a response, a declaration window, the longest legal action list, a refused answer that
+must be retried, a dropped stream that must be resumed), then whole deals played out against
+the checker until the bot has made at least ``MIN_DECISIONS`` decisions of every kind. Every
+answer must be legal and come within ``move_ms``; a late answer is waited for (up to
+``LATE_S`` more) so that its real time is reported. Then the bot is started a second time for
+the redirect checks (:mod:`kozel.tools.conformance_redirect`). A bot started by the checker
+must exit with status 0 after each run, and, when it keeps an SDK report (``KOZEL_REPORT``:
+the Python SDK and the Node package do), its code must have raised no exception; it runs
+strict (``KOZEL_STRICT=1``), so such an exception also ends it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
 import secrets
 import shlex
-import socket
 import subprocess
-import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-
-import grpc
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 
 from kozel.core import convert, messages
-from kozel.core.clock import Clock
-from kozel.core.messages import PROTOCOL_VERSION, Outgoing
-from kozel.engine import Decision, IllegalAction, Match, Ruleset, observe
+from kozel.core.messages import Outgoing
+from kozel.engine import Match, Ruleset
 from kozel.engine.deal import Deal
-from kozel.engine.shuffle import commitment
-from kozel.server.app import server_options
-from kozel.server.config import ServerConfig
-from kozel.server.service import add_to_server
+from kozel.tools.conformance_redirect import FALLBACK, FOLLOWS, redirect_script
+from kozel.tools.conformance_wire import (
+    KIND_NAMES,
+    SEAT,
+    SITUATIONS,
+    TABLE,
+    Check,
+    Results,
+    Session,
+    Situation,
+    deal_start,
+    decision,
+    end_match,
+    judge,
+    listen,
+    match_start,
+    no_reason,
+    situations,
+    stage,
+)
+from kozel.tools.play_diag import exit_text
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
-from kozel.v1 import referee_pb2_grpc
 
-TABLE = "conformance"
-SEAT = 0
-# The Hello fields a redirected bot must repeat unchanged.
-HELLO_KEPT = ("protocol_version", "bot_name", "token", "max_matches", "skip_events", "client")
-REDIRECT_WAIT_S = 15.0  # for the bot to reach the redirect target
-FALLBACK_WAIT_S = 30.0  # for it to give up a closed target and come back to its first address
-FALLBACK = "back to the first address when the redirect target is closed"
+__all__ = ["CHECKS", "FALLBACK", "TABLE", "Check", "check_command", "run_checks"]
+
+REJECTION = "rejection and retry"
+RESUME = "resume after a dropped stream"
+WHOLE = "whole deals"
+DEADLINE = "deadline"
+EXITS = "the bot exits after its match"
+NO_EXCEPTION = "no exception in the bot's code"
+CHECKS = (
+    "hello",
+    *SITUATIONS,
+    REJECTION,
+    RESUME,
+    WHOLE,
+    DEADLINE,
+    FOLLOWS,
+    FALLBACK,
+    EXITS,
+    NO_EXCEPTION,
+)
+LATE_S = 10.0  # how long past move_ms a late answer is still waited for, to time it
+RESUME_WAIT_S = 15.0  # for the bot to come back after its stream is dropped
+MIN_DECISIONS = 40  # whole deals go on until the bot made this many decisions of every kind
+MAX_DEALS = 8
+WHOLE_SEED = 11
+EXIT_WAIT_S = 15.0  # for the bot to exit after its match and the end of its stream
 
 
-@dataclass
-class Check:
-    """One line of the report."""
+class _Stop(Exception):
+    """The script cannot go on; the checks not run yet are skipped with this reason."""
 
-    name: str
-    passed: bool
-    reason: str = ""
 
-    def line(self) -> str:
-        return f"{'PASS' if self.passed else 'FAIL'}  {self.name}" + (
-            f": {self.reason}" if self.reason else ""
+class _MatchScript:
+    """The first run: one match of staged deals, then whole deals."""
+
+    def __init__(self, session: Session, results: Results) -> None:
+        self.s, self.r = session, results
+        self.match_id = secrets.token_hex(8)
+        self.request_id = 0
+        self.deal_index = 0
+        self.late = False  # an answer came after move_ms
+
+    @property
+    def move_s(self) -> float:
+        return self.s.move_ms / 1000
+
+    async def run(self, connect_timeout: float) -> None:
+        hello = await self.hello(connect_timeout)
+        self.s.send(messages.welcome("conformance", self.s.token, "conformance"))
+        self.start = match_start(self.match_id, hello.bot_name, self.s.move_ms)
+        self.s.send(self.start)
+        staged = situations()
+        for sit in staged:
+            await self.situation(sit)
+        await self.rejection(staged[0].deal)
+        await self.resume(staged[1].deal)
+        await self.whole_deals()
+        slow = max(self.s.think_ms, default=0)
+        self.r.add(
+            DEADLINE,
+            f"slowest answer {slow:.0f} ms of {self.s.move_ms} ms" if slow > self.s.move_ms else "",
+            f"slowest answer {slow:.0f} ms of {self.s.move_ms} ms",
         )
+        await end_match(self.s, self.match_id)
 
-
-@dataclass
-class Situation:
-    """A deal staged at the moment seat 0 must decide."""
-
-    name: str
-    deal: Deal
-
-
-def situations(seed: int = 7) -> list[Situation]:
-    """Real engine states for seat 0 of a two-player classic table: a lead, a response, a
-    declaration window, and the longest legal list found in random play."""
-    rules = Ruleset.preset("classic")
-    rng = random.Random(seed)
-    found: dict[str, Deal] = {}
-    longest: Deal | None = None
-    for s in range(5000):
-        match = Match(rules, 2, s)
-        deal = match.deal
-        for _ in range(60):
-            if deal.over:
-                break
-            seat = deal.to_act[0]
-            if SEAT in deal.to_act:
-                kind = {
-                    Decision.LEAD: "lead",
-                    Decision.RESPOND: "respond",
-                    Decision.DECLARE: "declaration window",
-                }[deal.decision]
-                found.setdefault(kind, deal.clone())
-                n = len(deal.legal_actions(SEAT))
-                if longest is None or n > len(longest.legal_actions(SEAT)):
-                    longest = deal.clone()
-                seat = SEAT
-            deal.apply(seat, rng.choice(deal.legal_actions(seat)))
-        if len(found) == 3 and s > 200:
-            break
-    assert longest is not None and len(found) == 3
-    return [Situation(k, found[k]) for k in ("lead", "respond", "declaration window")] + [
-        Situation(f"longest legal list ({len(longest.legal_actions(SEAT))} actions)", longest)
-    ]
-
-
-class _Stream:
-    """The bot's current stream, seen from the checker."""
-
-    def __init__(self) -> None:
-        self.inbox: asyncio.Queue[tuple[rpb.PlayRequest, float] | None] = asyncio.Queue()
-        self.outbox: asyncio.Queue[Outgoing | tuple[grpc.StatusCode, str] | None] = asyncio.Queue()
-
-
-class _Servicer(referee_pb2_grpc.RefereeServiceServicer):
-    def __init__(self) -> None:
-        self.streams: asyncio.Queue[_Stream] = asyncio.Queue()
-        self._readers: set[asyncio.Task[None]] = set()
-
-    async def Play(
-        self, request_iterator: AsyncIterator[rpb.PlayRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[Outgoing]:
-        stream = _Stream()
-        loop = asyncio.get_running_loop()
-
-        async def read() -> None:
-            try:
-                async for req in request_iterator:
-                    stream.inbox.put_nowait((req, loop.time()))
-            except Exception:  # noqa: BLE001 (the bot went away, however its stream ended)
-                pass
-            finally:
-                stream.inbox.put_nowait(None)
-
-        reader = loop.create_task(read())
-        self._readers.add(reader)
-        reader.add_done_callback(self._readers.discard)
-        self.streams.put_nowait(stream)
-        while True:
-            item = await stream.outbox.get()
-            if item is None:  # end the stream normally
-                return
-            if isinstance(item, tuple):
-                await context.abort(*item)
-            yield item
-
-
-@dataclass
-class _Session:
-    servicer: _Servicer
-    move_ms: int
-    stream: _Stream | None = None
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(16))
-    think_ms: list[float] = field(default_factory=list)
-
-    async def accept(self, timeout: float) -> rpb.PlayRequest:
-        self.stream = await asyncio.wait_for(self.servicer.streams.get(), timeout)
-        return await self.receive(timeout)
-
-    async def receive(self, timeout: float) -> rpb.PlayRequest:
-        assert self.stream is not None
-        got = await asyncio.wait_for(self.stream.inbox.get(), timeout)
-        if got is None:
-            raise ConnectionError("the bot closed the stream")
-        return got[0]
-
-    def send(self, msg: Outgoing) -> None:
-        assert self.stream is not None
-        self.stream.outbox.put_nowait(msg)
-
-    def drop(self) -> None:
-        assert self.stream is not None
-        self.stream.outbox.put_nowait((grpc.StatusCode.UNAVAILABLE, "conformance: dropped"))
-
-    async def answer(self, request_id: int, timeout: float) -> rpb.ActionReply:
-        """The next answer (Leave and other messages are skipped), timing it."""
-        start = time.monotonic()
-        while True:
-            left = timeout - (time.monotonic() - start)
-            req = await self.receive(max(left, 0.001))
-            if req.WhichOneof("message") == "action":
-                self.think_ms.append((time.monotonic() - start) * 1000)
-                return req.action
-
-
-def _judge(
-    deal: Deal, legal: list, reply: rpb.ActionReply, request_id: int, match_id: str
-) -> str | None:
-    """Why an answer is not acceptable, or None."""
-    if reply.match_id != match_id or reply.request_id != request_id:
-        return (
-            f"answered request {reply.request_id} of match {reply.match_id!r}, expected "
-            f"{request_id} of {match_id!r}"
-        )
-    which = reply.WhichOneof("choice")
-    if which == "legal_index":
-        if reply.legal_index >= len(legal):
-            return f"legal_index {reply.legal_index} is outside the {len(legal)} legal actions"
-        return None
-    if which == "action":
+    async def hello(self, connect_timeout: float) -> rpb.Hello:
         try:
-            kind, cards, combo = convert.action_from_pb(reply.action)
-            deal.clone().play(SEAT, kind, cards, combo)
-        except IllegalAction as exc:
-            return f"the action is refused: {exc.code}: {exc.message}"
-        return None
-    return "the answer has neither legal_index nor action"
-
-
-async def run_checks(
-    address_ready: Callable[[str], None], *, move_ms: int = 2000, connect_timeout: float = 30.0
-) -> list[Check]:
-    """Serve on a free loopback port, call ``address_ready(address)`` (which starts or points
-    the bot), and run every check; returns the report."""
-    checks: list[Check] = []
-    server, servicer, address = await _listen()
-    try:
-        address_ready(address)
-        await _script(_Session(servicer, move_ms), checks, connect_timeout)
-    except (TimeoutError, ConnectionError) as exc:
-        checks.append(
-            Check(
-                "the bot stays connected", False, str(exc) or "no message within the time allowed"
+            req = await self.s.accept(connect_timeout)
+        except (TimeoutError, ConnectionError) as exc:
+            self.r.add("hello", str(exc))
+            raise _Stop(str(exc)) from None
+        hello = req.hello
+        problems = []
+        if req.WhichOneof("message") != "hello":
+            problems.append("the first message is not Hello")
+        if hello.protocol_version != messages.PROTOCOL_VERSION:
+            problems.append(
+                f"protocol_version is {hello.protocol_version}, not {messages.PROTOCOL_VERSION}"
             )
-        )
-    finally:
-        await server.stop(0.5)
-    first, second = await _listen(), await _listen()
-    try:
-        address_ready(first[2])
-        await _redirect_script(_Session(first[1], move_ms), second, checks, connect_timeout)
-    except (TimeoutError, ConnectionError) as exc:
-        checks.append(
-            Check(
-                "the redirected bot stays connected",
-                False,
-                str(exc) or "no message within the time allowed",
-            )
-        )
-    finally:
-        await first[0].stop(0.5)
-        await second[0].stop(0.5)
-    return checks
+        if not 1 <= len(hello.bot_name) <= 64:
+            problems.append("bot_name must be 1 to 64 characters")
+        if hello.WhichOneof("want") != "join_table" or hello.join_table.table_id != TABLE:
+            problems.append(f"Hello does not join table {TABLE!r}")
+        self.r.add("hello", "; ".join(problems))
+        if req.WhichOneof("message") != "hello":
+            raise _Stop("the bot did not start with Hello")
+        return hello
 
-
-async def _listen() -> tuple[grpc.aio.Server, _Servicer, str]:
-    """A scripted listener on a free loopback port: (server, servicer, address)."""
-    servicer = _Servicer()
-    server = grpc.aio.server(options=server_options(ServerConfig()))
-    add_to_server(servicer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    return server, servicer, f"127.0.0.1:{port}"
-
-
-def _closed_address() -> str:
-    """A loopback port that was just free (nothing listens on it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
-
-
-def _hello_problems(got: rpb.PlayRequest, first: rpb.Hello, ticket: str) -> list[str]:
-    """How a Hello after a redirect (``ticket``) or a fallback (no ticket) differs from what
-    it must be: the first Hello, with only ``redirect_ticket`` set to ``ticket``."""
-    if got.WhichOneof("message") != "hello":
-        return ["the first message is not Hello"]
-    hello = got.hello
-    problems = [f"{f} changed" for f in HELLO_KEPT if getattr(hello, f) != getattr(first, f)]
-    if hello.WhichOneof("want") != first.WhichOneof("want") or getattr(
-        hello, hello.WhichOneof("want") or "join_table"
-    ) != getattr(first, first.WhichOneof("want") or "join_table"):
-        problems.append("it wants another table, queue or ladder")
-    if hello.resume_token:
-        problems.append("it carries a resume_token")
-    if hello.redirect_ticket != ticket:
-        problems.append(
-            f"redirect_ticket is {hello.redirect_ticket!r}, not the Redirect's ticket"
-            if ticket
-            else "it still carries a redirect_ticket"
-        )
-    return problems
-
-
-async def _next_stream(
-    servicers: dict[str, _Servicer], timeout: float
-) -> tuple[str, _Stream] | None:
-    """The next stream opened on any of the named listeners, or None after ``timeout``."""
-    getters = {asyncio.ensure_future(sv.streams.get()): name for name, sv in servicers.items()}
-    done, pending = await asyncio.wait(getters, timeout=timeout, return_when="FIRST_COMPLETED")
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-    if not done:
-        return None
-    first, *others = done
-    for task in others:  # two at once: the other waits for the next call
-        servicers[getters[task]].streams.put_nowait(task.result())
-    return getters[first], first.result()
-
-
-async def _redirect_script(
-    session: _Session,
-    target: tuple[grpc.aio.Server, _Servicer, str],
-    checks: list[Check],
-    connect_timeout: float,
-) -> None:
-    """Redirect the bot to ``target``, check its Hello there, redirect it again to a closed
-    port, and check that it comes back to its first address with its first Hello."""
-    hello_req = await session.accept(connect_timeout)
-    first = hello_req.hello
-    ticket = secrets.token_urlsafe(16)
-    session.send(messages.welcome("redirect", secrets.token_urlsafe(16), "conformance"))
-    session.send(messages.redirect(target[2], ticket))
-    assert session.stream is not None
-    session.stream.outbox.put_nowait(None)  # the referee ends the stream after a Redirect
-
-    listeners = {"target": target[1], "first": session.servicer}
-    got = await _next_stream(listeners, REDIRECT_WAIT_S)
-    why = ""
-    if got is None:
-        why = f"no stream at the Redirect's address within {REDIRECT_WAIT_S:g} s"
-    elif got[0] == "first":
-        why = "the bot came back to its first address instead of following the Redirect"
-    else:
-        there = _Session(target[1], session.move_ms, stream=got[1])
-        hello = await there.receive(session.move_ms / 1000 + REDIRECT_WAIT_S)
-        why = "; ".join(_hello_problems(hello, first, ticket))
-        # Redirected again, to a closed port: the bot must go back to its FIRST address.
-        there.send(messages.welcome("redirected", secrets.token_urlsafe(16), "conformance"))
-        there.send(messages.redirect(_closed_address(), secrets.token_urlsafe(16)))
-        there.stream.outbox.put_nowait(None)  # type: ignore[union-attr]
-    checks.append(Check("follows a redirect with its ticket", not why, why))
-
-    if got is None:
-        checks.append(Check(FALLBACK, False, "not checked: the Redirect was not followed"))
-        return
-    back = got if got[0] == "first" else await _next_stream(listeners, FALLBACK_WAIT_S)
-    why = ""
-    if back is None:
-        why = f"the bot did not come back to its first address within {FALLBACK_WAIT_S:g} s"
-    elif back[0] == "target":
-        why = "the bot went back to the redirecting referee, not to its first address"
-    session.stream = back[1] if back is not None else None
-    if back is not None and back[0] == "first":
-        why = "; ".join(_hello_problems(await session.receive(FALLBACK_WAIT_S), first, ""))
-    checks.append(Check(FALLBACK, not why, why))
-    if session.stream is None:
-        return
-    # An empty match, so that a table bot has played its match and exits.
-    match_id = secrets.token_hex(8)
-    session.send(messages.welcome("back", session.token, "conformance"))
-    session.send(_match_start(match_id, first.bot_name, session.move_ms))
-    await _end_match(session, match_id)
-
-
-def _match_start(match_id: str, bot_name: str, move_ms: int) -> rpb.PlayResponse:
-    """The checker's two-player classic match, the bot in seat 0."""
-    return rpb.PlayResponse(
-        match_start=messages.match_start(
-            match_id,
-            seat=SEAT,
-            players=2,
-            ruleset=convert.ruleset_to_pb(Ruleset.preset("classic")),
-            time_control=Clock(move_ms=move_ms).to_pb(),
-            table_id=TABLE,
-            seating=[
-                rpb.Player(seat=0, name=bot_name, side=0),
-                rpb.Player(seat=1, name="checker", side=1),
-            ],
-            seed_commitment=commitment(b"\0" * 32),
-        )
-    )
-
-
-async def _end_match(session: _Session, match_id: str) -> None:
-    """MatchEnd, then the end of the stream, as the referee does after Leave."""
-    session.send(
-        messages.match_end(
-            match_id, pb.MatchResult(reason=pb.MATCH_END_REASON_ABORTED, draw=True), "", b"\0" * 32
-        )
-    )
-    await asyncio.sleep(0.2)
-    assert session.stream is not None
-    session.stream.outbox.put_nowait(None)
-
-
-async def _script(session: _Session, checks: list[Check], connect_timeout: float) -> None:
-    move_s = session.move_ms / 1000
-    hello_req = await session.accept(connect_timeout)
-    hello = hello_req.hello
-    problems = []
-    if hello_req.WhichOneof("message") != "hello":
-        problems.append("the first message is not Hello")
-    if hello.protocol_version != PROTOCOL_VERSION:
-        problems.append(f"protocol_version is {hello.protocol_version}, not {PROTOCOL_VERSION}")
-    if not 1 <= len(hello.bot_name) <= 64:
-        problems.append("bot_name must be 1 to 64 characters")
-    if hello.WhichOneof("want") != "join_table" or hello.join_table.table_id != TABLE:
-        problems.append(f"Hello does not join table {TABLE!r}")
-    checks.append(Check("hello", not problems, "; ".join(problems)))
-    if problems and hello_req.WhichOneof("message") != "hello":
-        return
-    match_id = secrets.token_hex(8)
-    session.send(messages.welcome("conformance", session.token, "conformance"))
-    start = _match_start(match_id, hello.bot_name, session.move_ms)
-    session.send(start)
-    staged = situations()
-    request_id = 0
-    for index, sit in enumerate(staged):
-        request_id += 1
-        deal, msgs = _stage(match_id, index, sit.deal, request_id, session.move_ms)
+    async def ask(
+        self, name: str, msgs: list[Outgoing], request_id: int, stop: bool = True
+    ) -> tuple[rpb.ActionReply, float] | None:
+        """Send ``msgs`` and wait for the answer to ``request_id`` and its time in ms; None
+        (or, with ``stop``, the end of the script) when none came within move_ms + LATE_S."""
         for m in msgs:
-            session.send(m)
+            self.s.send(m)
+        wait = self.move_s + LATE_S
         try:
-            reply = await session.answer(request_id, move_s)
-            why = _judge(deal, list(deal.legal_actions(SEAT)), reply, request_id, match_id)
+            reply = await self.s.answer(self.match_id, request_id, wait)
         except TimeoutError:
-            why = f"no answer within move_ms ({session.move_ms} ms)"
-        checks.append(Check(sit.name, why is None, why or ""))
+            if not stop:
+                return None
+            self.r.add(name, f"no answer within {wait:g} s (move_ms {self.s.move_ms} ms)")
+            raise _Stop(f"the bot did not answer request {request_id}") from None
+        except ConnectionError as exc:
+            self.r.add(name, f"no answer: {exc}")
+            raise _Stop(str(exc)) from None
+        return reply, self.s.think_ms[-1]
 
-    # A refused answer must be retried, for the same request, before the deadline.
-    index = len(staged)
-    request_id += 1
-    deal, msgs = _stage(match_id, index, staged[0].deal, request_id, session.move_ms)
-    for m in msgs:
-        session.send(m)
-    why = None
-    try:
-        await session.answer(request_id, move_s)
-        session.send(
+    def timing(self, ms: float) -> str | None:
+        if ms <= self.s.move_ms:
+            return None
+        self.late = True
+        return f"answered in {ms:.0f} ms, over move_ms ({self.s.move_ms} ms)"
+
+    def next_request(self) -> int:
+        self.request_id += 1
+        return self.request_id
+
+    def staged(self, deal: Deal) -> tuple[int, list[Outgoing]]:
+        rid = self.next_request()
+        msgs = stage(self.match_id, self.deal_index, deal, rid, self.s.move_ms)
+        self.deal_index += 1
+        return rid, msgs
+
+    async def situation(self, sit: Situation) -> None:
+        rid, msgs = self.staged(sit.deal)
+        got = await self.ask(sit.name, msgs, rid)
+        assert got is not None
+        reply, ms = got
+        why = judge(sit.deal, reply, rid, self.match_id) or self.timing(ms)
+        note = ""
+        if sit.name == "longest legal list":
+            note = f"{len(sit.deal.legal_actions(SEAT))} actions"
+        self.r.add(sit.name, why, note)
+
+    async def rejection(self, deal: Deal) -> None:
+        """A refused answer must be retried, for the same request, before the deadline."""
+        rid, msgs = self.staged(deal)
+        got = await self.ask(REJECTION, msgs, rid)
+        assert got is not None
+        self.s.send(
             messages.rejection(
-                match_id,
-                request_id,
+                self.match_id,
+                rid,
                 pb.ERROR_CODE_DOES_NOT_BEAT,
                 "conformance: refused on purpose; answer again",
                 retries_left=1,
             )
         )
-        retry = await session.answer(request_id, move_s)
-        why = _judge(deal, list(deal.legal_actions(SEAT)), retry, request_id, match_id)
-    except TimeoutError:
-        why = "no second answer after a Rejection with retry_allowed"
-    checks.append(Check("rejection and retry", why is None, why or ""))
+        retry = await self.ask(REJECTION, [], rid, stop=False)
+        if retry is None:
+            self.r.add(REJECTION, "no second answer after a Rejection with retry_allowed")
+            return
+        why = judge(deal, retry[0], rid, self.match_id) or self.timing(got[1])
+        self.r.add(REJECTION, why or self.timing(retry[1]))
 
-    # A dropped stream must be resumed with the resume token, and the resent request answered.
-    index += 1
-    request_id += 1
-    deal, msgs = _stage(match_id, index, staged[1].deal, request_id, session.move_ms)
-    for m in msgs:
-        session.send(m)
-    session.drop()
-    why = None
-    try:
-        resumed = await session.accept(15.0)
-        if resumed.WhichOneof("message") != "hello" or resumed.hello.resume_token != session.token:
-            why = "the bot came back without Hello.resume_token from the Welcome"
-        else:
-            session.send(
-                messages.welcome(
-                    "conformance",
-                    session.token,
-                    "conformance",
-                    resumed=True,
-                    running_match_ids=[match_id],
-                )
+    async def resume(self, deal: Deal) -> None:
+        """A dropped stream must be resumed with the resume token, and the resent request
+        answered."""
+        rid, msgs = self.staged(deal)
+        for m in msgs:
+            self.s.send(m)
+        self.s.drop()
+        wait = RESUME_WAIT_S + self.move_s
+        try:
+            resumed = await self.s.accept(wait)
+        except (TimeoutError, ConnectionError) as exc:
+            self.r.add(RESUME, f"the bot did not come back within {wait:g} s ({exc})")
+            raise _Stop("the bot did not resume its session") from None
+        if resumed.WhichOneof("message") != "hello" or resumed.hello.resume_token != self.s.token:
+            self.r.add(RESUME, "the bot came back without Hello.resume_token from the Welcome")
+            raise _Stop("the bot did not resume its session")
+        self.s.send(
+            messages.welcome(
+                "conformance",
+                self.s.token,
+                "conformance",
+                resumed=True,
+                running_match_ids=[self.match_id],
             )
-            session.send(start)
-            for m in msgs:
-                session.send(messages.resent(m) if isinstance(m, messages.EncodedRequest) else m)
-            reply = await session.answer(request_id, move_s)
-            why = _judge(deal, list(deal.legal_actions(SEAT)), reply, request_id, match_id)
-    except TimeoutError:
-        why = "the bot did not resume within 15 s after its stream was dropped"
-    checks.append(Check("resume after a dropped stream", why is None, why or ""))
-
-    slow = [t for t in session.think_ms if t > session.move_ms]
-    checks.append(
-        Check(
-            "deadline",
-            not slow and bool(session.think_ms),
-            f"slowest answer {max(session.think_ms, default=0):.0f} ms of {session.move_ms} ms"
-            if slow or not session.think_ms
-            else f"slowest answer {max(session.think_ms):.0f} ms",
         )
-    )
+        self.s.send(self.start)
+        again = [messages.resent(m) if isinstance(m, messages.EncodedRequest) else m for m in msgs]
+        got = await self.ask(RESUME, again, rid)
+        assert got is not None
+        self.r.add(RESUME, judge(deal, got[0], rid, self.match_id) or self.timing(got[1]))
 
-    await _end_match(session, match_id)
+    async def whole_deals(self) -> None:
+        """Deals played out against the checker's random play, every answer judged, until the
+        bot made MIN_DECISIONS decisions and met a lead and a response (at most MAX_DEALS)."""
+        if self.late:
+            self.r.skip(WHOLE, "not run: the bot already answered after move_ms (see deadline)")
+            return
+        match = Match(Ruleset.preset("classic"), 2, WHOLE_SEED)
+        rng = random.Random(WHOLE_SEED)
+        kinds: Counter[str] = Counter()
+        deals = 0
+        while not match.over and deals < MAX_DEALS:
+            if sum(kinds.values()) >= MIN_DECISIONS and {"lead", "respond"} <= set(kinds):
+                break
+            deals += 1
+            self.s.send(deal_start(self.match_id, self.deal_index, match.deal, match.board.totals))
+            self.deal_index += 1
+            if why := await self.play_deal(match, rng, kinds):
+                self.r.add(WHOLE, f"deal {deals}, decision {sum(kinds.values()) + 1}: {why}")
+                return
+        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+        self.r.add(WHOLE, None, f"{deals} deals, {sum(kinds.values())} decisions ({counts})")
+
+    async def play_deal(self, match: Match, rng: random.Random, kinds: Counter[str]) -> str | None:
+        """One deal to its end; why an answer was not acceptable, or None."""
+        before = len(match.records)
+        while len(match.records) == before and not match.over:
+            deal = match.deal
+            if SEAT not in deal.to_act:
+                seat = deal.to_act[0]
+                match.apply(seat, rng.choice(deal.legal_actions(seat)))
+                continue
+            kind = KIND_NAMES[deal.decision]
+            rid = self.next_request()
+            got = await self.ask(WHOLE, [decision(self.match_id, deal, rid, self.s.move_ms)], rid)
+            assert got is not None
+            if why := judge(deal, got[0], rid, self.match_id) or self.timing(got[1]):
+                return why
+            kinds[kind] += 1
+            _apply(match, deal, got[0])
+        return None
 
 
-def _stage(
-    match_id: str, index: int, deal: Deal, request_id: int, move_ms: int
-) -> tuple[Deal, list[Outgoing]]:
-    obs = observe(deal, SEAT)
-    legal = deal.legal_actions(SEAT)
-    request = messages.encoded_decision(
-        match_id,
-        request_id,
-        deal.decision,
-        legal,
-        move_ms=move_ms,
-        bank_ms=0,
-        retries_left=1,
-        observation=convert.observation_to_pb(obs).SerializeToString(),
-    )
-    return deal, [
-        rpb.PlayResponse(deal_start=messages.deal_start(match_id, index, deal, obs, totals=[0, 0])),
-        request,
-    ]
+def _apply(match: Match, deal: Deal, reply: rpb.ActionReply) -> None:
+    if reply.WhichOneof("choice") == "legal_index":
+        match.apply(SEAT, deal.legal_actions(SEAT)[reply.legal_index])
+        return
+    kind, cards, combo = convert.action_from_pb(reply.action)
+    match.play(SEAT, kind, cards, combo)
+
+
+async def run_checks(
+    address_ready: Callable[[str], None],
+    *,
+    move_ms: int = 2000,
+    connect_timeout: float = 30.0,
+    gone: Callable[[], str | None] = no_reason,
+) -> Results:
+    """Serve on a free loopback port, call ``address_ready(address)`` (which starts or points
+    the bot), run the match checks, then do the same for the redirect checks. ``gone()``
+    says why the bot cannot come any more (its process ended), or None."""
+    results = Results()
+    server, servicer, address = await listen()
+    try:
+        address_ready(address)
+        await _MatchScript(Session(servicer, move_ms, gone=gone), results).run(connect_timeout)
+    except (_Stop, TimeoutError, ConnectionError) as exc:
+        results.stopped = str(exc) or "no message within the time allowed"
+    finally:
+        await server.stop(0.5)
+    first, second = await listen(), await listen()
+    try:
+        address_ready(first[2])
+        session = Session(first[1], move_ms, gone=gone)
+        await redirect_script(session, second, results, connect_timeout)
+    except (TimeoutError, ConnectionError) as exc:
+        why = str(exc) or "no message within the time allowed"
+        for name in (FOLLOWS, FALLBACK):
+            if name not in results.done:
+                results.add(name, f"the redirected bot: {why}")
+    finally:
+        await first[0].stop(0.5)
+        await second[0].stop(0.5)
+    return results
+
+
+class _Bot:
+    """The bot's processes started by the checker: output to a log per run, strict, with an
+    SDK report file."""
+
+    def __init__(self, command: str, log_dir: Path) -> None:
+        self.command, self.log_dir = command, log_dir
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.logs: list[Path] = []
+        self.report = log_dir / "report.jsonl"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        for old in [self.report, *log_dir.glob("run*.log")]:
+            old.unlink(missing_ok=True)
+
+    def start(self, address: str) -> None:
+        if "{server}" in self.command:
+            args = shlex.split(self.command.replace("{server}", address).replace("{table}", TABLE))
+        else:
+            args = shlex.split(self.command) + ["--server", address, "--table", TABLE]
+        if args[0].endswith(".py"):
+            args.insert(0, sys.executable)
+        log = self.log_dir / f"run{len(self.procs) + 1}.log"
+        env = {**os.environ, "KOZEL_STRICT": "1", "KOZEL_REPORT": str(self.report)}
+        env["PYTHONUNBUFFERED"] = "1"
+        with log.open("wb") as fh:
+            self.procs.append(subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT, env=env))
+        self.logs.append(log)
+
+    def gone(self) -> str | None:
+        """Why the current run's process cannot connect any more."""
+        if not self.procs or (code := self.procs[-1].poll()) is None:
+            return None
+        return f"its process ended ({exit_text(code) or 'exit status 0'})"
+
+    def finish(self, results: Results) -> None:
+        """The exit checks: every run exited 0 in time, and its code raised nothing."""
+        why = []
+        for run, proc in enumerate(self.procs, 1):
+            try:
+                code = proc.wait(timeout=EXIT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                why.append(f"run {run}: still running {EXIT_WAIT_S:g} s after its match")
+                continue
+            if text := exit_text(code):
+                why.append(f"run {run}: {text} (log {self.logs[run - 1].resolve()})")
+        if self.procs:
+            results.add(EXITS, "; ".join(why))
+        if not self.report.exists():
+            results.skip(
+                NO_EXCEPTION,
+                "the bot keeps no SDK report (KOZEL_REPORT; the Python SDK and the Node "
+                "package do): an exception shows only as its exit status",
+            )
+            return
+        raised = [p for p in _report_lines(self.report) if p.get("kind") == "exception"]
+        first = raised[0] if raised else {}
+        results.add(
+            NO_EXCEPTION,
+            f"{len(raised)} raised, the first: {first.get('what')}: {first.get('text')} "
+            f"({first.get('where')})"
+            if raised
+            else "",
+        )
+
+
+def _report_lines(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
 
 
 def check_command(
-    command: str, *, move_ms: int = 2000, connect_timeout: float = 60.0
-) -> tuple[list[Check], str]:
+    command: str,
+    *,
+    move_ms: int = 2000,
+    connect_timeout: float = 60.0,
+    log_dir: Path = Path("data/conformance"),
+) -> tuple[list[Check], list[Path]]:
     """Start ``command`` as the bot (``{server}`` and ``{table}`` are filled in, or
-    ``--server ADDR --table conformance`` appended), once for the match and once for the
-    redirect checks, and check it; returns the report and the bots' output."""
-    procs: list[subprocess.Popen[str]] = []
-
-    def start(address: str) -> None:
-        if "{server}" in command:
-            cmd = command.format(server=address, table=TABLE)
-            args = shlex.split(cmd)
-        else:
-            args = shlex.split(command) + ["--server", address, "--table", TABLE]
-        procs.append(
-            subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ``--server ADDR --table conformance`` appended; a ``.py`` file first runs with this
+    Python), once for the match and once for the redirect checks, and check it; returns the
+    report and the logs of its runs (``log_dir``/run1.log, run2.log)."""
+    bot = _Bot(command, log_dir)
+    try:
+        results = asyncio.run(
+            run_checks(bot.start, move_ms=move_ms, connect_timeout=connect_timeout, gone=bot.gone)
         )
-
-    checks = asyncio.run(run_checks(start, move_ms=move_ms, connect_timeout=connect_timeout))
-    outputs, why = [], []
-    for run, proc in enumerate(procs, 1):
-        try:
-            out, _ = proc.communicate(timeout=15)
-            if proc.returncode:
-                why.append(f"run {run}: exit status {proc.returncode}")
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
-            why.append(f"run {run}: still running 15 s after MatchEnd and the end of its stream")
-        outputs.append(f"--- run {run} ---\n{out}" if len(procs) > 1 else out)
-    if procs:
-        checks.append(Check("the bot exits after its match", not why, "; ".join(why)))
-    return checks, "".join(outputs)
+        bot.finish(results)
+    finally:
+        for proc in bot.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return results.report(CHECKS, results.stopped), bot.logs

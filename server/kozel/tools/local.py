@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -22,6 +23,21 @@ from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 
 KOZEL = [sys.executable, "-m", "kozel.cli.main"]
+
+
+def kozel_command() -> str:
+    """The ``kozel`` command as a user can type it here: ``kozel`` when that is on PATH, else
+    its path (``.venv/bin/kozel`` from the checkout), else this Python with ``-m``."""
+    here = Path(sys.executable).parent / "kozel"
+    found = shutil.which("kozel")
+    if found and here.exists() and Path(found).resolve() == here.resolve():
+        return "kozel"
+    if not here.exists():
+        return f"{sys.executable} -m kozel.cli.main"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
 
 
 @contextlib.contextmanager

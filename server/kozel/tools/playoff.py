@@ -5,15 +5,20 @@ sides swapped (as fastchess plays an opening twice), several at once.
 A bot is a house bot name (seated in-process by the referee through
 ``CreateTable.house_bots``) or a shell command started once per match with ``{server}``,
 ``{table}`` (and, optionally, ``{name}``) filled in; a command without ``{server}`` gets
-``--server ADDR --table ID`` appended."""
+``--server ADDR --table ID`` appended, and one that starts with a ``.py`` file is run by this
+Python. Command bots run strict (``KOZEL_STRICT=1``) with an SDK report file
+(``KOZEL_REPORT``); what went wrong is gathered by :mod:`kozel.tools.play_diag`."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
+import os
 import secrets
 import shlex
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,10 +35,19 @@ from kozel.tools.elo import (
     llr_trinomial,
     score_interval,
 )
-from kozel.tools.local import wait_table
+from kozel.tools.play_diag import (
+    EXIT_WAIT_S,
+    CannotStart,
+    Failure,
+    Incident,
+    SeatRun,
+    incidents,
+    resolved,
+)
+from kozel.tools.play_diag import report as failure_report
 from kozel.v1 import game_pb2 as pb
+from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2_grpc, replay_pb2
 from kozel.v1 import referee_pb2 as rpb
-from kozel.v1 import referee_pb2_grpc
 
 BOT, VS = "bot", "vs"
 
@@ -59,13 +73,16 @@ def entrant(spec: str, house_bots: set[str]) -> Entrant:
 
 
 def command_line(command: str, server: str, table: str, name: str) -> list[str]:
-    """The command's argv with the placeholders filled in."""
+    """The command's argv with the placeholders filled in; a ``.py`` file first is run by
+    this Python (the project's, with the SDK)."""
     argv = [
         a.replace("{server}", server).replace("{table}", table).replace("{name}", name)
         for a in shlex.split(command)
     ]
     if "{server}" not in command:
         argv += ["--server", server, "--table", table]
+    if argv[0].endswith(".py"):
+        argv.insert(0, sys.executable)
     return argv
 
 
@@ -117,6 +134,8 @@ class Outcome:
     reason: str
     error: str = ""
     logs: list[str] = field(default_factory=list)
+    match_id: str = ""
+    incidents: list[Incident] = field(default_factory=list)
 
 
 @dataclass
@@ -131,11 +150,17 @@ class Tally:
     verdict: str | None = None
     verdict_llr: float | None = None
     verdict_matches: int = 0
+    roles: tuple[str, ...] = (BOT, VS)  # the bots whose failures are reported
+    failures: dict[str, dict[str, Failure]] = field(default_factory=dict)
+    stopped: CannotStart | None = None  # a bot that could not start stopped the run
 
     def add(self, out: Outcome) -> None:
         self.outcomes.append(out)
         if out.score is not None and self.two_sides:
             self.pair_scores.setdefault(out.fixture.pair, []).append(out.score)
+        for inc in out.incidents:
+            kinds = self.failures.setdefault(inc.role, {})
+            kinds.setdefault(inc.kind, Failure()).add(inc, out.match_id, out.replay_path)
 
     def count(self, score: float) -> int:
         return sum(1 for o in self.outcomes if o.score == score)
@@ -189,7 +214,10 @@ class Tally:
             "opponent_forfeits": sum(o.vs_forfeits for o in self.outcomes),
             "losses_replays": [o.replay_path for o in self.outcomes if o.score == 0.0],
             "errors": [o.error for o in self.outcomes if o.error],
+            "failures": failure_report({r: self.failures.get(r, {}) for r in self.roles}),
         }
+        if self.stopped is not None:
+            out["stopped"] = self.stopped.as_dict()
         if played:
             key = "average_chips" if played[0].money else "average_penalty"
             out[key] = sum(o.bot_total for o in played) / len(played)
@@ -235,49 +263,121 @@ class PlaySpec:
     timeout_s: float = 1800
 
 
-def play_fixture(spec: PlaySpec, address: str, fx: Fixture) -> Outcome:
-    """Open the table, start the command bots, wait for the result."""
-    who = {BOT: spec.bot, VS: spec.vs}
-    house = [who[s].house for s in fx.seats]
-    table_id = _create(address, spec, fx, house)
-    procs: list[subprocess.Popen[bytes]] = []
-    logs: list[str] = []
-    named = {}
+def play_fixture(
+    spec: PlaySpec, address: str, fx: Fixture, halt: threading.Event | None = None
+) -> Outcome | None:
+    """Open the table, start the command bots, wait for the result; None when ``halt`` was
+    set meanwhile. Raises :class:`CannotStart` when a bot ends before its match starts."""
+    table_id = _create(address, spec, fx, [(spec.bot, spec.vs)[r == VS].house for r in fx.seats])
+    runs: list[SeatRun] = []
+    named: dict[str, str] = {}
+    done = None
     try:
-        for seat, role in enumerate(fx.seats):
-            ent = who[role]
-            if not ent.command:
-                continue
-            name = f"{role}-{fx.index}-{seat}"
-            named[name] = role
-            log = spec.log_dir / f"{table_id}-seat{seat}-{role}.log"
-            logs.append(str(log))
-            with log.open("wb") as fh:
-                procs.append(
-                    subprocess.Popen(
-                        command_line(ent.command, address, table_id, name),
-                        stdout=fh,
-                        stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL,
-                        start_new_session=True,
-                    )
-                )
-            if spec.bot.command and spec.vs.command and "{name}" not in ent.command:
-                time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
-        done = wait_table(address, table_id, timeout=spec.timeout_s)
+        runs = _start(spec, address, table_id, fx, named, runs)
+        done = _wait(address, table_id, runs, spec, halt or threading.Event())
     except grpc.RpcError as exc:
         why = f"{exc.code().name}: {exc.details()}"
+        logs = [str(r.log) for r in runs]
         return Outcome(
             fx, None, 0, False, 0, 0, 0, 0, "", "error", error=f"table {table_id}: {why}", logs=logs
         )
     finally:
-        for proc in procs:
+        for run in runs:
+            run.end(0 if done is None else EXIT_WAIT_S)
+    if done is None:
+        return None
+    return _outcome(spec, fx, done, named, runs, _replay(address, done))
+
+
+def _start(
+    spec: PlaySpec,
+    address: str,
+    table_id: str,
+    fx: Fixture,
+    named: dict[str, str],
+    runs: list[SeatRun],
+) -> list[SeatRun]:
+    """Start the command bots of a fixture, their output to a log each, into ``runs`` (so
+    that those started are ended if a later one cannot be run)."""
+    for seat, role in enumerate(fx.seats):
+        ent = spec.bot if role == BOT else spec.vs
+        if not ent.command:
+            continue
+        name = f"{role}-{fx.index}-{seat}"
+        named[name] = role
+        log = spec.log_dir / f"{table_id}-seat{seat}-{role}.log"
+        report = log.with_suffix(".report.jsonl")
+        report.unlink(missing_ok=True)
+        env = {**os.environ, "KOZEL_STRICT": "1", "KOZEL_REPORT": str(report)}
+        env["PYTHONUNBUFFERED"] = "1"  # a log complete up to a crash
+        with log.open("wb") as fh:
             try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-    return _outcome(spec, fx, done, named, logs)
+                proc = subprocess.Popen(
+                    command_line(ent.command, address, table_id, name),
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=env,
+                )
+            except OSError as exc:  # no such program, not executable
+                fh.write(f"cannot run {ent.command!r}: {exc}\n".encode())
+                fh.flush()
+                raise CannotStart(role, ent.command, "could not be run", log) from None
+        runs.append(SeatRun(seat, role, log, report, proc))
+        if spec.bot.command and spec.vs.command and "{name}" not in ent.command:
+            time.sleep(0.5)  # join order is seat order, as well as it can be without {name}
+    return runs
+
+
+def _wait(
+    address: str, table_id: str, runs: list[SeatRun], spec: PlaySpec, halt: threading.Event
+) -> rpb.WaitTableResponse | None:
+    """The table's result, watching the bots meanwhile: one that ends before the match has
+    started could not start (:class:`CannotStart`); None once ``halt`` is set."""
+    with grpc.insecure_channel(address) as channel:
+        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+        fut = stub.WaitTable.future(rpb.WaitTableRequest(table_id=table_id), timeout=spec.timeout_s)
+        watched = list(runs)
+        try:
+            while True:
+                with contextlib.suppress(grpc.FutureTimeoutError):
+                    return fut.result(timeout=0.2)
+                if halt.is_set():
+                    return None
+                for run in [r for r in watched if r.proc.poll() is not None]:
+                    watched.remove(run)
+                    with contextlib.suppress(grpc.FutureTimeoutError):
+                        return fut.result(timeout=2)  # it may have just played its match
+                    if not _started(channel, table_id):
+                        run.end(0)
+                        cmd = (spec.bot if run.role == BOT else spec.vs).command
+                        raise CannotStart(run.role, cmd, run.exit, run.log)
+        finally:
+            fut.cancel()
+
+
+def _started(channel: grpc.Channel, table_id: str) -> bool:
+    """Whether the table's match is running."""
+    live = match_pb2_grpc.MatchServiceStub(channel).ListLiveMatches(
+        match_pb2.ListLiveMatchesRequest(limit=1000), timeout=30
+    )
+    return any(m.table_id == table_id for m in live.matches)
+
+
+def _replay(address: str, done: rpb.WaitTableResponse) -> replay_pb2.Replay | None:
+    """The match's replay: the referee's file when it is on this machine, else GetReplay."""
+    from kozel.server.replay.file import decode_replay, read_replay
+
+    try:
+        if os.path.exists(done.replay_path):
+            return read_replay(done.replay_path)
+        with grpc.insecure_channel(address) as channel:
+            stub = referee_pb2_grpc.RefereeServiceStub(channel)
+            got = stub.GetReplay(rpb.GetReplayRequest(replay_id=done.replay_id), timeout=30)
+        return decode_replay(got.replay_gz)
+    except (OSError, ValueError, grpc.RpcError):
+        return None
 
 
 def _create(address: str, spec: PlaySpec, fx: Fixture, house: list[str]) -> str:
@@ -292,7 +392,12 @@ def _create(address: str, spec: PlaySpec, fx: Fixture, house: list[str]) -> str:
 
 
 def _outcome(
-    spec: PlaySpec, fx: Fixture, done: rpb.WaitTableResponse, named: dict[str, str], logs: list[str]
+    spec: PlaySpec,
+    fx: Fixture,
+    done: rpb.WaitTableResponse,
+    named: dict[str, str],
+    runs: list[SeatRun],
+    replay: replay_pb2.Replay | None,
 ) -> Outcome:
     res = done.result
     roles = list(fx.seats)
@@ -320,6 +425,8 @@ def _outcome(
         total = res.penalty_totals[next(iter(bot_sides))]
     forfeited = [f.seat for f in res.forfeits]
     timeouts = list(res.timeouts) or [0] * spec.players
+    for run in runs:
+        run.collect(done.match_id)
     return Outcome(
         fx,
         score,
@@ -329,9 +436,11 @@ def _outcome(
         forfeits=sum(1 for s in forfeited if s in bot_seats),
         vs_timeouts=sum(t for s, t in enumerate(timeouts) if s not in bot_seats),
         vs_forfeits=sum(1 for s in forfeited if s not in bot_seats),
-        replay_path=done.replay_path,
+        replay_path=resolved(done.replay_path),
         reason=reason,
-        logs=logs,
+        logs=[str(r.log.resolve()) for r in runs],
+        match_id=done.match_id,
+        incidents=incidents(roles, res, replay, runs),
     )
 
 
@@ -347,9 +456,10 @@ def run(
 ) -> None:
     """Play fixtures ``concurrency`` at a time (spread over ``addresses``) until they run out,
     the SPRT is decided, ``max_time_s`` has passed or ``stop`` is set; matches under way then
-    still count."""
+    still count. A bot that could not start stops everything at once (``tally.stopped``)."""
     lock = threading.Lock()
     stop = stop or threading.Event()
+    halt = threading.Event()  # stop at once: a bot could not start
     deadline = time.monotonic() + max_time_s if max_time_s else None
 
     def worker(k: int) -> None:
@@ -359,7 +469,16 @@ def run(
                 fx = next(todo, None)
             if fx is None:
                 return
-            out = play_fixture(spec, address, fx)
+            try:
+                out = play_fixture(spec, address, fx, halt)
+            except CannotStart as exc:
+                with lock:
+                    tally.stopped = tally.stopped or exc
+                halt.set()
+                stop.set()
+                return
+            if out is None:
+                return
             with lock:
                 tally.add(out)
                 on_done(out)

@@ -10,5 +10,6 @@ from kozel.sdk.bot import Bot
 from kozel.sdk.client import play, run_bot
 from kozel.sdk.house import GreedyBot, RandomBot
 from kozel.sdk.house_bots import HOUSE_BOTS
+from kozel.sdk.report import BotError, Report
 
-__all__ = ["HOUSE_BOTS", "Bot", "GreedyBot", "RandomBot", "play", "run_bot"]
+__all__ = ["HOUSE_BOTS", "Bot", "BotError", "GreedyBot", "RandomBot", "Report", "play", "run_bot"]

@@ -25,6 +25,7 @@ from typing import Any
 import grpc
 
 from kozel.sdk.bot import Bot
+from kozel.sdk.report import BotError, Report, strict_from_env
 from kozel.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 
 log = logging.getLogger("kozel.sdk")
@@ -48,6 +49,7 @@ _RESUMABLE = (
 )
 _BACKOFF_START_S = 0.05
 _BACKOFF_MAX_S = 2.0
+_ADRIFT_BACKOFF_MAX_S = 5.0  # between tries while no referee answers after losing one
 REDIRECT_GRACE_S = 3.0  # how long a redirected address is retried before the first one again
 _CLOSE_TIMEOUT_S = 5.0  # how long to wait for the referee to close the stream after Leave
 _ANSWERS_KEPT = 8  # answers remembered per match, to answer resent requests again
@@ -71,6 +73,7 @@ class _Match:
         self.inbox: asyncio.Queue[tuple[str, Message]] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
         self.deal_index = -1  # the last DealStart delivered
+        self.start: referee_pb2.MatchStart | None = None
         self.request: referee_pb2.DecisionRequest | None = None  # the latest request
         self.asked: set[int] = set()  # request ids queued for the bot
         self.answers: dict[int, referee_pb2.ActionReply] = {}
@@ -102,6 +105,9 @@ class _Client:
         credentials: grpc.ChannelCredentials | None = None,
         skip_events: bool = False,
         redirect_grace_s: float = REDIRECT_GRACE_S,
+        strict: bool | None = None,
+        report: Report | None = None,
+        stop: asyncio.Event | None = None,
     ) -> None:
         if sum(x is not None for x in (join_table, join_queue, join_ladder)) != 1:
             raise ValueError("give exactly one of join_table, join_queue and join_ladder")
@@ -128,6 +134,15 @@ class _Client:
         options.update(dict(channel_options or ()))
         self.options = list(options.items())
         self.drop_after_requests = drop_after_requests
+        # Strict: an exception in the bot's code ends the run (BotError); else it is logged
+        # and answered with legal index 0. Off by default on ladders only (rated play).
+        self.strict = strict_from_env(join_ladder is None) if strict is None else strict
+        self.report = report if report is not None else Report()
+        self.stop = stop
+        self.fatal: BotError | None = None  # set when the bot's code raised (strict)
+        self.ever_welcomed = False  # a referee welcomed this bot once
+        self.adrift = False  # the referee was lost: retried without end, fresh sessions
+        self.restarts = 0  # new sessions at the first address (for tests and logs)
 
         self.matches: dict[str, _Match] = {}  # running matches
         self.done_ids: set[str] = set()  # ended or lost matches (late duplicates are ignored)
@@ -155,26 +170,26 @@ class _Client:
         channel: grpc.aio.Channel | None = None
         down_since: float | None = None
         delay = _BACKOFF_START_S
+        stopper = loop.create_task(self._stop_when(self.stop)) if self.stop is not None else None
+        self.report.open()
         try:
             while True:
+                if self.fatal is not None:
+                    raise self.fatal
+                if self._finished():
+                    return self.results
                 if channel is None:
-                    channel = (
-                        grpc.aio.secure_channel(
-                            self.address, self.credentials, options=self.options
-                        )
-                        if self.credentials is not None
-                        else grpc.aio.insecure_channel(self.address, options=self.options)
-                    )
+                    channel = self._channel()
                     stub = referee_pb2_grpc.RefereeServiceStub(channel)
                 error: grpc.aio.AioRpcError | None = None
                 try:
                     outcome = await self._stream(stub)
                 except grpc.aio.AioRpcError as exc:
-                    if not self.reconnect or (
-                        exc.code() not in _RESUMABLE and not self._redirected
-                    ):
+                    if self.fatal is None and not self._may_retry(exc):
                         raise
                     error, outcome = exc, _DROPPED
+                if self.fatal is not None:
+                    raise self.fatal
                 if outcome == _CLOSED:
                     # The referee ended the stream on purpose: matches it did not announce
                     # again after a resume are over (their MatchEnd was lost meanwhile).
@@ -189,13 +204,17 @@ class _Client:
                     (error is not None and error.code() not in _RESUMABLE)
                     or (outcome == _CLOSED and not running and not self.leave_sent)
                 )
-                if outcome == _REDIRECTED or fall_back:
+                refused = error is not None and self._resume_refused(error)
+                if outcome == _REDIRECTED or fall_back or refused:
                     await channel.close()
                     channel = None
                     if outcome == _REDIRECTED:
                         self._follow_redirect()
-                    else:
+                    elif fall_back:
                         self._fall_back(error)
+                    else:
+                        assert error is not None
+                        self._restart(f"the referee refused to resume the session: {_why(error)}")
                     down_since, delay = None, _BACKOFF_START_S
                     continue
                 if outcome == _CLOSED and self.target is None and not running:
@@ -220,20 +239,27 @@ class _Client:
                 self.welcomed = False
                 grace = self.redirect_grace_s if self._redirected else self.grace_s
                 left = down_since + grace - now
-                if left <= 0 and self._redirected:
+                if left <= 0 and (self._redirected or self._keeps_trying()):
                     await channel.close()
                     channel = None
-                    self._fall_back(error)
-                    down_since, delay = None, _BACKOFF_START_S
-                    continue
-                if left <= 0:
+                    if self._redirected:
+                        self._fall_back(error)
+                        down_since, delay = None, _BACKOFF_START_S
+                        continue
+                    if self.resume_token or self.matches:
+                        self._restart(f"no referee answered at {self.address} for {grace:g} s")
+                    self.adrift = True  # from now on, retried until a referee answers
+                elif left <= 0:
                     if error is not None:
                         raise error
                     raise ConnectionError(
                         f"the stream to {self.address} ended and could not be resumed within "
                         f"{self.grace_s:g} s"
                     )
-                wait = min(left, delay * random.uniform(0.75, 1.25))
+                cap = _ADRIFT_BACKOFF_MAX_S if self.adrift else _BACKOFF_MAX_S
+                wait = min(delay, cap) * random.uniform(0.75, 1.25)
+                if not self.adrift:
+                    wait = min(left, wait)
                 log.info(
                     "stream %s (%s); reconnecting in %.2f s",
                     outcome,
@@ -241,11 +267,48 @@ class _Client:
                     wait,
                 )
                 await asyncio.sleep(wait)
-                delay = min(delay * 2, _BACKOFF_MAX_S)
+                delay = min(delay * 2, cap)
         finally:
+            if stopper is not None:
+                stopper.cancel()
             if channel is not None:
                 await channel.close()
             await self._stop_workers()
+            problems = sum(self.report.counts.values())
+            log.log(logging.WARNING if problems else logging.INFO, "%s", self.report.summary())
+            self.report.close()
+
+    def _channel(self) -> grpc.aio.Channel:
+        if self.credentials is not None:
+            return grpc.aio.secure_channel(self.address, self.credentials, options=self.options)
+        return grpc.aio.insecure_channel(self.address, options=self.options)
+
+    def _may_retry(self, exc: grpc.aio.AioRpcError) -> bool:
+        """Whether a stream that failed with ``exc`` is worth another one."""
+        return self.reconnect and (
+            exc.code() in _RESUMABLE or self._redirected or self._resume_refused(exc)
+        )
+
+    def _resume_refused(self, exc: grpc.aio.AioRpcError) -> bool:
+        """The referee does not know the session we tried to resume: it ended there (its
+        referee restarted), or a shared address sent the Hello to another referee."""
+        return self._resuming and exc.code() == grpc.StatusCode.NOT_FOUND
+
+    def _keeps_trying(self) -> bool:
+        """Whether a lost referee is waited for without end: a queue or ladder bot that has
+        been welcomed once (a table lives and dies with its referee; an address that never
+        answered is a mistake to report)."""
+        return self.adrift or (self.ever_welcomed and self.join_table is None)
+
+    async def _stop_when(self, event: asyncio.Event) -> None:
+        """Once ``event`` is set: no new match; the running ones finish, then run() returns."""
+        await event.wait()
+        self.target = len(self.results) + self.lost + len(self.matches)
+        log.info("asked to stop: %d running matches finish, no new one starts", len(self.matches))
+        if self.matches:
+            self._send_leave()
+        else:
+            self._cancel_call("asked to stop with no match running")
 
     def _finished(self) -> bool:
         """All wanted matches have ended and none is running."""
@@ -276,16 +339,19 @@ class _Client:
 
     def _fall_back(self, error: grpc.aio.AioRpcError | None, why: str = "") -> None:
         """Back to the first address with the first Hello (no ticket, no resume token)."""
-        for m in list(self.matches.values()):
-            self._lose(m, "its referee went away")
-        why = why or (
-            f"{error.code().name} {error.details()!r}" if error is not None else "it closed"
-        )
-        log.warning(
-            "redirected referee %r lost (%s); back to %r", self.address, why, self.first_address
-        )
         self.fallbacks += 1
+        why = why or (_why(error) if error is not None else "it closed")
+        self._restart(f"redirected referee {self.address!r} lost ({why})")
+
+    def _restart(self, why: str) -> None:
+        """A new session at the first address with the first Hello: the old one is gone, and
+        with it the matches it ran (its referee finished or aborted them)."""
+        for m in list(self.matches.values()):
+            self._lose(m, "its session ended with its referee")
+        log.warning("%s; starting a new session at %r", why, self.first_address)
+        self.restarts += 1
         self.address, self.ticket, self.resume_token = self.first_address, "", ""
+        self.leave_sent = False  # a new session: Leave again once enough matches run
 
     async def _stop_workers(self) -> None:
         """Let ended matches finish their hooks, then stop every worker."""
@@ -389,7 +455,11 @@ class _Client:
     def _send_leave(self) -> None:
         if not self.leave_sent:
             self.leave_sent = True
-            log.info("sending Leave: %d of %s matches done", len(self.results), self.target)
+            log.info(
+                "sending Leave: no new match after the %d running (%d ended)",
+                len(self.matches),
+                len(self.results),
+            )
             self._send(referee_pb2.PlayRequest(leave=referee_pb2.Leave()))
 
     def _send_reply(self, reply: referee_pb2.ActionReply) -> None:
@@ -425,7 +495,8 @@ class _Client:
             self._route(which, msg)
 
     def _on_welcome(self, msg: referee_pb2.Welcome) -> None:
-        self.welcomed = True
+        self.welcomed = self.ever_welcomed = True
+        self.adrift = False
         if msg.protocol_version and msg.protocol_version != PROTOCOL_VERSION:
             log.warning(
                 "the referee speaks protocol %d, this client %d",
@@ -444,6 +515,42 @@ class _Client:
             ", resumed" if msg.resumed else "",
             msg.server_version,
         )
+
+    def _hook(self, m: _Match, name: str, msg: Message) -> None:
+        try:
+            getattr(m.bot, name)(msg)
+        except Exception as exc:  # noqa: BLE001 - whatever the bot raised is reported
+            self._bot_failed(m, getattr(msg, "request_id", 0), name, exc)
+
+    def _bot_failed(self, m: _Match, request_id: int, what: str, exc: Exception) -> bool:
+        """The bot's ``what`` raised: count and log it. Strict, the run stops (False);
+        else the client carries on (True)."""
+        problem = self.report.exception(m.match_id, request_id, what, exc)
+        if not self.strict:
+            log.error(
+                "match %s: %s failed on request %d (strict off: carrying on%s)",
+                m.match_id,
+                what,
+                request_id,
+                ", answering legal index 0" if what == "choose" else "",
+                exc_info=exc,
+            )
+            return True
+        log.error(
+            "match %s: %s failed on request %d; stopping (strict)",
+            m.match_id,
+            what,
+            request_id,
+            exc_info=exc,
+        )
+        if self.fatal is None:
+            self.fatal = BotError(
+                f"the bot's {what} raised in match {m.match_id}, request {request_id}: "
+                f"{problem.line()}"
+            )
+            self.fatal.__cause__ = exc
+            self._cancel_call(f"the bot's {what} raised")
+        return False
 
     def _lose(self, m: _Match, why: str) -> None:
         log.warning("match %s lost: %s", m.match_id, why)
@@ -473,7 +580,9 @@ class _Client:
                 log.debug("match %s: MatchStart again (resumed)", match_id)
                 return
             log.info("match %s starts: seat %d of %d", match_id, msg.seat, msg.players)
-            self._new_match(match_id).post(which, msg)
+            m = self._new_match(match_id)
+            m.start = msg
+            m.post(which, msg)
             self._want_leave()
             return
         if m is None:
@@ -501,7 +610,17 @@ class _Client:
             del self.matches[match_id]
             self.done_ids.add(match_id)
             self.results.append(msg)
-            log.info("match %s ended (%d done)", match_id, len(self.results))
+            verdict = _verdict(m.start, msg.result)
+            self.report.result(match_id, verdict)
+            log.info(
+                "match %s ended: %s (%s; %d done)",
+                match_id,
+                verdict,
+                game_pb2.MatchEndReason.Name(msg.result.reason)
+                .removeprefix("MATCH_END_REASON_")
+                .lower(),
+                len(self.results),
+            )
         m.post(which, msg)
 
     def _want_leave(self) -> None:
@@ -520,10 +639,10 @@ class _Client:
             if which == "decision":
                 await self._decide(m, msg)
             elif which == "rejection":
-                _hook(m, "on_rejection", msg)
+                self._hook(m, "on_rejection", msg)
                 await self._retry(m, msg)
             else:
-                _hook(m, f"on_{which}", msg)
+                self._hook(m, f"on_{which}", msg)
             if which == "match_end":
                 m.answers.clear()
                 m.refused.clear()
@@ -537,18 +656,17 @@ class _Client:
         try:
             choice = await asyncio.to_thread(m.bot.choose, request)
             reply = _reply_for(request, choice)
-        except Exception:
-            log.exception(
-                "match %s: choose failed on request %d; answering legal index 0", m.match_id, rid
-            )
+        except Exception as exc:  # noqa: BLE001 - whatever the bot raised is reported
+            if not self._bot_failed(m, rid, "choose", exc):
+                return
             reply = referee_pb2.ActionReply(
                 match_id=request.match_id, request_id=rid, legal_index=0
             )
         refused = m.refused.get(rid)
-        if refused and reply in refused:
+        if refused and reply in refused and not self.strict:
             reply = _other_reply(request, refused)
             log.warning(
-                "match %s: the bot repeated a refused answer; sending %s",
+                "match %s: the bot repeated a refused answer; sending %s instead (strict off)",
                 m.match_id,
                 reply.WhichOneof("choice"),
             )
@@ -567,11 +685,13 @@ class _Client:
         self._send_reply(reply)
 
     async def _retry(self, m: _Match, rej: referee_pb2.Rejection) -> None:
+        code = game_pb2.ErrorCode.Name(rej.code)
+        self.report.refusal(m.match_id, rej.request_id, code, rej.message)
         log.warning(
             "match %s: answer to request %d refused (%s): %s",
             m.match_id,
             rej.request_id,
-            game_pb2.ErrorCode.Name(rej.code),
+            code,
             rej.message,
         )
         request = m.request
@@ -596,11 +716,22 @@ async def _requests(
         yield msg
 
 
-def _hook(m: _Match, name: str, msg: Message) -> None:
-    try:
-        getattr(m.bot, name)(msg)
-    except Exception:
-        log.exception("match %s: %s failed", m.match_id, name)
+def _why(error: grpc.aio.AioRpcError) -> str:
+    return f"{error.code().name} {error.details()!r}"
+
+
+def _verdict(start: referee_pb2.MatchStart | None, result: game_pb2.MatchResult) -> str:
+    """ "won", "drawn", "lost" or "aborted", for the seat of ``start``."""
+    if result.reason == game_pb2.MATCH_END_REASON_ABORTED:
+        return "aborted"
+    if result.draw:
+        return "drawn"
+    if start is None:
+        return "ended"
+    if not result.penalty_totals:  # the money game: winner_side is a seat
+        return "won" if result.winner_side == start.seat else "lost"
+    side = next((p.side for p in start.seating if p.seat == start.seat), start.seat)
+    return "won" if result.winner_side == side else "lost"
 
 
 def _reply_for(
@@ -658,6 +789,9 @@ async def play(
     credentials: grpc.ChannelCredentials | None = None,
     skip_events: bool = False,
     redirect_grace_s: float = REDIRECT_GRACE_S,
+    strict: bool | None = None,
+    report: Report | None = None,
+    stop: asyncio.Event | None = None,
 ) -> list[referee_pb2.MatchEnd]:
     """Connect to the referee at ``address`` and play until done; returns the MatchEnds.
 
@@ -676,6 +810,23 @@ async def play(
     address with ``redirect_ticket`` set; if that referee cannot be reached for
     ``redirect_grace_s`` seconds, refuses the ticket, or loses the stream for good, the client
     returns to ``address`` with its first Hello.
+
+    When a resume is refused (``NOT_FOUND``: the referee restarted, or a shared address sent
+    the bot to another referee) the client starts a new session at ``address`` with its first
+    Hello; so does a queue or ladder bot whose referee stays unreachable past ``grace_s``, and
+    it then keeps trying (backoff up to 5 s, with jitter) until a referee answers. Matches
+    of the lost session are over for the bot. Errors that cannot pass (a bad token, an unknown
+    table or ladder, a protocol refusal) end the run with their gRPC status.
+
+    ``strict`` (default: on, except on a ladder; ``KOZEL_STRICT=1``/``0`` overrides the
+    default): an exception raised by the bot (``choose`` or a hook), or an answer that is not
+    a legal index, ends the run with :class:`BotError` after logging it; a refused answer
+    repeated is sent as it is (the referee then decides). With ``strict=False`` the client
+    logs the exception, answers legal index 0 and replaces a repeated refused answer with
+    another legal one. Either way each problem is counted in ``report`` (a
+    :class:`~kozel.sdk.report.Report`, filled in place) and, with ``KOZEL_REPORT`` set,
+    written to that file. ``stop``: once set, no new match starts; the running ones finish
+    and the call returns.
     """
     client = _Client(
         factory,
@@ -694,6 +845,9 @@ async def play(
         credentials=credentials,
         skip_events=skip_events,
         redirect_grace_s=redirect_grace_s,
+        strict=strict,
+        report=report,
+        stop=stop,
     )
     return await client.run()
 
@@ -716,8 +870,11 @@ def run_bot(
     credentials: grpc.ChannelCredentials | None = None,
     skip_events: bool = False,
     redirect_grace_s: float = REDIRECT_GRACE_S,
+    strict: bool | None = None,
+    report: Report | None = None,
 ) -> list[referee_pb2.MatchEnd]:
-    """:func:`play` for scripts: the same arguments, run in its own event loop."""
+    """:func:`play` for scripts: the same arguments (but ``stop``), run in its own event
+    loop."""
     return asyncio.run(
         play(
             factory,
@@ -736,5 +893,7 @@ def run_bot(
             credentials=credentials,
             skip_events=skip_events,
             redirect_grace_s=redirect_grace_s,
+            strict=strict,
+            report=report,
         )
     )

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import kozel.v1.Game.MatchResult;
 import kozel.v1.Game.Ruleset;
@@ -59,6 +60,7 @@ public final class KozelBot {
     private static final long REDIRECT_WINDOW_MS = 3_000; // then back to the first address
     private static final long BACKOFF_START_MS = 100;
     private static final long BACKOFF_MAX_MS = 2_000;
+    private static final long ADRIFT_BACKOFF_MAX_MS = 5_000; // while no referee answers
     private static final long CLOSE_WAIT_MS = 5_000; // for the referee to close after Leave
 
     private final Options opts;
@@ -77,6 +79,8 @@ public final class KozelBot {
     private boolean leaveSent;
     private int answered;
     private boolean droppedOnce;
+    private boolean everWelcomed; // a referee welcomed this bot once
+    private boolean adrift; // its referee was lost: retried without end, with new sessions
 
     // The current stream.
     private ClientCallStreamObserver<PlayRequest> requests;
@@ -106,13 +110,29 @@ public final class KozelBot {
         return !address.equals(opts.server()) || !ticket.isEmpty();
     }
 
-    /** Back to the first address with the first Hello; matches at the lost referee are over. */
+    /** Back to the first address when a redirected referee is lost. */
     private void fallBack(String why) {
-        log("redirected referee %s lost (%s); back to %s", address, why, opts.server());
+        restart("redirected referee " + address + " lost (" + why + ")");
+    }
+
+    /**
+     * A new session at the first address with the first Hello (no ticket, no resume token): the
+     * old session is gone, and the matches it ran are over for this bot (its referee finished or
+     * aborted them).
+     */
+    private void restart(String why) {
+        log("%s; starting a new session at %s", why, opts.server());
         ended.addAll(started);
+        pending.clear();
         ticket = "";
         resumeToken = "";
+        leaveSent = false;
         connect(opts.server());
+    }
+
+    /** A queue or ladder bot welcomed once waits for a lost referee without end. */
+    private boolean keepsTrying() {
+        return adrift || (everWelcomed && opts.table() == null);
     }
 
     public static void main(String[] args) throws InterruptedException {
@@ -139,6 +159,7 @@ public final class KozelBot {
         long downSince = -1;
         long backoff = BACKOFF_START_MS;
         while (true) {
+            boolean resuming = !resumeToken.isEmpty();
             Status status = playOneStream();
             if (done()) {
                 return 0;
@@ -180,18 +201,37 @@ public final class KozelBot {
                 downSince = -1;
                 continue;
             }
+            // A refused resume (NOT_FOUND): the referee restarted, or a shared address reached
+            // another referee. The session is gone: start a new one.
+            if (resuming && status.getCode() == Status.Code.NOT_FOUND) {
+                restart("the referee refused to resume the session (" + status.getDescription()
+                        + ")");
+                downSince = -1;
+                backoff = BACKOFF_START_MS;
+                continue;
+            }
             if (!resumable) {
                 log("stream failed: %s %s", status.getCode(), status.getDescription());
                 return 1;
             }
             if (now - downSince > RESUME_WINDOW_MS) {
-                log("could not connect or resume within %d ms (last status %s)",
-                        RESUME_WINDOW_MS, status.getCode());
-                return 1;
+                if (!keepsTrying()) {
+                    log("could not connect or resume within %d ms (last status %s)",
+                            RESUME_WINDOW_MS, status.getCode());
+                    return 1;
+                }
+                if (!resumeToken.isEmpty() || !ended.containsAll(started)) {
+                    restart("no referee answered at " + address + " for " + RESUME_WINDOW_MS
+                            + " ms");
+                }
+                adrift = true; // from now on, retried until a referee answers
             }
-            log("stream ended (%s); reconnecting in %d ms", status.getCode(), backoff);
-            Thread.sleep(backoff);
-            backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+            long limit = adrift ? ADRIFT_BACKOFF_MAX_MS : BACKOFF_MAX_MS;
+            backoff = Math.min(backoff, limit);
+            long wait = (long) (backoff * ThreadLocalRandom.current().nextDouble(0.75, 1.25));
+            log("stream ended (%s); reconnecting in %d ms", status.getCode(), wait);
+            Thread.sleep(wait);
+            backoff = Math.min(backoff * 2, limit);
         }
     }
 
@@ -287,6 +327,8 @@ public final class KozelBot {
 
     private void onWelcome(Welcome w) {
         welcomed = true;
+        everWelcomed = true;
+        adrift = false;
         resumeToken = w.getResumeToken(); // present it in Hello.resume_token after a drop
         ticket = ""; // used: a drop here resumes with the resume token
         log("welcome: session %s%s, running %s", w.getSessionId(),
