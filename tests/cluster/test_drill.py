@@ -72,10 +72,14 @@ def test_the_drill(cluster: tuple[Cluster, Store, Proxy], tmp_path: Path) -> Non
         ref = c.referees[name]
         port = int(ref.address.rsplit(":", 1)[1])
         proxy.backends.remove(ref.address)
-        at = datetime.now(UTC)
+        began = time.monotonic()
         ref.proc.send_signal(signal.SIGTERM)
         assert ref.proc.wait(120) == 0
-        report["stops"][name] = {"next_match_s": round(_pause(store, at, f"play after {name}"), 2)}
+        gone = datetime.now(UTC)
+        report["stops"][name] = {
+            "drain_s": round(time.monotonic() - began, 2),
+            "next_match_s": round(_pause(store, gone, f"play after {name}"), 2),
+        }
         c.start(name, port=port)
         proxy.backends.append(c.referees[name].address)
         _more(store, 10)
