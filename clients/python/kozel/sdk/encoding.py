@@ -91,7 +91,14 @@ _CHIPS = _TOTALS + MAX_SEATS
 _DEAL = _CHIPS + MAX_SEATS
 assert SCALARS + _DEAL + 1 == OBS_SIZE
 
-_KIND_BASE = {pb.ACTION_KIND_LEAD: LEAD, pb.ACTION_KIND_BEAT: BEAT, pb.ACTION_KIND_DISCARD: DISCARD}
+_KIND_BASE = {"lead": LEAD, "beat": BEAT, "discard": DISCARD}
+_PB_KIND = {
+    pb.ACTION_KIND_LEAD: "lead",
+    pb.ACTION_KIND_BEAT: "beat",
+    pb.ACTION_KIND_DISCARD: "discard",
+    pb.ACTION_KIND_DECLARE: "declare",
+    pb.ACTION_KIND_PASS: "pass",
+}
 _DECISION_SLOT: dict[int, int] = {
     pb.DECISION_KIND_LEAD: 0,
     pb.DECISION_KIND_RESPOND: 1,
@@ -123,22 +130,42 @@ def hand_slots(hand: Sequence[str]) -> list[int]:
 
 def action_index(action: pb.Action, slots: Sequence[int]) -> int:
     """The index of ``action`` for a hand whose slots hold ``slots`` (see :func:`hand_slots`)."""
-    if action.kind == pb.ACTION_KIND_PASS:
-        return PASS
-    if action.kind == pb.ACTION_KIND_DECLARE:
-        return DECLARE
-    base = _KIND_BASE.get(action.kind)
-    if base is None:
-        raise EncodingError(f"no index for action kind {action.kind}")
-    mask = 0
+    cards = 0
     for code in action.cards:
         card = CARD_OF.get(code)
-        if card is None or card not in slots:
-            raise EncodingError(f"the action plays {code}, which is not in the hand")
-        mask |= 1 << slots.index(card)
-    if not mask:
+        if card is None:
+            raise EncodingError(f"the action plays {code!r}, which is no card")
+        cards |= 1 << card
+    return kind_index(_PB_KIND.get(action.kind, ""), cards, sum(1 << c for c in slots))
+
+
+def kind_index(kind: str, cards: int, hand: int) -> int:
+    """The index of an action given as its kind's name (``lead``, ``beat``, ``discard``,
+    ``declare``, ``pass``: the engine's ``ActionKind`` values), its cards and the hand (both
+    36-bit card masks)."""
+    if kind == "pass":
+        return PASS
+    if kind == "declare":
+        return DECLARE
+    base = _KIND_BASE.get(kind)
+    if base is None:
+        raise EncodingError(f"no index for an action of kind {kind!r}")
+    if hand.bit_count() > HAND_SLOTS:
+        raise EncodingError(
+            f"a hand of {hand.bit_count()} cards; the action space has {HAND_SLOTS}"
+        )
+    if not cards:
         raise EncodingError("an action of no cards")
-    return base + mask - 1
+    subset = 0
+    rest = cards
+    while rest:
+        low = rest & -rest
+        card = low.bit_length() - 1
+        if not hand & low:
+            raise EncodingError(f"the action plays {CODES[card]}, which is not in the hand")
+        subset |= 1 << (hand & (low - 1)).bit_count()  # the card's slot: cards below it
+        rest ^= low
+    return base + subset - 1
 
 
 def index_name(index: int, slots: Sequence[int]) -> str:
