@@ -335,26 +335,31 @@ class KozelState(pyspiel.State):
     ) -> None:
         """Apply the true deal's ``history`` with the cards renamed. Declaration windows are
         answered in this deal's order: a seat this world asks but the true one did not passes,
-        an answer of a seat this world does not ask is dropped; the window open at the end is
+        an answer of a seat this world does not ask is dropped, a declaration whose cards were
+        renamed (it lost its window, unseen) becomes a pass; the window open at the end is
         answered until ``until`` is to act."""
-        window: dict[int, Action] = {}
+        window: list[tuple[int, Action]] = []  # answers since the last card play, in order
         for seat, action in history:
             if action.kind in (ActionKind.PASS, ActionKind.DECLARE):
-                window[seat] = action
+                hidden = any(action.cards >> c & 1 for c in rename)
+                window.append((seat, PASS_ACTION if hidden else action))  # a losing declaration
                 continue
-            self._close_window(window, None)
-            window = {}
+            self._close_windows(window, None)
+            window = []
             cards = sum(1 << rename.get(c, c) for c in range(N_CARDS) if action.cards >> c & 1)
             self._apply_engine(seat, Action(action.kind, cards, action.combo))
-        self._close_window(window, until)
+        self._close_windows(window, until)
 
-    def _close_window(self, answers: dict[int, Action], until: int | None) -> None:
+    def _close_windows(self, answers: list[tuple[int, Action]], until: int | None) -> None:
+        """Answer the windows open now (one declaration, led at once, can open the next) with
+        each seat's recorded answers in order, PASS where it has none."""
         deal = self.deal
         while deal.phase is Decision.DECLARE and not deal.over:
             seat = deal.to_act[0]
-            if seat == until and seat not in answers:
+            mine = next((i for i, (s, _) in enumerate(answers) if s == seat), None)
+            if seat == until and mine is None:
                 return
-            self._apply_engine(seat, answers.pop(seat, PASS_ACTION))
+            self._apply_engine(seat, answers.pop(mine)[1] if mine is not None else PASS_ACTION)
 
     def _apply_engine(self, seat: int, action: Action) -> None:
         self.apply_action(kind_index(str(action.kind), action.cards, self.deal.hands[seat]))
