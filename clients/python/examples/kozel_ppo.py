@@ -5,8 +5,8 @@
     python clients/python/examples/kozel_ppo.py evaluate --model kozel-ppo.zip --matches 400
     KOZEL_PPO_MODEL=kozel-ppo.zip kozel bot --policy clients/python/examples/kozel_ppo.py:policy ...
 
-Training runs on one CPU core: the learner plays seat 0 or 1 at random against ``random``,
-rewarded with card points; evaluation plays whole matches through the in-process harness, the
+Training runs on one CPU core: the learner plays seat 0 or 1 at random against
+``--opponent`` (a house bot: ``random`` by default), rewarded with card points; evaluation plays whole matches through the in-process harness, the
 deals of each seed twice with the seats swapped, and prints the match score with a 95 %
 interval.
 """
@@ -42,7 +42,7 @@ def policy(observation: np.ndarray, mask: np.ndarray) -> int:
     return int(action)
 
 
-def train(minutes: float, model_path: str, seed: int) -> None:
+def train(minutes: float, model_path: str, seed: int, opponent: str) -> None:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -59,7 +59,7 @@ def train(minutes: float, model_path: str, seed: int) -> None:
         def _on_step(self) -> bool:
             return time.monotonic() < self.until
 
-    env = KozelSingleEnv("classic", 2, seat="random", opponents="random", reward="points")
+    env = KozelSingleEnv("classic", 2, seat="random", opponents=opponent, reward="points")
     model = MaskablePPO(
         "MultiInputPolicy",
         env,
@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     if args.what == "train":
-        train(args.minutes, args.model, args.seed)
+        train(args.minutes, args.model, args.seed, args.opponent)
     else:
         print(json.dumps(evaluate(args.model, args.matches, args.opponent, args.seed)))
 

@@ -48,7 +48,7 @@ class TimedIsmcts(ismcts.ISMCTSBot):
             return [(legal[0], 1.0)]
         self._root_node = self.create_new_node(state)
         until = time.thread_time() + self.budget_s
-        while time.thread_time() < until:
+        while not self.done or time.thread_time() < until:  # one at least: a policy needs it
             self.run_simulation(self.sample_root_state(state))
             self.done += 1
         return self.get_final_policy(state, self._root_node)
