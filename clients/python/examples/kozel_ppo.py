@@ -6,9 +6,9 @@
     KOZEL_PPO_MODEL=kozel-ppo.zip kozel bot --policy clients/python/examples/kozel_ppo.py:policy ...
 
 Training runs on one CPU core: the learner plays seat 0 or 1 at random against
-``--opponent`` (a house bot: ``random`` by default), rewarded with card points; evaluation plays whole matches through the in-process harness, the
-deals of each seed twice with the seats swapped, and prints the match score with a 95 %
-interval.
+``--opponent`` (a house bot: ``random`` by default), rewarded with card points; evaluation
+plays whole matches through the in-process harness, the deals of each seed twice with the
+seats swapped, and prints the match score with a 95 % interval.
 """
 
 from __future__ import annotations
