@@ -18,7 +18,7 @@ from kozel.v1 import referee_pb2_grpc
 from tests.env.states import CONFIGS
 from tests.server.conftest import start_referee_process, stop_referee_process
 
-CLOCK = pb.TimeControl(move_ms=20_000, bank_ms=60_000, max_strikes=2, max_retries=2, grace_ms=5000)
+CLOCK = Clock(move_ms=20_000, bank_ms=60_000, max_strikes=2, max_retries=2, grace_ms=5000)
 
 
 class Recorder(GreedyBot):
@@ -51,7 +51,10 @@ async def _over_grpc(address: str, preset: str, players: int, seed: bytes) -> li
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
         table = await stub.CreateTable(
             rpb.CreateTableRequest(
-                ruleset=pb.Ruleset(preset=preset), players=players, time_control=CLOCK, seed=seed
+                ruleset=pb.Ruleset(preset=preset),
+                players=players,
+                time_control=CLOCK.to_pb(),
+                seed=seed,
             )
         )
     bots = [Recorder() for _ in range(players)]
@@ -90,13 +93,7 @@ def test_bots_see_the_referees_bytes(tmp_path: Path, preset: str, players: int) 
         rules=preset,
         seed=seed,
         match_id=remote[0].match_id,
-        clock=Clock(
-            move_ms=CLOCK.move_ms,
-            bank_ms=CLOCK.bank_ms,
-            max_strikes=CLOCK.max_strikes,
-            max_retries=CLOCK.max_retries,
-            grace_ms=CLOCK.grace_ms,
-        ),
+        clock=CLOCK,
     )
     assert played.result.reason != pb.MATCH_END_REASON_UNSPECIFIED
     for seat, bot in enumerate(local):
