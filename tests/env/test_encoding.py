@@ -93,3 +93,18 @@ def test_index_names_read_as_actions() -> None:
     assert encoding.index_name(0b0101 - 1, slots) == "lead 6S TD"
     assert encoding.index_name(encoding.BEAT + 0b1000 - 1, slots) == "beat AH"
     assert encoding.index_name(encoding.PASS, slots) == "pass"
+
+
+@settings(max_examples=20, deadline=None)
+@given(config=st.sampled_from(CONFIGS), seed=st.integers(0, 2**32))
+def test_an_encoder_remembering_finished_tricks_gives_the_same_tensors(
+    config: tuple[str, int], seed: int
+) -> None:
+    """One encoder fed every seat's requests in turn (its memory of finished tricks keyed by
+    seat and deal) gives what a fresh one gives."""
+    preset, players = config
+    memory = Encoder()
+    for request in requests(preset, players, seed, 200):
+        got, _, _ = memory.encode(request)
+        want, _, _ = Encoder().encode(request)
+        assert np.array_equal(got, want)

@@ -141,7 +141,8 @@ class KozelEnv(AECEnv):
             wants_events=[wants_events(self.seated.get(s)) for s in range(self.players)],
         )
         self.encoders = [Encoder() for _ in range(self.players)]
-        self._maps: dict[int, tuple[int, ActionMap]] = {}
+        # Per seat, its pending request's encoding: (request id, tensor, mask, action map).
+        self._encoded: dict[int, tuple[int, np.ndarray, np.ndarray, ActionMap]] = {}
         self.rewarder = Rewarder(self.reward_kind, self.table.match)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -154,10 +155,9 @@ class KozelEnv(AECEnv):
     def observe(self, agent: str) -> Observation:
         seat = self.possible_agents.index(agent)
         table = self._table()
-        asked = table.asked.get(seat)
-        if asked is not None:
-            obs, mask, _ = self.encoders[seat].encode(asked.decision)
-            return {"observation": obs, "action_mask": mask}
+        if seat in table.asked:
+            _, obs, mask, _ = self._encoding(seat)
+            return {"observation": obs.copy(), "action_mask": mask.copy()}
         view = convert.observation_to_pb(observe(table.match.deal, seat))
         return {
             "observation": self.encoders[seat].observe(view),
@@ -166,11 +166,16 @@ class KozelEnv(AECEnv):
 
     def action_map(self, seat: int) -> ActionMap:
         """The action map of ``seat``'s pending request."""
+        return self._encoding(seat)[3]
+
+    def _encoding(self, seat: int) -> tuple[int, np.ndarray, np.ndarray, ActionMap]:
+        """``seat``'s pending request encoded (once per request)."""
         request = self._table().asked[seat]
-        held = self._maps.get(seat)
+        held = self._encoded.get(seat)
         if held is None or held[0] != request.request_id:
-            held = self._maps[seat] = (request.request_id, ActionMap.of(request.decision))
-        return held[1]
+            obs, mask, actions = self.encoders[seat].encode(request.decision)
+            held = self._encoded[seat] = (request.request_id, obs, mask, actions)
+        return held
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection

@@ -54,7 +54,7 @@ per relative seat 0..4 its side's penalty total / limit (capped at 1: 5) and in 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kozel.engine.cards import CARD_OF, CODES, N_CARDS
@@ -259,6 +259,7 @@ class Encoder:
 
     def __init__(self) -> None:
         self.context = Context()
+        self.finished = _Finished()
 
     def match_start(self, msg: rpb.MatchStart) -> None:
         self.context.match_start(msg)
@@ -272,54 +273,78 @@ class Encoder:
         """The observation tensor, the action mask and the action map of ``request``."""
         actions = ActionMap.of(request)
         return (
-            observation_tensor(request.observation, request.kind, self.context),
+            observation_tensor(request.observation, request.kind, self.context, self.finished),
             actions.mask(),
             actions,
         )
 
     def observe(self, obs: pb.Observation) -> npt.NDArray[np.float32]:
         """The tensor of an observation when the seat is not asked (kind: none)."""
-        return observation_tensor(obs, pb.DECISION_KIND_UNSPECIFIED, self.context)
+        return observation_tensor(obs, pb.DECISION_KIND_UNSPECIFIED, self.context, self.finished)
 
 
 def observation_tensor(
-    obs: pb.Observation, kind: int, context: Context | None = None
+    obs: pb.Observation, kind: int, context: Context | None = None, finished: Any = None
 ) -> npt.NDArray[np.float32]:
-    """The observation tensor (layout in the module docstring)."""
+    """The observation tensor (layout in the module docstring). ``finished`` is an
+    :class:`Encoder`'s memory of the deal's finished tricks (none: all are read)."""
     np = _numpy()
     ctx = context or Context(players=obs.players, seat=obs.seat)
     vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    ones = _card_planes(obs, ctx)
+    ones = _card_planes(obs, ctx, finished if finished is not None else _Finished())
     vec[ones] = 1.0
     _scalars(vec, obs, kind, ctx)
     return vec
 
 
-def _card_planes(obs: pb.Observation, ctx: Context) -> list[int]:
+@dataclass(slots=True)
+class _Finished:
+    """The card-plane 1s and seen cards of a deal's finished tricks, which never change: an
+    encoder reads only the tricks finished since its last observation of the deal."""
+
+    deal: tuple[int, int, int, str] = (-1, -1, -1, "")  # seat, deal index, dealer, trump card
+    count: int = 0
+    ones: list[int] = field(default_factory=list)
+    seen: set[int] = field(default_factory=set)
+
+    def update(self, obs: pb.Observation, ctx: Context) -> None:
+        key = (obs.seat, ctx.deal_index, obs.dealer, obs.trump_card)
+        tricks = obs.tricks
+        if key != self.deal or len(tricks) < self.count:
+            self.deal, self.count, self.ones, self.seen = key, 0, [], set()
+        for i in range(self.count, len(tricks)):
+            _trick_planes(tricks[i], _DONE, obs.seat, obs.players or 1, self.ones, self.seen)
+        self.count = len(tricks)
+
+
+def _trick_planes(
+    trick: pb.Trick, plane: int, me: int, n: int, ones: list[int], seen: set[int]
+) -> None:
+    for play in trick.plays:
+        rel = (play.seat - me) % n
+        cards = [CARD_OF[c] for c in play.cards]
+        seen.update(cards)
+        if play.kind == _FACE_DOWN and play.seat == me:
+            ones += [_MY_DOWN * N_CARDS + c for c in cards]
+        elif rel < MAX_SEATS:  # face up (or open discards: ``discard_visibility``)
+            ones += [(plane + rel) * N_CARDS + c for c in cards]
+
+
+def _card_planes(obs: pb.Observation, ctx: Context, finished: _Finished) -> list[int]:
     """Indices of the 1s of the card planes."""
     me, n = obs.seat, obs.players or 1
-    ones: list[int] = []
-    seen: set[int] = set()
-    slots = hand_slots(obs.hand)
-    for i, card in enumerate(slots):
+    finished.update(obs, ctx)
+    ones = finished.ones[:]
+    seen = set(finished.seen)
+    for i, card in enumerate(hand_slots(obs.hand)):
         ones += (_HAND * N_CARDS + card, (_SLOT + i) * N_CARDS + card)
         seen.add(card)
     if obs.trump_card:
         card = CARD_OF[obs.trump_card]
         ones.append(_TRUMP_CARD * N_CARDS + card)
         seen.add(card)
-    for trick, plane in [(t, _DONE) for t in obs.tricks] + (
-        [(obs.trick, _TRICK)] if obs.HasField("trick") else []
-    ):
-        for play in trick.plays:
-            rel = (play.seat - me) % n
-            cards = [CARD_OF[c] for c in play.cards]
-            seen.update(cards)
-            if play.kind == _FACE_DOWN and play.seat == me:
-                ones += [_MY_DOWN * N_CARDS + c for c in cards]
-            elif rel < MAX_SEATS:  # face up (or open discards: ``discard_visibility``)
-                ones += [(plane + rel) * N_CARDS + c for c in cards]
     if obs.HasField("trick"):
+        _trick_planes(obs.trick, _TRICK, me, n, ones, seen)
         ones += [_WINNING * N_CARDS + c for c in _winning_set(obs.trick)]
     for view in obs.seats:
         rel = (view.seat - me) % n
