@@ -8,7 +8,7 @@ per decision over the engine's.
 
 ``env``: random masked actions through the PettingZoo AEC API (``agent_iter``, ``last``,
 ``step``), steps per second; and the encoding's cost per observation (``Encoder.encode`` of
-one request: tensor, mask and action map).
+one request: tensor, mask and action map; one encoder per seat, as in the environment).
 
 Each figure is the best of ``rounds`` rounds (noise on a shared machine only slows a round),
 with the median beside it.
@@ -148,9 +148,11 @@ def _random_steps(env: Any, rng: Any, steps: int, requests: list[Any]) -> int:
 
 
 def _encode_all(requests: list[Any]) -> int:
+    """Encode the requests in their order, one encoder per seat (as the environment and
+    ``PolicyBot`` do: each remembers its deal's finished tricks)."""
     from kozel.sdk.encoding import Encoder
 
-    encoder = Encoder()
+    encoders: dict[int, Encoder] = {}
     for request in requests:
-        encoder.encode(request)
+        encoders.setdefault(request.observation.seat, Encoder()).encode(request)
     return len(requests)
