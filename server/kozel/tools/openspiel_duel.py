@@ -116,6 +116,11 @@ def duel(pairs: int, budget_s: float, seed: int, reward: str, max_deals: int) ->
     return DuelResult(scores, diffs, deals, sims, stats)
 
 
+def _pair_means(values: list[float]) -> list[float]:
+    """The mean of each pair of matches (the same seed, the seats swapped)."""
+    return [(values[i] + values[i + 1]) / 2 for i in range(0, len(values) - 1, 2)]
+
+
 def _score(match: Match, seat: int) -> float:
     ranks = match.outcome().ranks
     mine, theirs = ranks[seat], ranks[1 - seat]
@@ -132,10 +137,12 @@ def interval(values: list[float]) -> tuple[float, float, float]:
 
 
 def report(result: DuelResult, budget_s: float) -> dict[str, Any]:
-    """The figures of a duel as JSON-ready numbers."""
-    score = interval(result.scores)
-    diff = interval(result.penalty_diffs)
+    """The figures of a duel as JSON-ready numbers: means with 95 % intervals over the pairs
+    (a pair's two matches share their deals, so they are one sample)."""
+    score = interval(_pair_means(result.scores))
+    diff = interval(_pair_means(result.penalty_diffs))
     return {
+        "pairs": len(result.scores) // 2,
         "matches": len(result.scores),
         "deals": result.deals,
         "budget_s": budget_s,
