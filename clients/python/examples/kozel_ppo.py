@@ -26,14 +26,20 @@ MODEL_ENV = "KOZEL_PPO_MODEL"
 _loaded: dict[str, Any] = {}
 
 
-def policy(observation: np.ndarray, mask: np.ndarray) -> int:
-    """The trained policy, as ``kozel bot --policy`` and the harness call it."""
-    from sb3_contrib import MaskablePPO
-
-    path = os.environ.get(MODEL_ENV, "kozel-ppo.zip")
+def _model(path: str) -> Any:
     model = _loaded.get(path)
     if model is None:
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        torch.set_num_threads(1)
         model = _loaded[path] = MaskablePPO.load(path, device="cpu")
+    return model
+
+
+def policy(observation: np.ndarray, mask: np.ndarray) -> int:
+    """The trained policy, as ``kozel bot --policy`` and the harness call it."""
+    model = _model(os.environ.get(MODEL_ENV, "kozel-ppo.zip"))
     action, _ = model.predict(
         {"observation": observation, "action_mask": mask},
         action_masks=mask.astype(bool),
@@ -118,3 +124,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+elif MODEL_ENV in os.environ:  # loaded by `kozel bot --policy`: the model before the first move
+    _model(os.environ[MODEL_ENV])
