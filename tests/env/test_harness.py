@@ -22,7 +22,8 @@ CLOCK = Clock(move_ms=20_000, bank_ms=60_000, max_strikes=2, max_retries=2, grac
 
 
 class Recorder(GreedyBot):
-    """GreedyBot, keeping the bytes of every DealStart, request and DealEnd it is sent."""
+    """GreedyBot, keeping the bytes of every DealStart, Event, request and DealEnd it is
+    sent."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -38,6 +39,9 @@ class Recorder(GreedyBot):
 
     def on_deal_end(self, msg: rpb.DealEnd) -> None:
         self.seen.append(("deal_end", msg.SerializeToString()))
+
+    def on_event(self, msg: rpb.Event) -> None:
+        self.seen.append(("event", msg.SerializeToString()))
 
     def choose(self, request: rpb.DecisionRequest) -> int:
         self.seen.append(("decision", request.SerializeToString()))
@@ -74,7 +78,8 @@ async def _over_grpc(address: str, preset: str, players: int, seed: bytes) -> li
 @pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("courtyard", 4), ("money", 3)])
 def test_bots_see_the_referees_bytes(tmp_path: Path, preset: str, players: int) -> None:
     """The same seed at a real referee (a ``kozel serve`` process, real gRPC) and in the
-    harness: every seat is sent the same DealStarts, requests and DealEnds, byte for byte."""
+    harness: every seat is sent the same DealStarts, events, requests and DealEnds, byte for
+    byte."""
     seed = bytes(range(32))
     ref = start_referee_process(tmp_path / "replays")
     try:
@@ -99,6 +104,7 @@ def test_bots_see_the_referees_bytes(tmp_path: Path, preset: str, players: int) 
     for seat, bot in enumerate(local):
         assert bot.seen == seats[seat].seen, f"seat {seat} saw other bytes"
         assert sum(k == "decision" for k, _ in bot.seen) > 10
+        assert sum(k == "event" for k, _ in bot.seen) > 10
 
 
 @pytest.mark.parametrize(("preset", "players"), CONFIGS)
