@@ -94,7 +94,7 @@ def test_every_decision_of_a_match_becomes_a_state(preset: str, players: int) ->
     replayed another deal)."""
     game = _game(preset, players)
     rng = random.Random(8)
-    for seed in range(12):
+    for seed in range(8):
         match = Match(Ruleset.preset(preset), players, seed)
         while not match.over:
             deal = match.deal
