@@ -67,14 +67,14 @@ bench: setup
 	$(BIN)/kozel bench engine
 
 # Regenerate the pinned lock files from pyproject.toml (needs network), with every artifact's
-# hash (pip then installs them in hash-checking mode). requirements.lock has everything (make
-# setup, CI, the image's build venv); requirements-runtime.lock is the image's runtime subset,
-# constrained to the same pins. uv keeps the pins already in an output file unless
+# hash (pip then installs them in hash-checking mode). requirements.lock has the dev and env
+# extras (make setup, CI, the image's build venv; not `train`); requirements-runtime.lock is the
+# image's runtime subset (no extra), constrained to the same pins. uv keeps the pins already in an output file unless
 # pyproject.toml changes them.
 lock:
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes \
-	  -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra env --python-version 3.11 \
+	  --generate-hashes -o requirements.lock
 	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --generate-hashes \
 	  -c requirements.lock -o requirements-runtime.lock
 

@@ -36,11 +36,14 @@ LAYERS: dict[str, frozenset[str]] = {
     "kozel.v1": frozenset(),  # generated protocol messages
     "kozel.core": frozenset(_BASE),  # the referee's sans-I/O core
     "kozel.sdk": frozenset(_BASE),  # the Python bot SDK, a client
+    # training environments and the in-process harness: the SDK's bots and encoding on the
+    # referee's own seat protocol
+    "kozel.env": frozenset(_BASE | {"kozel.core", "kozel.sdk"}),
     "kozel.ladder": frozenset(_BASE | {"kozel.core"}),  # ladder data and policy
     "kozel.server": frozenset(_REFEREE - {"kozel.server"}),  # the referee (grpc.aio)
     "kozel.web": frozenset(_REFEREE),  # pages and the JSON API
-    "kozel.tools": frozenset(_REFEREE | {"kozel.sdk", "kozel.web"}),  # benches, conformance
-    "kozel.cli": frozenset(_REFEREE | {"kozel.sdk", "kozel.web", "kozel.tools"}),  # `kozel`
+    "kozel.tools": frozenset(_REFEREE | {"kozel.sdk", "kozel.env", "kozel.web"}),  # benches
+    "kozel.cli": frozenset(_REFEREE | {"kozel.sdk", "kozel.env", "kozel.web", "kozel.tools"}),
 }
 
 
@@ -190,7 +193,7 @@ IO_LIBRARIES = frozenset(
         "socket", "sqlalchemy", "structlog", "subprocess", "threading", "time", "urllib",
     }
 )  # fmt: skip
-PURE_PACKAGES = ("kozel.engine", "kozel.core")
+PURE_PACKAGES = ("kozel.engine", "kozel.core", "kozel.env")
 
 # Within the referee, gRPC (its status codes, its servicer context) belongs to the edge: the
 # servicers, the server's assembly and its interceptors. The lobby, sessions, runners and hubs
@@ -216,7 +219,7 @@ def _libraries(path: Path) -> list[tuple[str, int]]:
     return found
 
 
-def test_the_engine_and_the_core_do_no_io() -> None:
+def test_the_pure_layers_do_no_io() -> None:
     wrong = [
         f"{path.relative_to(ROOT)}:{line}: {module} imports {name}"
         for module, path in MODULES.items()

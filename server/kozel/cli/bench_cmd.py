@@ -36,6 +36,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--matches", type=int, default=10, help="matches per round (five rounds)")
     c.add_argument("--seed", type=int, default=1)
     c.set_defaults(func=cmd_core)
+    h = bsub.add_parser("harness", help="bots in-process on the referee's protocol vs the engine")
+    h.add_argument("--json", action="store_true", help="print JSON only")
+    h.add_argument("--matches", type=int, default=10, help="matches per round (five rounds)")
+    h.add_argument("--seed", type=int, default=1)
+    h.set_defaults(func=cmd_harness)
+    v = bsub.add_parser("env", help="PettingZoo steps per second and the encoding's cost")
+    v.add_argument("--json", action="store_true", help="print JSON only")
+    v.add_argument("--steps", type=int, default=2000, help="steps per round (five rounds)")
+    v.add_argument("--seed", type=int, default=1)
+    v.set_defaults(func=cmd_env)
+    o = bsub.add_parser(
+        "ismcts-openspiel", help="OpenSpiel's ISMCTS against the arena's ismcts, same budget"
+    )
+    o.add_argument("--json", action="store_true", help="print JSON only")
+    o.add_argument("--pairs", type=int, default=10, help="pairs of matches (seats swapped)")
+    o.add_argument("--budget", type=float, default=0.1, help="CPU seconds per decision")
+    o.add_argument("--max-deals", type=int, default=4, help="cut each match after this many")
+    o.add_argument("--reward", choices=["points", "penalties"], default="points")
+    o.add_argument("--seed", type=int, default=1)
+    o.set_defaults(func=cmd_ismcts_openspiel)
     bench_service_cmd.add_parsers(bsub)
 
 
@@ -162,6 +182,70 @@ def cmd_core(args: argparse.Namespace) -> int:
     }
     results = bench_core(args.matches, args.seed)
     return _report(results, args.json, "core (the seat protocol alone", columns)
+
+
+def _positive(args: argparse.Namespace, *names: str) -> bool:
+    for name in names:
+        if getattr(args, name) <= 0:
+            flag = name.replace("_", "-")
+            print(f"kozel bench {args.bench_cmd}: --{flag} must be positive", file=sys.stderr)
+            return False
+    return True
+
+
+def _env_tools() -> Any:
+    """The environment's benches (None after saying how to install them)."""
+    try:
+        from kozel.tools import bench_env
+    except ImportError as exc:  # pragma: no cover - the env extra is part of make setup
+        print(f"kozel bench: {exc}; pip install 'kozel-arena[env]'", file=sys.stderr)
+        return None
+    return bench_env
+
+
+def cmd_harness(args: argparse.Namespace) -> int:
+    tools = _env_tools()
+    if tools is None or not _positive(args, "matches"):
+        return 2
+    columns = {
+        "matches/s": "{r[harness_matches_per_s]:,.1f}",
+        "harness µs/decision": "{r[harness_cpu_us_per_decision]:.1f}",
+        "engine µs/decision": "{r[engine_cpu_us_per_decision]:.2f}",
+        "overhead": "{r[overhead]:.1f}x",
+    }
+    results = tools.bench_harness(args.matches, args.seed)
+    return _report(results, args.json, "harness (random bots, in-process", columns)
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    tools = _env_tools()
+    if tools is None or not _positive(args, "steps"):
+        return 2
+    columns = {
+        "AEC steps/s (best)": "{r[steps_per_s]:,.0f}",
+        "median": "{r[median_steps_per_s]:,.0f}",
+        "encode µs/observation": "{r[encode_us_per_observation]:.1f}",
+    }
+    results = tools.bench_env(args.steps, args.seed)
+    return _report(results, args.json, "env (PettingZoo AEC, random masked play", columns)
+
+
+def cmd_ismcts_openspiel(args: argparse.Namespace) -> int:
+    if not _positive(args, "pairs", "budget", "max_deals"):
+        return 2
+    try:
+        from kozel.tools import openspiel_duel
+    except ImportError as exc:  # pragma: no cover - the env extra is part of make setup
+        print(f"kozel bench: {exc}; pip install 'kozel-arena[env]'", file=sys.stderr)
+        return 2
+    result = openspiel_duel.duel(args.pairs, args.budget, args.seed, args.reward, args.max_deals)
+    figures = openspiel_duel.report(result, args.budget)
+    if args.json:
+        print(json.dumps(figures, indent=1))
+    else:
+        for name, value in figures.items():
+            print(f"{name}: {value}")
+    return 0
 
 
 def cmd_engine(args: argparse.Namespace) -> int:

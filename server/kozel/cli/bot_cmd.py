@@ -1,4 +1,5 @@
-"""``kozel bot NAME --server ADDR``: run a house bot as a real remote client."""
+"""``kozel bot NAME --server ADDR``: run a house bot as a real remote client;
+``kozel bot --policy module:callable``: serve a policy trained on ``kozel.env``."""
 
 from __future__ import annotations
 
@@ -14,14 +15,21 @@ from typing import TYPE_CHECKING, TypeVar
 from kozel.cli.tls import add_tls_args, channel_security
 
 if TYPE_CHECKING:
+    from kozel.sdk.bot import Bot
     from kozel.v1 import referee_pb2
 
 T = TypeVar("T")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bot", help="run a house bot against a referee")
-    p.add_argument("kind", help="which house bot: random, greedy, ismcts or ismcts-fast")
+    p = sub.add_parser("bot", help="run a house bot or a trained policy against a referee")
+    p.add_argument("kind", nargs="?", help="which house bot: random, greedy, ismcts or ismcts-fast")
+    p.add_argument(
+        "--policy",
+        metavar="MODULE:CALLABLE",
+        help="instead of a house bot, play policy(observation, mask) -> action index, written "
+        "against kozel.env's encoding (a module on the path, or file.py:callable)",
+    )
     p.add_argument("--server", required=True, help="referee address host:port")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--table", help="join this table")
@@ -51,9 +59,18 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from kozel.sdk import HOUSE_BOTS, Report, play  # the SDK loads grpc: only when needed
     from kozel.tools.local import END_REASONS
 
-    if args.kind not in HOUSE_BOTS:
+    if (args.kind is None) == (args.policy is None):
+        print("error: name a house bot or give --policy MODULE:CALLABLE (one of them)")
+        return 2
+    if args.policy is not None:
+        factory = _policy_factory(args.policy)
+        if factory is None:
+            return 2
+    elif args.kind not in HOUSE_BOTS:
         print(f"unknown house bot {args.kind!r}; choose from {', '.join(sorted(HOUSE_BOTS))}")
         return 2
+    else:
+        factory = HOUSE_BOTS[args.kind]
     try:
         creds, options = channel_security(args)
     except (OSError, ValueError) as exc:
@@ -66,9 +83,9 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
     def run(stop: asyncio.Event) -> Awaitable[list[referee_pb2.MatchEnd]]:
         return play(
-            HOUSE_BOTS[args.kind],
+            factory,
             args.server,
-            name=args.name or args.kind,
+            name=args.name or args.kind or "policy",
             token=args.token,
             join_table=args.table,
             join_queue=(args.queue, args.players) if args.queue else None,
@@ -134,3 +151,19 @@ async def until_signalled(run: Callable[[asyncio.Event], Awaitable[T]]) -> T:
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)
+
+
+def _policy_factory(spec: str) -> Callable[[], Bot] | None:
+    """A factory of PolicyBots playing the policy ``spec`` names (None after printing why it
+    cannot be loaded)."""
+    try:
+        from kozel.sdk.policy import PolicyBot, PolicyError, load_policy
+    except ImportError as exc:
+        print(f"error: {exc}")
+        return None
+    try:
+        policy = load_policy(spec)
+    except PolicyError as exc:
+        print(f"error: {exc}")
+        return None
+    return lambda: PolicyBot(policy)

@@ -291,3 +291,34 @@ def match_end(
     return rpb.PlayResponse(
         match_end=rpb.MatchEnd(match_id=match_id, result=result, replay_id=replay_id, seed=seed)
     )
+
+
+def match_result(
+    match: Match,
+    *,
+    forfeits: Sequence[pb.Forfeit],
+    timeouts: Sequence[int],
+    rejections: Sequence[int],
+    aborted: bool = False,
+) -> pb.MatchResult:
+    """The result of a match (an aborted one has no winner)."""
+    outcome = match.outcome()
+    if aborted:
+        reason = pb.MATCH_END_REASON_ABORTED
+    elif outcome.reason is None:
+        reason = pb.MATCH_END_REASON_UNSPECIFIED
+    else:
+        reason = convert.END_REASON_TO_PB[outcome.reason]
+    winner = None if aborted else outcome.winner
+    return pb.MatchResult(
+        reason=reason,
+        draw=winner is None,
+        winner_side=winner or 0,
+        penalty_totals=outcome.penalty_totals,
+        chips=outcome.chips,
+        eliminated_sides=outcome.eliminated,
+        forfeits=forfeits,
+        timeouts=timeouts,
+        rejections=rejections,
+        deals=len(match.records),
+    )

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from kozel.core.convert import (
-    END_REASON_TO_PB,
-    ruleset_to_pb,
-)
+from kozel.core.convert import ruleset_to_pb
 from kozel.core.messages import PROTOCOL_VERSION
+from kozel.core.messages import match_result as result_to_pb
 from kozel.core.steps import StepMeta, encoded_steps
 from kozel.engine.cards import CODES
 from kozel.engine.deal import Deal
@@ -20,40 +18,9 @@ from kozel.server.version import VERSION
 from kozel.v1 import game_pb2, replay_pb2
 
 ABORTED = game_pb2.MATCH_END_REASON_ABORTED
-
+__all__ = ["ABORTED", "build_replay", "result_to_pb", "zeros"]
 
 ENGINE_VERSION = VERSION
-
-
-def result_to_pb(
-    match: Match,
-    *,
-    forfeits: Sequence[game_pb2.Forfeit],
-    timeouts: Sequence[int],
-    rejections: Sequence[int],
-    aborted: bool = False,
-) -> game_pb2.MatchResult:
-    """The result of a match (an aborted one has no winner)."""
-    outcome = match.outcome()
-    if aborted:
-        reason = ABORTED
-    elif outcome.reason is None:
-        reason = game_pb2.MATCH_END_REASON_UNSPECIFIED
-    else:
-        reason = END_REASON_TO_PB[outcome.reason]
-    winner = None if aborted else outcome.winner
-    return game_pb2.MatchResult(
-        reason=reason,
-        draw=winner is None,
-        winner_side=winner or 0,
-        penalty_totals=outcome.penalty_totals,
-        chips=outcome.chips,
-        eliminated_sides=outcome.eliminated,
-        forfeits=forfeits,
-        timeouts=timeouts,
-        rejections=rejections,
-        deals=len(match.records),
-    )
 
 
 def build_replay(
