@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
+from kozel.ladder.rating_order import aware
 from kozel.ladder.store import MIGRATIONS, SeatResult, Store, StoreError
 from kozel.server.recovery import adopt, recover
 from kozel.server.replay.archive import FolderArchive
@@ -137,6 +139,27 @@ def test_adopted_orphans_are_committed_from_the_replay_or_aborted(
     assert recover(store, "dead", FolderArchive(tmp_path)).committed == ["cut"]
     assert store.match_counts("l") == {"finished": 2}
     assert store.check_consistency() == []
+
+
+def test_a_lost_hosts_match_ends_when_the_host_was_last_seen(store: Store) -> None:
+    """Its bots, free once the host died, may play again at once: the aborted match must end
+    before that, not when a survivor noticed."""
+    ids = _bots(store, "a", "b")
+    seats = [(0, 0, ids[0]), (1, 1, ids[1])]
+    store.register_referee("dead", [], lease_s=60)
+    store.start_match("cut", "l", 2, seats, referee_id="dead")
+    store.renew_lease("dead", 0.0, status={"running": 1})  # its last sign of life
+    seen = datetime.now(UTC)
+    time.sleep(0.3)
+    store.start_match("next", "l", 2, seats, referee_id="me")  # the bots play on elsewhere
+    store.register_referee("me", [], lease_s=60)
+    out = adopt(store, "me", store.claim_orphans("me", ["l"]), FolderArchive(Path("/nonexistent")))
+    assert out.aborted == ["cut"]
+    ended = {m.id: m for m in store.matches(ladder="l", limit=10)}
+    cut, later = ended["cut"], ended["next"]
+    assert cut.status == "aborted" and cut.ended_at is not None and later.started_at is not None
+    assert aware(cut.ended_at) <= seen + timedelta(seconds=0.1)
+    assert aware(cut.ended_at) <= aware(later.started_at)
 
 
 def test_recovery_commits_replays_the_store_lacks_in_the_order_they_ended(
@@ -271,3 +294,30 @@ def test_the_write_queue_retries_transient_failures_in_order_and_drops_refusals(
     assert asyncio.run(scenario()) == 0
     assert done == ["first", "second", "third"]  # in order, the refused call dropped
     assert health == [False, True]  # unhealthy during the outage, healthy after
+
+
+def test_a_stop_drains_a_slow_store_and_gives_up_only_on_a_silent_one() -> None:
+    """flush(timeout) waits while writes go through, however slowly (each here takes longer
+    than the whole timeout would allow them together), and stops once none has gone through
+    for the timeout (a store that does not answer)."""
+    slow_done: list[int] = []
+
+    def slow(n: int) -> None:
+        time.sleep(0.05)
+        slow_done.append(n)
+
+    def silent() -> None:
+        raise OperationalError("SELECT 1", {}, ConnectionRefusedError("refused"))
+
+    async def scenario() -> tuple[int, int]:
+        queue = StoreQueue(Backoff(first_s=0.01, most_s=0.05))
+        for n in range(8):  # 0.4 s of writes against a 0.15 s timeout
+            queue.submit(slow, n)
+        drained = await queue.flush(0.15)
+        queue.submit(silent)
+        stuck = await queue.flush(0.15)
+        await queue.close()
+        return drained, stuck
+
+    assert asyncio.run(scenario()) == (0, 1)
+    assert slow_done == list(range(8))

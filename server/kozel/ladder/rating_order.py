@@ -13,10 +13,10 @@ SQL only, in the caller's transaction (:mod:`kozel.ladder.store` calls it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, exists, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -49,12 +49,21 @@ def lock_ladder(s: Session, ladder: str) -> LadderStateRow:
 
 
 def rerate(
-    s: Session, ladder: str, since: Key, bots: Iterable[int] = ()
+    s: Session,
+    ladder: str,
+    since: Key,
+    bots: Iterable[int] = (),
+    latest: tuple[Mapping[int, RatingRow], Sequence[MatchSeatRow]] | None = None,
 ) -> dict[str, dict[int, Change]]:
     """(Under :func:`lock_ladder`.) Rate again, in end order, every finished match of
     ``ladder`` that ended at ``since`` or later, with the resets among them; write each seat's
     change and each bot's final rating (also of ``bots``, whose last match may be gone).
-    Returns the changes by match id and bot id."""
+    ``latest``: the rating rows (its record already counted in them) and the seats of the
+    match at ``since``; when nothing ended or was reset after it (the usual commit), its bots
+    start from those rows and nothing more is read. Returns the changes by match id and bot
+    id."""
+    if latest is not None and not _later(s, ladder, since, latest[0]):
+        return _rate_latest(since[1], *latest)
     at, match_id = since
     tail = list(
         s.scalars(
@@ -93,6 +102,36 @@ def rerate(
         for x in seats[m.id]:
             _write_change(x, changes[m.id][x.bot_id])
     _write_final(s, ladder, final)
+    return changes
+
+
+def _later(s: Session, ladder: str, since: Key, bots: Iterable[int]) -> bool:
+    """Whether a match of ``ladder`` ended, or one of ``bots`` was reset, after ``since``
+    (one round trip: the usual commit reads nothing else)."""
+    at, match_id = since
+    later_match = exists().where(
+        MatchRow.ladder == ladder,
+        MatchRow.status == "finished",
+        or_(MatchRow.ended_at > at, and_(MatchRow.ended_at == at, MatchRow.id > match_id)),
+    )
+    later_reset = exists().where(
+        RatingResetRow.ladder == ladder,
+        RatingResetRow.bot_id.in_(sorted(bots)),
+        RatingResetRow.at > at,
+    )
+    return bool(s.scalar(select(or_(later_match, later_reset))))
+
+
+def _rate_latest(
+    match_id: str, rows: Mapping[int, RatingRow], seats: Sequence[MatchSeatRow]
+) -> dict[str, dict[int, Change]]:
+    """The usual commit: the newest match of its ladder, rated from its bots' rows."""
+    start = {b: Standing(Rating(r.mu, r.sigma), r.matches - 1) for b, r in rows.items()}
+    changes, final = replay(start, [_rated(match_id, list(seats))])
+    for x in seats:
+        _write_change(x, changes[match_id][x.bot_id])
+    for bot, standing in final.items():
+        rows[bot].mu, rows[bot].sigma = standing.rating.mu, standing.rating.sigma
     return changes
 
 

@@ -42,7 +42,7 @@ from kozel.ladder.models import (
     RefereeRow,
     ReplayRow,
 )
-from kozel.ladder.rating_order import lock_ladder, rerate
+from kozel.ladder.rating_order import aware, lock_ladder, rerate
 from kozel.ladder.ratings import Rating
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -80,6 +80,9 @@ class HostedMatch:
     ladder: str
     bot_ids: tuple[int, ...]  # by seat
     replay_path: str | None  # where its host writes the replay
+    # When its host last published its status (database clock): a match whose host was lost
+    # ended no later than that, so its bots, free since, never seem to play two at once.
+    host_seen_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,13 +376,15 @@ class Store:
         result: dict[str, Any],
         seats: Sequence[SeatResult],
         ended_at: datetime | None = None,
+        ladder: str | None = None,
         start: tuple[str, int, str | None, datetime] | None = None,
         replay: bytes | None = None,
         after: Callable[[Session], None] | None = None,
     ) -> dict[int, Rating]:
         """Commit a finished match, its rating update and its replay reference at once.
 
-        Call only after the replay file is safely on disk. ``ended_at`` is when the match
+        Call only after the replay file is safely on disk (``ladder``: its ladder, when the
+        caller knows it). ``ended_at`` is when the match
         ended (its replay's end time; now if not given): ratings take results in that order,
         so a match committed after others that ended later is rated in its place and theirs
         again after it (:mod:`kozel.ladder.rating_order`). Returns this match's new rating per
@@ -391,12 +396,15 @@ class Store:
         whatever ``after`` adds (a duplicate first half's twin).
         """
         with self._session.begin() as s:
-            ladder = s.scalar(select(MatchRow.ladder).where(MatchRow.id == match_id))
-            ladder = ladder or (start[0] if start is not None else None)
+            if ladder is None:  # (the caller may know it: one round trip less)
+                ladder = s.scalar(select(MatchRow.ladder).where(MatchRow.id == match_id))
+                ladder = ladder or (start[0] if start is not None else None)
             if ladder is None:
                 raise StoreError(f"match {match_id} is not running")
             lock_ladder(s, ladder)
             match = s.get(MatchRow, match_id, with_for_update=True)
+            if match is not None and match.ladder != ladder:
+                raise StoreError(f"match {match_id} is of ladder {match.ladder!r}, not {ladder!r}")
             if match is None and start is not None:
                 _, players, referee_id, started_at = start
                 add_match(
@@ -417,12 +425,12 @@ class Store:
                 or (match.status == "aborted" and match.reason in RECOVERY_ABORTS)
             ):
                 raise StoreError(f"match {match_id} is not running")
-            _record(s, match, seats)
+            latest = _record(s, match, seats)
             match.status, match.reason = "finished", reason
             match.replay_path, match.result = replay_path, result
             match.committed_at = datetime.now(UTC)
             match.ended_at = ended_at or match.committed_at
-            changes = rerate(s, ladder, (match.ended_at, match_id))
+            changes = rerate(s, ladder, (match.ended_at, match_id), latest=latest)
             if replay is not None:
                 _keep_replay(s, match_id, replay)
             if after is not None:
@@ -471,14 +479,18 @@ class Store:
         reason: str = "aborted",
         replay_path: str | None = None,
         replay: bytes | None = None,
+        lost_at: datetime | None = None,
     ) -> None:
         """Mark one running match aborted, with no rating change (shutdown, crash, a lost
         host); ``replay_path`` names the aborted match's replay if it was written (``replay``:
-        its bytes, kept in the store as for :meth:`finish_match`)."""
+        its bytes, kept in the store as for :meth:`finish_match`). ``lost_at``: when its lost
+        host was last seen, its end (not before it started); else now."""
         with self._session.begin() as s:
             row = s.get(MatchRow, match_id, with_for_update=True)
             if row is not None and row.status == "running":
-                row.status, row.reason, row.ended_at = "aborted", reason, datetime.now(UTC)
+                now = datetime.now(UTC)
+                ended = now if lost_at is None else max(aware(row.started_at), min(now, lost_at))
+                row.status, row.reason, row.ended_at = "aborted", reason, ended
                 row.replay_path = replay_path
                 if replay is not None:
                     _keep_replay(s, match_id, replay)
@@ -631,9 +643,10 @@ class Store:
                 .with_for_update(skip_locked=True)
             )
             rows = list(s.scalars(q))
+            out = _hosted(s, rows)  # with each lost host's last sign of life
             for row in rows:
                 row.referee_id = referee_id
-            return _hosted(s, rows)
+            return out
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -783,9 +796,12 @@ class Store:
             )
 
 
-def _record(s: Session, match: MatchRow, seats: Sequence[SeatResult]) -> None:
+def _record(
+    s: Session, match: MatchRow, seats: Sequence[SeatResult]
+) -> tuple[dict[int, RatingRow], list[MatchSeatRow]]:
     """Add a finished match's seats to their bots' records (made on first use); the rating
-    itself is :func:`~kozel.ladder.rating_order.rerate`'s."""
+    itself is :func:`~kozel.ladder.rating_order.rerate`'s. Returns the rating rows by bot id
+    and the match's seat rows."""
     ratings = {
         r.bot_id: r
         for r in s.scalars(  # locked in one order: no deadlock
@@ -815,6 +831,7 @@ def _record(s: Session, match: MatchRow, seats: Sequence[SeatResult]) -> None:
         seat.rank, seat.penalty = x.rank, x.penalty
         seat.won, seat.timeouts, seat.forfeited = x.won, x.timeouts, x.forfeited
     s.flush()
+    return ratings, list(seat_rows.values())
 
 
 def _unrecord(s: Session, ladder: str, seats: Sequence[MatchSeatRow]) -> None:
@@ -903,7 +920,19 @@ def seat_bots(s: Session, match_ids: Sequence[str]) -> dict[str, list[int]]:
 
 def _hosted(s: Session, rows: Sequence[MatchRow]) -> dict[str, HostedMatch]:
     bots = seat_bots(s, [r.id for r in rows])
-    return {r.id: HostedMatch(r.id, r.ladder, tuple(bots[r.id]), r.replay_path) for r in rows}
+    hosts = {r.referee_id for r in rows if r.referee_id is not None}
+    query = select(RefereeRow.id, RefereeRow.status_at).where(RefereeRow.id.in_(hosts))
+    seen: dict[str | None, float | None] = dict(s.execute(query).all())
+    return {
+        r.id: HostedMatch(
+            r.id, r.ladder, tuple(bots[r.id]), r.replay_path, _epoch(seen.get(r.referee_id))
+        )
+        for r in rows
+    }
+
+
+def _epoch(at: float | None) -> datetime | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC)
 
 
 def _keep_replay(s: Session, match_id: str, data: bytes) -> None:

@@ -86,4 +86,4 @@ class ServerConfig:
     # one referee at a time schedules each ladder, and a match's bots are redirected to its host.
     cluster: bool = False
     cluster_poll_s: float = 0.25  # how often a referee publishes tickets and reads assignments
-    store_flush_timeout_s: float = 10.0  # at stop, queued store writes get this long
+    store_flush_timeout_s: float = 10.0  # at stop, queued writes drain until none is done this long

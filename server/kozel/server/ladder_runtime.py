@@ -34,6 +34,7 @@ log = structlog.get_logger("kozel.ladder")
 
 StartMatch = Callable[..., MatchRunner]
 PATIENCE_S = 1.0  # how long a repeat pairing waits for other opponents to free up
+REFRESH_EVERY_S = 1.0  # the pairing ratings are read again at most this often after results
 TWIN_PATIENCE_S = 60.0  # how long a duplicate twin waits for its bots before it is dropped
 
 
@@ -97,7 +98,8 @@ class LadderRuntime:
         # referee's one queue, shared by its ladders; a private one in tests).
         self.queue = queue or StoreQueue()
         self.referee_id = referee_id
-        self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after each commit
+        self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after commits
+        self._refreshed_at = -REFRESH_EVERY_S
         self.stalled = ""  # why waiting bots get no match (a shared ladder: its scheduler's)
         self._retry: asyncio.TimerHandle | None = None
 
@@ -438,14 +440,20 @@ class LadderRuntime:
             replay=self._stored_replay(match_id),
             after=twin,
             ended_at=ended_at,
+            ladder=self.spec.name,
         )
         metrics.RATING_UPDATES.labels(self.spec.name).inc()
-        self._refresh_after(lambda: None)
+        self._refresh_after(lambda: None, every_s=REFRESH_EVERY_S)
 
-    def _refresh_after(self, call: Callable[..., None], *args) -> None:
-        """(In the worker thread.) Make a store call, then reload the ordinals."""
+    def _refresh_after(self, call: Callable[..., None], *args, every_s: float = 0.0) -> None:
+        """(In the worker thread.) Make a store call, then reload the ordinals the scheduler
+        pairs by (after a result, at most every ``every_s``: under load the store's write
+        queue is the bottleneck, and pairing needs ratings near, not exact)."""
         call(*args)
-        self.ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
+        now = time.monotonic()
+        if now - self._refreshed_at >= every_s:
+            self._refreshed_at = now
+            self.ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
 
     def _write(self, call: Callable[..., object], *args) -> None:
         """Queue a store call behind the earlier ones (see ``queue``)."""

@@ -60,6 +60,7 @@ def commit_result(
     replay: bytes | None = None,
     after: Callable[..., None] | None = None,
     ended_at: datetime | None = None,
+    ladder: str | None = None,
 ) -> None:
     """Commit a finished match's result and rating update (its replay is on disk; ``replay``,
     its bytes, goes into a store that keeps replays)."""
@@ -92,6 +93,7 @@ def commit_result(
         },
         seats=seats,
         ended_at=ended_at,
+        ladder=ladder,
         start=start,  # type: ignore[arg-type]
         replay=replay if store.keeps_replays else None,
         after=after,
@@ -147,7 +149,10 @@ def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
             continue
         if replay.result.reason == pb.MATCH_END_REASON_ABORTED:
             if match_id in own:
-                store.abort_match(match_id, "referee restarted", replays.location(match_id))
+                ended = replay.ended_at.ToDatetime(tzinfo=UTC)
+                store.abort_match(
+                    match_id, "referee restarted", replays.location(match_id), lost_at=ended
+                )
                 out.aborted.append(match_id)
                 del own[match_id]
             continue
@@ -155,8 +160,8 @@ def recover(store: Store, referee_id: str, replays: ReplayArchive) -> Recovery:
     for _, match_id, replay in sorted(pending, key=lambda x: (x[0], x[1])):
         if _commit(store, replay, replays.location(match_id), referee_id, out):
             own.pop(replay.match_id, None)
-    for match_id in own:
-        store.abort_match(match_id, "referee restarted")
+    for match_id, match in own.items():  # it ended when this referee was last seen
+        store.abort_match(match_id, "referee restarted", lost_at=match.host_seen_at)
         out.aborted.append(match_id)
     return out
 
@@ -178,7 +183,12 @@ def adopt(
             and _commit(store, replay, where, referee_id, out)
         ):
             continue
-        store.abort_match(match.id, "host lost", where if replay is not None else None)
+        store.abort_match(
+            match.id,
+            "host lost",
+            where if replay is not None else None,
+            lost_at=match.host_seen_at,
+        )
         out.aborted.append(match.id)
     return out
 

@@ -48,6 +48,7 @@ class StoreQueue:
         self.backoff = backoff or Backoff()
         self._on_health = on_health
         self._calls: deque[tuple[Callable[..., object], tuple]] = deque()
+        self.done = 0  # calls done (committed or refused), for flush's progress
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -100,6 +101,7 @@ class StoreQueue:
                 break
             self._set_health(True)
             self._calls.popleft()
+            self.done += 1
             metrics.STORE_BACKLOG.set(len(self._calls))
 
     def _set_health(self, ok: bool) -> None:
@@ -112,11 +114,17 @@ class StoreQueue:
             self._on_health(ok)
 
     async def flush(self, timeout: float | None = None) -> int:
-        """Wait up to ``timeout`` s for every queued call; returns how many are left (their
-        results are in the replays, which the next start commits)."""
-        if self._calls:
+        """Wait for every queued call while they make progress: give up once none has been
+        done for ``timeout`` s (a store that answers, however slowly, is drained; one that
+        does not is left to the replays). Returns how many are left (their results are in the
+        replays, which the next start commits)."""
+        while self._calls:
+            done = self.done
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._idle.wait()
+            if self.done == done:  # nothing done for ``timeout`` s: the store does not answer
+                break
         return len(self._calls)
 
     async def close(self) -> None:
