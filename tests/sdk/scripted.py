@@ -8,6 +8,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
@@ -27,7 +28,7 @@ class Script:
         self.steps.append(("expect", (kind, check)))
         return self
 
-    def send(self, **message: object) -> Script:
+    def send(self, **message: Any) -> Script:
         """The referee sends ``PlayResponse(**message)``."""
         self.steps.append(("send", rpb.PlayResponse(**message)))
         return self
