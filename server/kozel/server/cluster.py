@@ -29,7 +29,7 @@ from kozel.ladder.plan import Policy
 from kozel.ladder.presence import Presence
 from kozel.ladder.store import Store, is_transient
 from kozel.server import metrics
-from kozel.server.ladder_runtime import PATIENCE_S, LadderRuntime
+from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.lobby import Lobby
 from kozel.server.session import Session
 from kozel.server.store_queue import cancel
@@ -38,8 +38,6 @@ log = structlog.get_logger("kozel.cluster")
 
 MIN_GAP_S = 0.05  # the shortest time between two polls of one referee
 ARRIVAL_WAIT_S = 5.0  # at most this long for the assignment of a pass not known yet
-# An assignment its host has not started this long after its grace time is dropped.
-EXPIRE_MARGIN_S = 10.0
 
 
 @dataclass
@@ -88,19 +86,7 @@ class Cluster:
         return {n: rt for n, rt in self.lobby.ladders.items() if rt.shared}
 
     def policies(self) -> dict[str, Policy]:
-        return {
-            name: Policy(
-                players=rt.spec.players,
-                max_concurrent_matches=rt.spec.max_concurrent_matches,
-                repeat_window=rt.spec.repeat_window,
-                repeat_cap=rt.spec.repeat_cap,
-                repeat_cap_window_s=rt.spec.repeat_cap_window_s,
-                rating_scale=rt.spec.rating_scale,
-                patience_s=PATIENCE_S,
-                expire_s=rt.clock.grace_ms / 1000 + EXPIRE_MARGIN_S,
-            )
-            for name, rt in self.ladders.items()
-        }
+        return {name: rt.policy for name, rt in self.ladders.items()}
 
     # -- the poll loop -------------------------------------------------------------------------
 

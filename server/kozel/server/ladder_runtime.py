@@ -11,7 +11,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import structlog
@@ -19,14 +19,15 @@ import structlog
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
 from kozel.ladder.matchmaking import add_twin, start_assigned
-from kozel.ladder.plan import CAPPED, capped, too_few
-from kozel.ladder.scheduler import Entrant, History, MeetingCap, pick
+from kozel.ladder.plan import CAPPED, Host, Policy, Snapshot, Waiting, plan
+from kozel.ladder.scheduler import History, MeetingCap
 from kozel.ladder.store import LadderState, Store
 from kozel.server import metrics
 from kozel.server.recovery import commit_result
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.seats import SeatLink
+from kozel.server.session import Session
 from kozel.server.store_queue import StoreQueue
 from kozel.v1 import game_pb2 as pb
 
@@ -35,6 +36,9 @@ log = structlog.get_logger("kozel.ladder")
 StartMatch = Callable[..., MatchRunner]
 PATIENCE_S = 1.0  # how long a repeat pairing waits for other opponents to free up
 REFRESH_EVERY_S = 1.0  # the pairing ratings are read again at most this often after results
+# A shared ladder's assignment its host has not started this long after its grace is dropped.
+EXPIRE_MARGIN_S = 10.0
+HERE = ""  # this referee, as the only host of a ladder it does not share
 TWIN_PATIENCE_S = 60.0  # how long a duplicate twin waits for its bots before it is dropped
 
 
@@ -118,6 +122,21 @@ class LadderRuntime:
         self.drain()
 
     @property
+    def policy(self) -> Policy:
+        """The ladder's scheduling policy (the shared scheduler's too)."""
+        spec = self.spec
+        return Policy(
+            players=spec.players,
+            max_concurrent_matches=spec.max_concurrent_matches,
+            repeat_window=spec.repeat_window,
+            repeat_cap=spec.repeat_cap,
+            repeat_cap_window_s=spec.repeat_cap_window_s,
+            rating_scale=spec.rating_scale,
+            patience_s=PATIENCE_S,
+            expire_s=self.clock.grace_ms / 1000 + EXPIRE_MARGIN_S,
+        )
+
+    @property
     def scheduling(self) -> bool:
         """Whether new matches are scheduled (the ladder is not stopped)."""
         return self.state.running
@@ -161,8 +180,10 @@ class LadderRuntime:
         self._since.pop(id(session), None)
 
     def drain(self) -> None:
-        """Start every match the waiting bots allow. A group that met within the repeat window
-        is held back for up to ``PATIENCE_S`` in case other opponents free up."""
+        """Start every match the waiting bots allow, one at a time (each start spends the
+        lobby's admission), with the shared scheduler's policy (:func:`kozel.ladder.plan.plan`):
+        a group that met within the repeat window is held back for up to ``PATIENCE_S`` in case
+        other opponents free up."""
         if self.shared:
             return
         reserved = self._start_twins()
@@ -171,38 +192,45 @@ class LadderRuntime:
             and self._admit()
             and len(self.running) < self.spec.max_concurrent_matches
         ):
-            entrants = [
-                Entrant(s, s.bot.id, 0.0, self._since.get(id(s), 0.0))
-                for s in self.waiting
-                if s.free_slots > 0 and s.bot.id not in self.excluded and s.bot.id not in reserved
-            ]
-            free = len({e.bot_id for e in entrants})
-            if free < self.spec.players:
-                self._stalled(too_few(free, self.spec.players) if free else "")
-                return
-            for e in entrants:
-                e.ordinal = self.ratings.get(e.key.bot.name, 0.0)  # type: ignore[attr-defined]
-            now = time.monotonic()
-            patient = now - min(e.since for e in entrants) < PATIENCE_S
-            group = pick(
-                entrants,
-                self.spec.players,
-                self.history,
-                self.spec.rating_scale,
-                self.rng,
-                allow_repeat=not patient,
-                blocked=functools.partial(self.cap.blocked, now=now),
+            snap, sessions = self._snapshot(reserved)
+            formed = plan(
+                snap, replace(self.policy, max_concurrent_matches=snap.matches + 1), self.rng
             )
-            if group is None:  # held back (repeat window) or capped: look again soon
-                spec = self.spec
-                self._stalled("" if patient else capped(spec.repeat_cap, spec.repeat_cap_window_s))
-                self._retry_later()
+            self._stalled(formed.stalled if formed.stuck or not formed.formed else "")
+            if not formed.formed:
+                if len({w.bot_id for w in snap.waiting}) >= self.spec.players:
+                    self._retry_later()  # held back (repeat window) or capped: look again soon
                 return
-            self._stalled("")
-            for e in group:
-                self.waiting.remove(e.key)
-                self._since[id(e.key)] = time.monotonic()
-            self._launch([e.key for e in group])
+            group = [sessions[t.ticket] for t in formed.formed[0].seats]
+            for session in group:
+                self.waiting.remove(session)
+                self._since[id(session)] = time.monotonic()
+            self._launch(group)
+
+    def _snapshot(self, reserved: set[int]) -> tuple[Snapshot, dict[str, Session]]:
+        """The waiting bots as the plan sees them (one host: this referee), and the sessions
+        by ticket (session id)."""
+        counts = Counter(
+            s
+            for s in self.waiting
+            if s.free_slots > 0 and s.bot.id not in self.excluded and s.bot.id not in reserved
+        )
+        now = time.monotonic()
+        waiting = [
+            Waiting(s.id, s.bot.id, HERE, n, s.max_matches, self._since.get(id(s), 0.0))
+            for s, n in counts.items()
+        ]
+        snap = Snapshot(
+            now=now,
+            wall=now,  # the meeting cap's times are this clock's here
+            waiting=waiting,
+            hosts={HERE: Host(HERE)},
+            matches=len(self.running),
+            ordinals={s.bot.id: self.ratings.get(s.bot.name, 0.0) for s in counts},
+            history=self.history,
+            cap=self.cap,
+        )
+        return snap, {s.id: s for s in counts}
 
     def _stalled(self, why: str) -> None:
         """Why waiting bots get no match ("" when they do or nobody waits): for ``kozel
@@ -233,6 +261,9 @@ class LadderRuntime:
                 for s in twin.sessions:
                     self.waiting.remove(s)
                     self._since[id(s)] = now
+                bots = [s.bot.id for s in twin.sessions]
+                self.history.record(bots)  # (the plan records the matches it forms)
+                self.cap.record(bots, now)
                 self._launch(twin.sessions, twin.seed, twin_of=first)
             else:
                 reserved |= twin.bot_ids
@@ -296,8 +327,6 @@ class LadderRuntime:
             runner.log.info("duplicate_twin_started", first_half=twin_of)
         bots = [s.bot.id for s in sessions]
         self.running[runner.match_id] = bots
-        self.history.record(bots)
-        self.cap.record(bots, time.monotonic())
         sides = runner.match.side_of
         seats = [(seat, sides[seat], bot) for seat, bot in enumerate(bots)]
         location = self.replays.location(runner.match_id)
