@@ -9,7 +9,6 @@ STAMP := $(VENV)/.installed
 NATIVE := $(VENV)/.native
 ENGINE_SOURCES := $(wildcard engine/kozel/engine/*.py clients/python/kozel/sdk/*.py \
   server/kozel/core/*.py) engine/build_native.py
-SHARED_VECTORS ?= ../shared/vectors
 
 .PHONY: demo test lint fix setup bench clean lock proto native
 
@@ -46,8 +45,6 @@ test: lint setup proto/node_modules/.installed
 	cd proto && npx --no-install buf lint
 	proto/check-breaking.sh
 	$(BIN)/kozel vectors check -q tests/vectors
-	@if [ -d "$(SHARED_VECTORS)" ]; then $(BIN)/kozel vectors check -q $(SHARED_VECTORS); \
-	 else echo "no shared vectors at $(SHARED_VECTORS): skipped"; fi
 	$(BIN)/python -m pytest -n 2 -q --durations=20
 
 # Ruff (lint and format check) and mypy (strict on kozel.engine and kozel.core); settings in

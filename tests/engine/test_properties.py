@@ -2,7 +2,7 @@
 
 Every test takes a seed from hypothesis and drives play with ``random.Random(seed)``, so a
 failure shrinks to one seed and is reproduced by running the test body with that seed. The
-rules are /work/shared/rules.md, the error codes and their order shared/vectors/FORMAT.md.
+rules are RULES.md, the error codes and their order tests/vectors/FORMAT.md.
 
 The checks compare the engine with a small, slow reference model written here from the rules
 text (rule 2 card beating, rule 3 set beating by trying every pairing, one-suit leads, the lead

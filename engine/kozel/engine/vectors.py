@@ -1,7 +1,7 @@
 """The rule-vector runner: plays a vector (a parsed JSON object) and reports its outcome.
 
 Pure: it takes and returns plain dicts; reading files is the CLI's job. The format is
-``shared/vectors/FORMAT.md``. A vector that cannot be set up raises :class:`SetupError`.
+``tests/vectors/FORMAT.md``. A vector that cannot be set up raises :class:`SetupError`.
 """
 
 from __future__ import annotations

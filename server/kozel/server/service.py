@@ -117,7 +117,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         try:
             loop = asyncio.get_running_loop()
             opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
-            # One reader per stream; it is never cancelled (see shared/engineering.md).
+            # One reader per stream, never cancelled: cancelling a grpc.aio read can lose the
+            # message it was reading and leave the stream unusable.
             reader = loop.create_task(self._read(context, opened, peer_host(context.peer())))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
