@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
+from kozel.server.match_cap import MatchCap
 from kozel.server.replay.file import read_replay
+from kozel.server.running import MatchStart
 from tests.server.served import base_config, serve
 
 
@@ -66,34 +69,27 @@ def test_a_lagging_event_loop_pauses_admission_until_it_recovers() -> None:
 def test_match_starts_are_paced_by_the_start_budget() -> None:
     lobby = Lobby(ServerConfig(max_match_starts_per_s=8))  # 2 per 0.25 s sample, 8 at most
     assert lobby.admits()
-    lobby._starts_left = 0.5  # as if the budget were spent by starts
+    lobby.cap.starts_left = 0.5  # as if the budget were spent by starts
     assert not lobby.admits()
     lobby.observe_lag(0.0)  # a quarter second later: two more starts
-    assert lobby.admits() and lobby._starts_left == 2.5
+    assert lobby.admits() and lobby.cap.starts_left == 2.5
     for _ in range(10):
         lobby.observe_lag(0.0)
-    assert lobby._starts_left == 8  # never more than a second's worth
+    assert lobby.cap.starts_left == 8  # never more than a second's worth
 
 
 def test_the_match_cap_grows_while_it_binds_and_drops_when_the_loop_lags() -> None:
-    lobby = Lobby(ServerConfig(admission_lag_ms=25, max_running_matches=40))
-    assert lobby.match_cap == 32
-
-    def running(n: int) -> None:
-        lobby.matches = {f"m{i}": None for i in range(n)}  # type: ignore[misc]
-
+    cap = MatchCap(max_running=40, starts_per_s=32, lag_limit_s=0.025)
+    assert cap.cap == 32
     for _ in range(20):  # the cap binds and the loop keeps time: +1 per sample, up to the max
-        running(lobby.match_cap)
-        lobby.observe_lag(0.0)
-    assert lobby.match_cap == 40
-    running(40)
+        cap.observe(0.0, 0.0, 0.25, running=cap.cap)
+    assert cap.cap == 40
     for _ in range(5):  # the loop lags: 90 % of what runs
-        lobby.observe_lag(0.5)
-    assert lobby.overloaded and lobby.match_cap == 36
-    running(0)
+        cap.observe(0.5, 0.0, 0.25, running=40)
+    assert cap.overloaded and cap.cap == 36
     for _ in range(20):
-        lobby.observe_lag(0.0)
-    assert not lobby.overloaded and lobby.match_cap == 36  # idle: no reason to grow
+        cap.observe(0.0, 0.0, 0.25, running=0)
+    assert not cap.overloaded and cap.cap == 36  # idle: no reason to grow
 
 
 def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
@@ -109,11 +105,11 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
 
     async def scenario() -> list[int]:
         lobby = Lobby(ServerConfig(admission_lag_ms=25))
-        lobby.match_cap = 1
+        lobby.cap.cap = 1
         gates: dict[str, asyncio.Event] = {}
 
-        def start(links, *args, **kwargs) -> None:  # noqa: ANN001, ANN003
-            lobby._starts_left -= 1
+        def start(start: MatchStart, on_done: object = None) -> None:
+            links: list[Any] = list(start.links)
             match_id, gate = f"m{len(gates)}", asyncio.Event()
             gates[match_id] = gate
 
@@ -126,10 +122,10 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
             for bot in links:
                 bot.free_slots = 0
             task = asyncio.get_running_loop().create_task(run())
-            lobby.matches[match_id] = task  # type: ignore[assignment]
-            task.add_done_callback(lambda t: lobby._match_done(match_id, t))  # type: ignore[arg-type]
+            lobby.running.tasks[match_id] = task  # type: ignore[assignment]
+            task.add_done_callback(lambda t: lobby.running._ended(match_id, t))  # type: ignore[arg-type]
 
-        lobby._start = start  # type: ignore[method-assign,assignment]
+        lobby.running.start = start  # type: ignore[method-assign,assignment]
         from kozel.engine import Ruleset
 
         for i in range(4):
@@ -144,30 +140,25 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
 
 
 def test_a_busy_event_loop_holds_the_cap_to_what_fits_before_it_lags() -> None:
-    lobby = Lobby(ServerConfig(admission_lag_ms=25, admission_busy=0.75, max_running_matches=100))
-    lobby.matches = {f"m{i}": None for i in range(32)}  # type: ignore[misc]
+    cap = MatchCap(max_running=100, starts_per_s=32, lag_limit_s=0.025, busy_target=0.75)
     for _ in range(10):  # the loop keeps time but is 95 % busy: no growth, cap to what fits
-        lobby.observe_lag(0.0, busy=0.95)
-    assert not lobby.overloaded
-    assert lobby.match_cap == int(32 * 0.75 / lobby._busy) < 32
-    cap = lobby.match_cap
+        cap.observe(0.0, 0.95, 0.25, running=32)
+    assert not cap.overloaded
+    assert cap.cap == int(32 * 0.75 / cap.busy) < 32
+    held = cap.cap
     for _ in range(10):  # still as busy with the same matches: the cap does not ratchet down
-        lobby.observe_lag(0.0, busy=0.95)
-    assert lobby.match_cap == cap
-    lobby.matches = {f"m{i}": None for i in range(cap)}  # type: ignore[misc]
+        cap.observe(0.0, 0.95, 0.25, running=32)
+    assert cap.cap == held
     for _ in range(20):  # fewer matches, less busy: the smoothed share settles
-        lobby.observe_lag(0.0, busy=0.72)
-    cap = lobby.match_cap
-    lobby.matches = {f"m{i}": None for i in range(cap)}  # type: ignore[misc]
+        cap.observe(0.0, 0.72, 0.25, running=held)
+    held = cap.cap
     for _ in range(20):  # between 90 % of the target and the target: hold
-        lobby.observe_lag(0.0, busy=0.72)
-    assert lobby.match_cap == cap
+        cap.observe(0.0, 0.72, 0.25, running=held)
+    assert cap.cap == held
     for _ in range(5):  # room to spare: grow again while the cap binds
-        lobby.matches = {f"m{i}": None for i in range(lobby.match_cap)}  # type: ignore[misc]
-        lobby.observe_lag(0.0, busy=0.2)
-    assert lobby.match_cap > cap
-    off = Lobby(ServerConfig(admission_lag_ms=25, admission_busy=0, max_running_matches=100))
-    off.matches = {f"m{i}": None for i in range(32)}  # type: ignore[misc]
+        cap.observe(0.0, 0.2, 0.25, running=cap.cap)
+    assert cap.cap > held
+    off = MatchCap(max_running=100, starts_per_s=32, lag_limit_s=0.025, busy_target=0)
     for _ in range(5):
-        off.observe_lag(0.0, busy=1.0)
-    assert off.match_cap > 32  # busyness ignored: only lag counts
+        off.observe(0.0, 1.0, 0.25, running=32)
+    assert off.cap > 32  # busyness ignored: only lag counts

@@ -25,7 +25,9 @@ from kozel.server.errors import Refused
 from kozel.server.lobby import Lobby
 from kozel.server.replay.archive import FolderArchive
 from kozel.server.runner import MatchRunner
+from kozel.server.running import MatchStart
 from kozel.server.seats import LocalLink
+from kozel.server.tables import TableRequest
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -131,7 +133,10 @@ def test_finished_tables_do_not_count_against_the_limit(tmp_path: Path) -> None:
         lobby = Lobby(ServerConfig(replay_dir=tmp_path, max_tables=2), {"r": Recorder})
         rules = Ruleset.preset("classic")
         for _ in range(3):  # six tables in all through a limit of two
-            tables = [lobby.create_table("", rules, 2, Clock(), None, ["r", "r"]) for _ in range(2)]
+            tables = [
+                lobby.create_table(TableRequest("", rules, 2, Clock(), None, ("r", "r")))
+                for _ in range(2)
+            ]
             for t in tables:
                 outcome = await lobby.wait_table(t.id)
                 assert outcome.result.reason == pb.MATCH_END_REASON_LIMIT
@@ -148,13 +153,17 @@ def test_the_referee_seats_only_the_house_bots_it_is_handed(tmp_path: Path) -> N
     async def scenario() -> tuple[str, int]:
         config = ServerConfig(replay_dir=tmp_path)
         with pytest.raises(Refused, match=r"at most 2 of \[\]"):
-            Lobby(config).create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r"])
+            Lobby(config).create_table(
+                TableRequest("", Ruleset.preset("classic"), 2, Clock(), None, ("r",))
+            )
         with pytest.raises(ValueError, match="start_web"):
             await start_referee(
                 ServerConfig(listen="127.0.0.1:0", replay_dir=tmp_path, web_listen="127.0.0.1:0")
             )
         lobby = Lobby(config, {"r": Recorder})
-        table = lobby.create_table("", Ruleset.preset("classic"), 2, Clock(), None, ["r", "r"])
+        table = lobby.create_table(
+            TableRequest("", Ruleset.preset("classic"), 2, Clock(), None, ("r", "r"))
+        )
         outcome = await lobby.wait_table(table.id)
         house = table.house_at[0]
         assert isinstance(house, LocalLink)
@@ -171,7 +180,7 @@ def test_a_finished_match_is_freed_without_the_cycle_collector(tmp_path: Path) -
     async def scenario() -> tuple[weakref.ref, int]:
         lobby = Lobby(ServerConfig(replay_dir=tmp_path))
         links = [LocalLink(f"b{s}", Recorder(s)) for s in range(2)]
-        runner = lobby._start(links, Ruleset.preset("classic"), 2, Clock(), b"\2" * 32, "")
+        runner = lobby.start(MatchStart(links, Ruleset.preset("classic"), 2, Clock(), b"\2" * 32))
         task = lobby.matches[runner.match_id]
         # The engine's Match may be a compiled class, which takes no weak reference: it is
         # looked for among the objects the collector tracks, by identity, at the end.
@@ -267,7 +276,7 @@ def test_spectators_hear_the_end_of_a_match_cancelled_while_it_finishes(tmp_path
     async def scenario() -> bool:
         lobby = Lobby(ServerConfig(replay_dir=tmp_path))
         links = [LocalLink(f"b{s}", Recorder(s)) for s in range(2)]
-        runner = lobby._start(links, Ruleset.preset("classic"), 2, Clock(), b"\4" * 32, "")
+        runner = lobby.start(MatchStart(links, Ruleset.preset("classic"), 2, Clock(), b"\4" * 32))
         hub = runner.spectators
         assert hub is not None
         sub = hub.subscribe(False)

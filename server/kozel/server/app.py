@@ -263,8 +263,7 @@ async def start_referee(
                 f()
 
         shared = SharedStore(opened, config, on_change=on_change, lobby=lobby)
-        lobby.rated_ok = shared.rated_ok
-        lobby.standby_reason = shared.standby_reason
+        lobby.serve_shared(shared)
         for spec in config.ladders:
             lobby.add_ladder(
                 spec, shared.store, shared.queue, shared.referee_id, shared=config.cluster

@@ -178,7 +178,7 @@ class Cluster:
         out: dict[str, list[Ticket]] = {}
         for name, rt in self.ladders.items():
             out[name] = []
-            if not self.lobby.rated_ok(name):
+            if not self.lobby.gate.rated_ok(name):
                 continue
             slots = Counter(
                 s for s in rt.waiting if s.free_slots > 0 and s.bot.id not in rt.excluded

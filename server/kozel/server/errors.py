@@ -29,6 +29,10 @@ class Exhausted(Refused):
     """A limit is reached (tables, spectators, sessions); retry later or elsewhere."""
 
 
+class Unauthenticated(Refused):
+    """A credential that names nobody (a ladder token, a redirect ticket)."""
+
+
 class Unavailable(Refused):
     """Not now (draining, the store unreachable); retry later."""
 
@@ -39,6 +43,10 @@ class Conflict(Refused):
 
 class Expired(Refused):
     """Waited too long (a table nobody joined)."""
+
+
+class Cancelled(Refused):
+    """The caller went away first (a stream closed before its Hello)."""
 
 
 class Aborted(Refused):

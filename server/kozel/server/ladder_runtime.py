@@ -26,6 +26,7 @@ from kozel.server import metrics
 from kozel.server.recovery import commit_result
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.runner import FinishedMatch, MatchRunner
+from kozel.server.running import MatchStart
 from kozel.server.seats import SeatLink
 from kozel.server.session import Session
 from kozel.server.store_queue import StoreQueue
@@ -33,7 +34,7 @@ from kozel.v1 import game_pb2 as pb
 
 log = structlog.get_logger("kozel.ladder")
 
-StartMatch = Callable[..., MatchRunner]
+StartMatch = Callable[[MatchStart, Callable[[MatchRunner], None]], MatchRunner]
 PATIENCE_S = 1.0  # how long a repeat pairing waits for other opponents to free up
 REFRESH_EVERY_S = 1.0  # the pairing ratings are read again at most this often after results
 # A shared ladder's assignment its host has not started this long after its grace is dropped.
@@ -306,19 +307,18 @@ class LadderRuntime:
             link.name = s.bot.name
         first_half = self.spec.duplicate and not twin_of
         seed = seed or new_seed()
-        runner = self._start(
+        start = MatchStart(
             links,
             self.rules,
             self.spec.players,
             self.clock,
             seed,
-            "",
-            on_done=self._done,
             ladder=self.spec.name,
             reveal_seed=not first_half,
             match_id=match_id,
             absent=absent,
         )
+        runner = self._start(start, self._done)
         if first_half:
             self.replays.seal(runner.match_id)
             self.twins[runner.match_id] = Twin(runner.match_id, sessions[-1:] + sessions[:-1], seed)

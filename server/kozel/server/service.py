@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -15,17 +14,19 @@ from google.protobuf.message import DecodeError
 
 from kozel.core import convert, messages
 from kozel.core.clock import ClockError
-from kozel.core.messages import PROTOCOL_VERSION, EncodedRequest
+from kozel.core.messages import EncodedRequest
 from kozel.engine.rules import RulesError
-from kozel.ladder.store import is_transient
-from kozel.server import errors, metrics
+from kozel.ladder.store import Bot, is_transient
+from kozel.server import door, errors, metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
+from kozel.server.door import Admission, Door, JoinLadder, JoinQueue, JoinTable, Resume
 from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
-from kozel.server.text import id_problem, name_problem
+from kozel.server.tables import TableRequest
+from kozel.server.text import id_problem
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -71,12 +72,11 @@ _HANDLERS = {  # by (client streaming, server streaming)
 
 
 class HelloError(Exception):
-    """A first message the referee refuses, with the status to close the stream with."""
+    """A first message the referee refuses: why, and how long to wait before saying so."""
 
-    def __init__(self, code: grpc.StatusCode, message: str, delay: float = 0.0) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    def __init__(self, refusal: errors.Refused, delay: float = 0.0) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
         self.delay = delay  # answer this much later (repeated bad tokens are slowed down)
 
 
@@ -126,13 +126,13 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 got = await asyncio.wait_for(asyncio.shield(opened), self.config.hello_timeout_s)
             except TimeoutError:
                 if not opened.done():  # a Hello arriving later is ignored
-                    opened.set_result(HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late"))
+                    opened.set_result(HelloError(errors.Expired("too late")))
                 await context.abort(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"no Hello within {self.config.hello_timeout_s:g} s",
                 )
             if isinstance(got, HelloError):
-                await context.abort(got.code, got.message)
+                await context.abort(grpc_status(got.refusal), got.refusal.message)
             session, outbox = got
             metrics.ACTIVE_STREAMS.inc()
             try:
@@ -194,7 +194,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             if outbox is not None:
                 outbox.close(errors.Invalid(f"protocol error: {why}"))
             elif not opened.done():
-                opened.set_result(HelloError(grpc.StatusCode.INVALID_ARGUMENT, why))
+                opened.set_result(HelloError(errors.Invalid(why)))
         except Exception as exc:  # noqa: BLE001 (the stream broke, however: the bot is away)
             log.debug("stream_read_ended", error=repr(exc))
         finally:
@@ -203,153 +203,102 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 if session is not None:
                     session.detach(outbox)  # also when the handler never got to run
             elif not opened.done():
-                opened.set_result(HelloError(grpc.StatusCode.CANCELLED, "closed before Hello"))
+                opened.set_result(HelloError(errors.Cancelled("closed before Hello")))
 
     async def _open(
         self, req: rpb.PlayRequest, peer: str = "", opened: asyncio.Future | None = None
     ) -> tuple[Session, Outbox]:
-        """Validate a Hello and open (or resume) its session; ``opened`` done meanwhile means
-        the Hello deadline passed while the token was being checked."""
-        if req.WhichOneof("message") != "hello":
-            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello")
-        hello = req.hello
-        hello.DiscardUnknownFields()  # the session keeps its Hello: only what the referee reads
-        if hello.protocol_version != PROTOCOL_VERSION:
-            raise HelloError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol version {hello.protocol_version} is not supported; "
-                f"this referee speaks {PROTOCOL_VERSION}",
-            )
+        """Admit a Hello (:func:`kozel.server.door.admit`) and do what it says: resume
+        a session, or open one at a table, in a queue or on a ladder. ``opened`` done
+        meanwhile means the Hello deadline passed while the token was being checked."""
+        if req.WhichOneof("message") == "hello":
+            req.hello.DiscardUnknownFields()  # the session keeps its Hello: only what we read
+        try:
+            wants = door.admit(req, self._door(req.hello.resume_token))
+            bot = await self._authenticate(wants) if isinstance(wants, JoinLadder) else None
+            if opened is not None and opened.done():
+                raise errors.Expired("too late")
+        except door.BadToken as exc:
+            raise self._bad_token(peer, exc) from None
+        except errors.Refused as exc:
+            raise HelloError(exc) from None
         outbox = Outbox(self.config.outbox_limit)
-        if hello.resume_token:
-            session = self.sessions.get(hello.resume_token)
-            # A resume token is a bearer secret bound to its session's bot name (a token
-            # given to another name is refused as if unknown) ...
-            if session is None or not hmac.compare_digest(
-                hello.bot_name.encode(), session.hello.bot_name.encode()
-            ):
-                raise HelloError(grpc.StatusCode.NOT_FOUND, "unknown or expired resume_token")
-            # ... and a ladder session also needs its bot's token.
-            if session.bot is not None and not hmac.compare_digest(
-                hello.token.encode(), session.token.encode()
-            ):
-                raise self._bad_token(
-                    peer,
-                    "resuming a ladder session needs Hello.token, the "
-                    "token of the bot that opened it",
-                )
+        if isinstance(wants, Resume):
+            session = wants.session
             session.attach(outbox, resumed=True)
             self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
             return session, outbox
-        redirected = hello.redirect_ticket
-        if redirected and (len(redirected) > 128 or hello.WhichOneof("want") != "join_ladder"):
-            raise HelloError(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "redirect_ticket (at most 128 characters) goes with join_ladder only",
-            )
-        if self.lobby.draining and not redirected:  # a redirected bot's match is assigned here
-            raise HelloError(
-                grpc.StatusCode.UNAVAILABLE,
-                "the referee is draining before it stops; connect to another "
-                "referee or retry later",
-            )
-        if why := name_problem(hello.bot_name, "bot_name"):
-            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
-        want = hello.WhichOneof("want")
-        if want is None:
-            raise HelloError(
-                grpc.StatusCode.INVALID_ARGUMENT, "Hello must ask for join_table or join_queue"
-            )
-        if want == "join_table" and (why := id_problem(hello.join_table.table_id, "table_id")):
-            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
-        if want == "join_ladder" and (why := name_problem(hello.join_ladder.ladder, "ladder")):
-            raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, why)
-        queue_rules = None
-        bot = None
-        if want == "join_ladder":
-            bot = await self._authenticate(hello, peer)
-            if opened is not None and opened.done():
-                raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
-            if redirected:  # checked last: nothing below waits, so the pass is still there
-                why = (
-                    "this referee shares no ladder with other referees"
-                    if self.cluster is None
-                    else await self.cluster.expects(redirected, bot.id, hello.join_ladder.ladder)
-                )
-                if why:
-                    raise HelloError(grpc.StatusCode.UNAUTHENTICATED, why)
-                if opened is not None and opened.done():
-                    raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
-            cap = self.config.max_sessions_per_bot
-            if (
-                sum(
-                    1
-                    for s in self.sessions.values()
-                    if s.bot is not None and s.bot.name == bot.name and s.stream is not None
-                )
-                >= cap
-            ):
-                raise HelloError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"bot {bot.name!r} already has {cap} connected sessions "
-                    "(limits.max_sessions_per_bot); close one first",
-                )
-        elif want == "join_queue":
-            try:
-                queue_rules = convert.ruleset_from_pb(hello.join_queue.ruleset)
-                queue_rules.check_players(hello.join_queue.players)
-            except RulesError as exc:
-                raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
-        elif hello.join_table.table_id not in self.lobby.tables:
-            raise HelloError(grpc.StatusCode.NOT_FOUND, f"no table {hello.join_table.table_id!r}")
-        session = Session(hello, self.config.max_matches_per_stream, self._idle)
+        session = Session(wants.hello, self.config.max_matches_per_stream, self._idle)
         self.sessions[session.resume_token] = session
         session.attach(outbox, resumed=False)
         try:
-            if bot is not None:
-                session.bot = bot
-                session.name = bot.name
-                self.lobby.join_ladder(hello.join_ladder.ladder, session)
-                if redirected and self.cluster is not None:
-                    self.cluster.arrive(redirected, session)  # checked above, in this same step
-            elif queue_rules is not None:
-                self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
-            else:
-                self.lobby.join_table(hello.join_table.table_id, session)
+            self._join(wants, session, bot)
         except errors.Refused as exc:
             self.sessions.pop(session.resume_token, None)
-            raise HelloError(grpc_status(exc), exc.message) from None
-        log.info("session_opened", session=session.id, bot=session.name, want=want, peer=peer)
+            raise HelloError(exc) from None
+        log.info(
+            "session_opened", session=session.id, bot=session.name, want=session.want, peer=peer
+        )
         return session, outbox
 
-    async def _authenticate(self, hello: rpb.Hello, peer: str):
-        """The ladder bot a Hello's token names; bad tokens are refused, counted, slowed."""
-        ladder = self.lobby.ladders.get(hello.join_ladder.ladder)
-        if ladder is None:
-            raise HelloError(
-                grpc.StatusCode.NOT_FOUND,
-                f"no ladder {hello.join_ladder.ladder!r}; ladders: "
-                f"{', '.join(sorted(self.lobby.ladders)) or 'none'}",
-            )
+    def _door(self, resume_token: str) -> Door:
+        """What admission reads of this referee now."""
+        lobby = self.lobby
+        return Door(
+            draining=lobby.draining,
+            resumable=self.sessions.get(resume_token) if resume_token else None,
+            tables=lobby.tables,
+            ladders=lobby.ladders,
+        )
+
+    async def _authenticate(self, wants: JoinLadder) -> Bot:
+        """The ladder bot a Hello's token names (the store), admitted if its ticket, when it
+        has one, is expected here and it has a session to spare."""
+        store = self.lobby.ladders[wants.ladder].store
         try:
-            bot = (
-                await asyncio.to_thread(ladder.store.authenticate, hello.token)
-                if hello.token
-                else None
-            )
+            bot = await asyncio.to_thread(store.authenticate, wants.hello.token)
         except Exception as exc:
             if not is_transient(exc):
                 raise
-            raise HelloError(
-                grpc.StatusCode.UNAVAILABLE,
-                "the ladder store is unreachable right now; retry in a few seconds",
+            raise errors.Unavailable(
+                "the ladder store is unreachable right now; retry in a few seconds"
             ) from None
         if bot is None:
-            raise self._bad_token(peer, "Hello.token is not the token of an active registered bot")
+            raise door.BadToken("Hello.token is not the token of an active registered bot")
+        if wants.ticket:  # checked last: nothing below waits, so the pass is still there
+            why = (
+                "this referee shares no ladder with other referees"
+                if self.cluster is None
+                else await self.cluster.expects(wants.ticket, bot.id, wants.ladder)
+            )
+            if why:
+                raise errors.Unauthenticated(why)
+        door.admit_bot(bot.name, self._connected(bot.name), self.config.max_sessions_per_bot)
         return bot
 
-    def _bad_token(self, peer: str, why: str) -> HelloError:
+    def _connected(self, bot_name: str) -> int:
+        """Sessions of the ladder bot ``bot_name`` with a stream now."""
+        return sum(
+            1
+            for s in self.sessions.values()
+            if s.bot is not None and s.bot.name == bot_name and s.stream is not None
+        )
+
+    def _join(self, wants: Admission, session: Session, bot: Bot | None) -> None:
+        """Put a new session where its Hello asked (raises :class:`errors.Refused`)."""
+        if isinstance(wants, JoinLadder):
+            assert bot is not None
+            session.bot, session.name = bot, bot.name
+            self.lobby.join_ladder(wants.ladder, session)
+            if wants.ticket and self.cluster is not None:
+                self.cluster.arrive(wants.ticket, session)  # checked in this same step
+        elif isinstance(wants, JoinQueue):
+            self.lobby.join_queue(wants.rules, wants.players, session)
+        elif isinstance(wants, JoinTable):
+            self.lobby.join_table(wants.table_id, session)
+
+    def _bad_token(self, peer: str, refusal: errors.Refused) -> HelloError:
         """The refusal of a bad ladder token: counted per address and slowed down."""
         if len(self.auth_failures) > 10_000:
             self.auth_failures.clear()
@@ -362,11 +311,12 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
             # Each delayed refusal holds a stream slot: a crowd of them is cut short.
             return HelloError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
-                "address are still pending; wait for them, then retry",
+                errors.Exhausted(
+                    f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                    "address are still pending; wait for them, then retry"
+                )
             )
-        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why, delay=min(0.05 * 2 ** (n - 1), 5.0))
+        return HelloError(refusal, delay=min(0.05 * 2 ** (n - 1), 5.0))
 
     def _dispatch(
         self, session: Session, outbox: Outbox, req: rpb.PlayRequest, received_at: float
@@ -429,16 +379,19 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
             rules = convert.ruleset_from_pb(request.ruleset)
+            clock = self.config.clock.merged(
+                request.time_control if request.HasField("time_control") else None
+            )
             table = self.lobby.create_table(
-                request.table_id,
-                rules,
-                request.players,
-                self.config.clock.merged(
-                    request.time_control if request.HasField("time_control") else None
-                ),
-                request.seed or None,
-                list(request.house_bots),
-                owner=peer_host(context.peer()),
+                TableRequest(
+                    request.table_id,
+                    rules,
+                    request.players,
+                    clock,
+                    request.seed or None,
+                    tuple(request.house_bots),
+                    owner=peer_host(context.peer()),
+                )
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

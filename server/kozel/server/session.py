@@ -4,6 +4,7 @@ period, so a bot that lost its connection resumes with its token and finds its m
 from __future__ import annotations
 
 import asyncio
+import hmac
 import secrets
 import uuid
 from collections import deque
@@ -114,6 +115,15 @@ class Session:
         self.ladder_rated = False  # its rating row exists on its ladder
         self.missed: deque[Outgoing] = deque(maxlen=MISSED_LIMIT)
         self._on_idle = on_idle
+
+    def named(self, bot_name: str) -> bool:
+        """Whether ``bot_name`` is this session's (compared in constant time)."""
+        return hmac.compare_digest(bot_name.encode(), self.hello.bot_name.encode())
+
+    def token_matches(self, token: str) -> bool:
+        """Whether ``token`` may resume this session: any for a session without a ladder bot,
+        else its bot's token (compared in constant time)."""
+        return self.bot is None or hmac.compare_digest(token.encode(), self.token.encode())
 
     @property
     def free_slots(self) -> int:

@@ -11,10 +11,12 @@ GRPC_STATUS: dict[type[errors.Refused], grpc.StatusCode] = {
     errors.AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
     errors.Invalid: grpc.StatusCode.INVALID_ARGUMENT,
     errors.Exhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    errors.Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     errors.Unavailable: grpc.StatusCode.UNAVAILABLE,
     errors.Conflict: grpc.StatusCode.FAILED_PRECONDITION,
     errors.Expired: grpc.StatusCode.DEADLINE_EXCEEDED,
     errors.Aborted: grpc.StatusCode.ABORTED,
+    errors.Cancelled: grpc.StatusCode.CANCELLED,
 }
 
 
