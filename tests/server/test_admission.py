@@ -98,10 +98,14 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
 
     class Bot:  # the parts of a Session the queue uses
         def __init__(self, name: str) -> None:
-            self.name, self.free_slots, self.ladder, self.queue_key = name, 1, None, None
+            self.name, self.free_slots, self.ladder = name, 1, None
+            self.queue_key: str | None = None
 
         def new_link(self):  # noqa: ANN202
             return self
+
+        def queue_in(self, key: str) -> None:
+            self.queue_key = key
 
     async def scenario() -> list[int]:
         lobby = Lobby(ServerConfig(admission_lag_ms=25))
@@ -137,6 +141,16 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
         return running + [len(gates)]
 
     assert asyncio.run(scenario()) == [1, 1, 2]  # the second match started after the first
+
+
+def test_the_cap_never_rises_above_the_configured_limit() -> None:
+    """Regression: a busy or lagging loop set the cap to its floor (4) even where
+    max_running_matches was 1, and a second queue match started beside the first."""
+    for lag, busy in ((0.0, 1.0), (0.5, 0.0)):
+        cap = MatchCap(max_running=1, starts_per_s=32, lag_limit_s=0.025, busy_target=0.75)
+        for _ in range(10):
+            cap.observe(lag, busy, 0.25, running=1)
+            assert cap.cap == 1 and not cap.admits(1)
 
 
 def test_a_busy_event_loop_holds_the_cap_to_what_fits_before_it_lags() -> None:

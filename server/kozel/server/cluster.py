@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -180,11 +179,8 @@ class Cluster:
             out[name] = []
             if not self.lobby.gate.rated_ok(name):
                 continue
-            slots = Counter(
-                s for s in rt.waiting if s.free_slots > 0 and s.bot.id not in rt.excluded
-            )
             out[name] = [
-                Ticket(s.id, s.bot.id, n, s.max_matches) for s, n in slots.items() if n > 0
+                Ticket(s.id, s.bot.id, n, s.max_matches) for s, n in rt.tickets().items() if n > 0
             ]
         return out
 
@@ -219,7 +215,7 @@ class Cluster:
 
     def _redirect(self, a: Assignment, seat: AssignedSeat) -> None:
         rt = self.lobby.ladders[a.ladder]
-        session = _find(rt, seat.ticket)
+        session = rt.waiting_session(seat.ticket)
         if session is None or session.stream is None:
             log.info("redirect_missed", match_id=a.match_id, bot=seat.name, note="bot gone")
             return
@@ -241,7 +237,7 @@ class Cluster:
         self.pending[a.match_id] = p
         for i, seat in enumerate(a.seats):
             if seat.referee_id == self.referee_id:
-                session = _find(rt, seat.ticket)
+                session = rt.waiting_session(seat.ticket)
                 if session is not None:
                     self._seat(rt, p, i, session)
             else:
@@ -256,9 +252,7 @@ class Cluster:
 
     def _seat(self, rt: LadderRuntime, p: Pending, seat: int, session: Session) -> None:
         p.sessions[seat] = session
-        if session in rt.waiting:
-            rt.waiting.remove(session)
-        rt.reserved[session] += 1
+        rt.reserve(session)
 
     async def expects(self, ticket: str, bot_id: int, ladder: str) -> str | None:
         """Why a redirected Hello's pass is refused (None when this referee waits for it). A
@@ -304,9 +298,7 @@ class Cluster:
         rt = self.lobby.ladders[a.ladder]
         for here in p.sessions:
             if here is not None:
-                rt.reserved[here] -= 1
-                if rt.reserved[here] <= 0:
-                    del rt.reserved[here]
+                rt.unreserve(here)
         return rt
 
     def _launch(self, p: Pending) -> None:
@@ -365,10 +357,3 @@ def _lost_race(exc: BaseException) -> bool:
     from sqlalchemy.orm.exc import StaleDataError
 
     return isinstance(exc, StaleDataError)
-
-
-def _find(rt: LadderRuntime, ticket: str) -> Session | None:
-    for s in rt.waiting:
-        if s.id == ticket:
-            return s
-    return None

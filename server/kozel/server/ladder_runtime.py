@@ -9,10 +9,10 @@ import asyncio
 import functools
 import random
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 import structlog
 
@@ -23,7 +23,7 @@ from kozel.ladder.plan import CAPPED, Host, Policy, Snapshot, Waiting, plan
 from kozel.ladder.scheduler import History, MeetingCap
 from kozel.ladder.store import LadderState, Store
 from kozel.server import metrics
-from kozel.server.recovery import commit_result
+from kozel.server.ladder_writes import LadderWrites
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.running import MatchStart
@@ -36,7 +36,6 @@ log = structlog.get_logger("kozel.ladder")
 
 StartMatch = Callable[[MatchStart, Callable[[MatchRunner], None]], MatchRunner]
 PATIENCE_S = 1.0  # how long a repeat pairing waits for other opponents to free up
-REFRESH_EVERY_S = 1.0  # the pairing ratings are read again at most this often after results
 # A shared ladder's assignment its host has not started this long after its grace is dropped.
 EXPIRE_MARGIN_S = 10.0
 HERE = ""  # this referee, as the only host of a ladder it does not share
@@ -103,18 +102,22 @@ class LadderRuntime:
         # referee's one queue, shared by its ladders; a private one in tests).
         self.queue = queue or StoreQueue()
         self.referee_id = referee_id
-        self.ratings: dict[str, float] = {}  # bot name -> ordinal, refreshed after commits
-        self._refreshed_at = -REFRESH_EVERY_S
+        # What runs in the store queue's worker thread (never on the event loop).
+        self.writes = LadderWrites(spec.name, spec.players, self.rules, store, replays)
         self.stalled = ""  # why waiting bots get no match (a shared ladder: its scheduler's)
         self._retry: asyncio.TimerHandle | None = None
+        self._rated: weakref.WeakSet[Session] = weakref.WeakSet()  # rating rows ensured
 
     def join(self, session) -> None:
         """Queue every free slot of an authenticated session."""
-        if session.ladder_rated is not True:
+        if session not in self._rated:
             self._write(
-                self._refresh_after, self.store.ensure_rating, self.spec.name, session.bot.id
+                self.writes.refresh_after,
+                self.store.ensure_rating,
+                self.spec.name,
+                session.bot.id,
             )
-            session.ladder_rated = True
+            self._rated.add(session)
         missing = session.free_slots - self.reserved[session] - self.waiting.count(session)
         self.waiting.extend([session] * max(missing, 0))
         self._since.setdefault(id(session), time.monotonic())
@@ -171,7 +174,7 @@ class LadderRuntime:
         half's seed and replay are public now."""
         self.replays.unseal(first)
         if self.store.keeps_replays:
-            self._write(self._publish_replay, first)
+            self._write(self.writes.publish_replay, first)
 
     def forget(self, session) -> None:
         for first, twin in list(self.twins.items()):
@@ -371,7 +374,7 @@ class LadderRuntime:
         if first is not None:  # both halves played: the first's seed and replay are public
             self.replays.unseal(first)
             if self.store.keeps_replays:  # ... on every referee
-                self._write(self._publish_replay, first)
+                self._write(self.writes.publish_replay, first)
         finishing = runner.finishing
         if (
             bots is not None
@@ -398,10 +401,10 @@ class LadderRuntime:
             if not outcome.replay_id:
                 self._write(self.store.abort_match, runner.match_id, "replay not written")
             elif outcome.result.reason == pb.MATCH_END_REASON_ABORTED:
-                self._write(self._aborted, runner.match_id, str(outcome.replay_path))
+                self._write(self.writes.aborted, runner.match_id, str(outcome.replay_path))
             else:
                 self._write(
-                    self._rated,
+                    self.writes.rated,
                     runner.match_id,
                     outcome.result,
                     str(outcome.replay_path),
@@ -412,20 +415,7 @@ class LadderRuntime:
 
     def refresh_ratings(self) -> None:
         """Reload the ordinals the scheduler pairs by (after a rating reset)."""
-        self._write(self._refresh_after, lambda: None)
-
-    def _stored_replay(self, match_id: str) -> bytes | None:
-        """(In the worker thread.) The replay's bytes for a store that keeps replays (not a
-        sealed first half's: that one is kept once its twin has ended)."""
-        if not self.store.keeps_replays or self.replays.sealed(match_id):
-            return None
-        return self.replays.read_bytes(match_id)
-
-    def _publish_replay(self, match_id: str) -> None:
-        """(In the worker thread.) Keep an unsealed first half's replay in the store."""
-        data = self.replays.read_bytes(match_id)
-        if data is not None:
-            self.store.keep_replay(match_id, data)
+        self._write(self.writes.refresh_after, lambda: None)
 
     def _shared_twin(self, runner: MatchRunner) -> Callable[..., None] | None:
         """For a finished first half on a shared ladder: what adds its twin's assignment to
@@ -443,46 +433,34 @@ class LadderRuntime:
             seats=seats,
         )
 
-    def _aborted(self, match_id: str, location: str) -> None:
-        """(In the worker thread.) Record an aborted match (no rating change)."""
-        self.store.abort_match(match_id, "aborted", location, self._stored_replay(match_id))
+    # -- slots the cluster's scheduler works with (shared ladders) ----------------------------
 
-    def _rated(
-        self,
-        match_id: str,
-        result: pb.MatchResult,
-        location: str,
-        bots: list[int],
-        twin: Callable[..., None] | None = None,
-        ended_at: datetime | None = None,
-    ) -> None:
-        """(In the worker thread.) Commit a result (with the replay, for a store that keeps
-        them), then refresh the rating cache."""
-        commit_result(
-            self.store,
-            match_id,
-            result,
-            location,
-            self.rules,
-            self.spec.players,
-            bots,
-            replay=self._stored_replay(match_id),
-            after=twin,
-            ended_at=ended_at,
-            ladder=self.spec.name,
+    def tickets(self) -> Counter:
+        """The free slots of each waiting session that may play (not paused or retired)."""
+        return Counter(
+            s for s in self.waiting if s.free_slots > 0 and s.bot.id not in self.excluded
         )
-        metrics.RATING_UPDATES.labels(self.spec.name).inc()
-        self._refresh_after(lambda: None, every_s=REFRESH_EVERY_S)
 
-    def _refresh_after(self, call: Callable[..., None], *args, every_s: float = 0.0) -> None:
-        """(In the worker thread.) Make a store call, then reload the ordinals the scheduler
-        pairs by (after a result, at most every ``every_s``: under load the store's write
-        queue is the bottleneck, and pairing needs ratings near, not exact)."""
-        call(*args)
-        now = time.monotonic()
-        if now - self._refreshed_at >= every_s:
-            self._refreshed_at = now
-            self.ratings = {s.name: s.ordinal for s in self.store.standings(self.spec.name)}
+    def waiting_session(self, session_id: str) -> Session | None:
+        """The waiting session with this id (a ticket's), if any."""
+        return next((s for s in self.waiting if s.id == session_id), None)
+
+    def reserve(self, session: Session) -> None:
+        """Hold one slot of ``session`` for an assigned match not started yet."""
+        if session in self.waiting:
+            self.waiting.remove(session)
+        self.reserved[session] += 1
+
+    def unreserve(self, session: Session) -> None:
+        """Free a slot :meth:`reserve` held (the match started, or was handed back)."""
+        self.reserved[session] -= 1
+        if self.reserved[session] <= 0:
+            del self.reserved[session]
+
+    @property
+    def ratings(self) -> dict[str, float]:
+        """Bot name -> ordinal, as the worker thread last read them."""
+        return self.writes.ratings
 
     def _write(self, call: Callable[..., object], *args) -> None:
         """Queue a store call behind the earlier ones (see ``queue``)."""

@@ -135,7 +135,7 @@ class Lobby:
             )
         if why := self.gate.standby_reason(name):
             raise errors.Unavailable(why)
-        session.ladder = name
+        session.enter_ladder(name)
         ladder.join(session)
 
     # -- tables and queues ---------------------------------------------------------------------

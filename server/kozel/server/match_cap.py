@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 CAP_START = 32  # where the adaptive cap starts ...
-CAP_MIN = 4  # ... and how low it may go
+CAP_MIN = 4  # ... and how low it may go (unless max_running is lower)
 BUSY_ROOM = 0.9  # the cap grows only while the loop is less busy than this share of its target
 SMOOTHING = 0.3  # weight of a new sample in the smoothed lag and busy share
 
@@ -55,12 +55,13 @@ class MatchCap:
         self.busy += SMOOTHING * (busy - self.busy)
         was, self.overloaded = self.overloaded, self.lag_s > self.lag_limit_s
         target = self.busy_target
+        floor = min(CAP_MIN, self.max_running)  # never above the configured limit
         if self.overloaded and not was:  # once per episode; meanwhile nothing starts
-            self.cap = max(CAP_MIN, int(min(self.cap, running) * 0.9))
+            self.cap = max(floor, int(min(self.cap, running) * 0.9))
         elif target and self.busy > target:
             # Matches end slowly, so this only stops new ones until enough have ended; it is
             # recomputed from what runs, so a steady overload does not ratchet it down to zero.
-            self.cap = max(CAP_MIN, min(self.cap, int(running * target / self.busy)))
+            self.cap = max(floor, min(self.cap, int(running * target / self.busy)))
         elif (
             not self.overloaded
             and running >= self.cap - 1

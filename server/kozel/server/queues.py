@@ -32,7 +32,7 @@ class Queues:
         it is queued again whenever a slot frees up, until it leaves."""
         key = json.dumps([rules.name, players, rules.to_options()], sort_keys=True)
         self._rules[key] = (rules, players)
-        session.queue_key = key
+        session.queue_in(key)
         self.requeue(session)
 
     def requeue(self, session: Session) -> None:

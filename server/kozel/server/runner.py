@@ -107,9 +107,7 @@ class MatchRunner(MatchHooks):
         self._done: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         for seat, link in enumerate(links):
-            link.seat = seat
-            link.match_id = self.match_id
-            link.runner = self
+            link.seat_at(self, seat, self.match_id)
 
     # -- what the match looks like ---------------------------------------------------------
 
@@ -284,7 +282,7 @@ class MatchRunner(MatchHooks):
         the cyclic collector, a loaded referee's finished matches piled up into full
         collections that stopped the event loop for a quarter of a second."""
         for link in self.links:
-            link.runner = None
+            link.unseat()
         self.core.hooks = MatchHooks()
         self.spectators = None
         self._done = None

@@ -43,6 +43,14 @@ class SeatLink:
         self.runner: MatchDriver | None = None  # set by the runner, dropped at the end
         self.wants_events = True  # False: the bot asked for no Event messages (Hello)
 
+    def seat_at(self, runner: MatchDriver, seat: int, match_id: str) -> None:
+        """The runner seats this link at ``seat`` of its match."""
+        self.runner, self.seat, self.match_id = runner, seat, match_id
+
+    def unseat(self) -> None:
+        """The match is over: answers are refused from now on (and the cycle is broken)."""
+        self.runner = None
+
     def send(self, msg: Outgoing) -> None:
         """Deliver a message to the seat (never blocks; dropped if the seat is away)."""
         raise NotImplementedError

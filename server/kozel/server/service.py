@@ -289,7 +289,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         """Put a new session where its Hello asked (raises :class:`errors.Refused`)."""
         if isinstance(wants, JoinLadder):
             assert bot is not None
-            session.bot, session.name = bot, bot.name
+            session.authenticated(bot)
             self.lobby.join_ladder(wants.ladder, session)
             if wants.ticket and self.cluster is not None:
                 self.cluster.arrive(wants.ticket, session)  # checked in this same step

@@ -109,12 +109,23 @@ class Session:
         self.stream: Outbox | None = None
         self.links: dict[str, RemoteLink] = {}
         self.leaving = False
-        self.queue_key: str | None = None  # set by the lobby when the session queues
-        self.ladder: str | None = None  # set when it joined a ladder
+        self.queue_key: str | None = None  # the queue it waits in (queue_in)
+        self.ladder: str | None = None  # the ladder it joined (enter_ladder)
         self.bot: Any = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
-        self.ladder_rated = False  # its rating row exists on its ladder
         self.missed: deque[Outgoing] = deque(maxlen=MISSED_LIMIT)
         self._on_idle = on_idle
+
+    def authenticated(self, bot: Any) -> None:
+        """Its Hello's token named this ladder bot (kozel.ladder.store.Bot): it plays as it."""
+        self.bot, self.name = bot, bot.name
+
+    def queue_in(self, key: str) -> None:
+        """It waits in the queue ``key`` (and is queued there again after each match)."""
+        self.queue_key = key
+
+    def enter_ladder(self, ladder: str) -> None:
+        """It plays on ``ladder`` (and waits there again after each match)."""
+        self.ladder = ladder
 
     def named(self, bot_name: str) -> bool:
         """Whether ``bot_name`` is this session's (compared in constant time)."""
