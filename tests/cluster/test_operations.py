@@ -181,6 +181,8 @@ def test_a_killed_scheduler_is_replaced_within_two_seconds(
     proxy.backends.remove(c.referees[victim].address)
     # Another referee takes the scheduler's lock and pairs the bots that wait on the others.
     took = wait(lambda: _paired_since(store, killed_epoch), "a pairing after the kill", every=0.02)
+    # The new scheduler says so in its next published status (a poll after it paired).
+    wait(lambda: _ladder(c.db)["scheduler"] not in ("", victim), "the new scheduler", timeout=30)
     new = _ladder(c.db)["scheduler"]
     print(f"pairing resumed {took:.2f} s after the kill; scheduler now {new}")
     assert new != victim and new in REFEREES

@@ -154,10 +154,12 @@ def start_assigned(
     seats: Sequence[tuple[int, int, int]],
     host_id: str,
     replay_path: str | None,
+    started_at: datetime | None = None,
 ) -> None:
-    """(Blocking.) The host starts an assignment (``seats``: seat, side, bot id): it becomes a
-    running match in the same transaction. A match whose assignment expired meanwhile is
-    recorded all the same: it is being played, and its result counts."""
+    """(Blocking.) The host starts an assignment (``seats``: seat, side, bot id) at
+    ``started_at`` (else now): it becomes a running match in the same transaction. A match
+    whose assignment expired meanwhile is recorded all the same: it is being played, and its
+    result counts."""
     with store.transaction() as s:
         row = s.get(AssignmentRow, match_id, with_for_update=True)
         redirected = sum(bool(x["pass"]) for x in row.seats) if row is not None else None
@@ -165,7 +167,14 @@ def start_assigned(
             s.delete(row)
         if s.get(MatchRow, match_id) is None:
             add_match(
-                s, match_id, ladder, len(seats), seats, host_id, replay_path, datetime.now(UTC)
+                s,
+                match_id,
+                ladder,
+                len(seats),
+                seats,
+                host_id,
+                replay_path,
+                started_at or datetime.now(UTC),
             )
             s.get_one(MatchRow, match_id).redirected = redirected
 

@@ -305,7 +305,8 @@ class Cluster:
         """Start the match when every bot is here and this referee plays on; else give the
         assignment back."""
         missing = [i for i, here in enumerate(p.sessions) if here is None]
-        if missing or self.lobby.draining:
+        stopped = not self.lobby.ladders[p.assignment.ladder].scheduling
+        if missing or self.lobby.draining or stopped:
             for i in missing:
                 metrics.REDIRECTS.labels("missed").inc()
                 log.info(
@@ -314,7 +315,8 @@ class Cluster:
                     bot=p.assignment.seats[i].name,
                     note="the bot did not arrive within the grace time: nothing is rated",
                 )
-            self._hand_back(p, "the referee drains" if self.lobby.draining else "bots missing")
+            why = "bots missing" if missing else "the referee drains"
+            self._hand_back(p, "the ladder is stopped" if stopped else why)
             return
         rt = self._release(p)
         if rt is None:

@@ -13,6 +13,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 import structlog
 
@@ -333,6 +334,7 @@ class LadderRuntime:
         sides = runner.match.side_of
         seats = [(seat, sides[seat], bot) for seat, bot in enumerate(bots)]
         location = self.replays.location(runner.match_id)
+        now = datetime.now(UTC)  # the store's write may come later, behind others
         if match_id is not None:  # the shared scheduler's assignment becomes a running match
             self._write(
                 functools.partial(
@@ -343,6 +345,7 @@ class LadderRuntime:
                     seats,
                     self.referee_id or "",
                     location,
+                    now,
                 )
             )
         else:
@@ -355,6 +358,7 @@ class LadderRuntime:
                     seats,
                     referee_id=self.referee_id,
                     replay_path=location,
+                    started_at=now,
                 )
             )
         return runner
