@@ -181,16 +181,7 @@ class Deal:
         ``active`` lists the seats still in the match (all by default); ``trump_index`` picks
         the shown talon card under ``random_middle``; ``first_leader`` overrides left of dealer.
         """
-        if not 2 <= players <= 5:
-            raise SetupError(f"a table has 2 to 5 players, not {players}")
-        if active is None:
-            act = tuple(range(players))
-        else:
-            act = tuple(sorted(set(active)))
-            if len(act) < 2 or any(not 0 <= s < players for s in act):
-                raise SetupError(
-                    f"active seats {list(act)} are not at least two seats of {players}"
-                )
+        act = _active_seats(players, active)
         lay = _layout(rules, players, act)
         if sorted(deck) != lay.deck:
             raise SetupError(
@@ -200,75 +191,74 @@ class Deal:
         if dealer not in act:
             raise SetupError(f"dealer {dealer} is not an active seat")
         d = cls()
-        d.rules = rules
-        d.players = players
-        d.active = act
-        d.side_of = lay.side_of
-        d.n_sides = lay.n_sides
-        d.dealer = dealer
-        d.deck = tuple(deck)
-        d.trump_index = trump_index if lay.random_middle else None
-        d._order = lay.order
-        d._others = lay.others
-        d._combos_on = lay.combos_on
-        d._money = lay.money
-        d._auto_win = lay.auto_win
-        d._original_lead = lay.original_lead
-        d._interrupts = lay.interrupts
-        d._combo_memo = lay.combo_memo
-        d._round_robin = lay.round_robin
-        d._offered, d._offered_seat = _NO_MOVES, -1
-        d.hands = [0] * players
-        d.known = [0] * players
-        d.taken = [0] * players
-        d.tricks_won = [0] * players
-        d.tricks = []
-        d.history = []
-        d.log = []
-        d.pot_winners = []
-        d.bura = False
-        d.trick = []
-        d._trick_cards = 0
-        d.trick_combo = None
-        d.pending = set()
-        d.answers = {}
-        d.window_mid = False
-        d.responders = []
-        d.resp_i = 0
-        d.lead_mask = d.win_mask = 0
-        d.win_seat = -1
-
-        order = lay.deal_order[dealer]
-        n = len(order)
-        hands = d.hands
-        bit = _BIT
-        for i, s in enumerate(order):  # four rounds of one card each, clockwise
-            hands[s] = bit[deck[i]] | bit[deck[i + n]] | bit[deck[i + 2 * n]] | bit[deck[i + 3 * n]]
-        pos = 4 * n
-        if not lay.random_middle:
-            d.indicator = deck[pos]
-            d.talon = list(deck[pos + 1 :]) + [deck[pos]]
-            d._indicator_pos = len(d.talon) - 1
-        else:
-            d.talon = list(deck[pos:])
-            if trump_index is None:
-                raise SetupError("random_middle needs a trump_index into the talon")
-            if not 0 <= trump_index < len(d.talon):
-                raise SetupError(
-                    f"trump_index {trump_index} is outside the talon of {len(d.talon)}"
-                )
-            d.indicator = d.talon[trump_index]
-            d._indicator_pos = trump_index
-        d.talon_pos = 0
-        d._talon_bits = list(map(_BIT.__getitem__, d.talon))
-        d.trump = SUIT_OF[d.indicator]
-        d.tables = lay.tables[d.trump]
-        leader = order[0] if first_leader is None else first_leader
+        d._seat_table(lay, players, act, dealer)
+        d._clear(players)
+        d._deal(lay, tuple(deck), trump_index)
+        leader = lay.deal_order[dealer][0] if first_leader is None else first_leader
         if leader not in act:
             raise SetupError(f"first leader {leader} is not an active seat")
         d.first_leader = leader
         d._begin_lead(leader)
         return d
+
+    def _seat_table(self, lay: _Layout, players: int, active: tuple[int, ...], dealer: int) -> None:
+        """Seat the table: the ruleset's switches and the seating order, fixed for the deal."""
+        self.rules = lay.rules
+        self.players = players
+        self.active = active
+        self.side_of = lay.side_of
+        self.n_sides = lay.n_sides
+        self.dealer = dealer
+        self._order = lay.order
+        self._others = lay.others
+        self._combos_on = lay.combos_on
+        self._money = lay.money
+        self._auto_win = lay.auto_win
+        self._original_lead = lay.original_lead
+        self._interrupts = lay.interrupts
+        self._combo_memo = lay.combo_memo
+        self._round_robin = lay.round_robin
+        self._offered, self._offered_seat = _NO_MOVES, -1
+
+    def _clear(self, players: int) -> None:
+        """Empty hands, piles and records, no trick and no window: the state before the deal."""
+        self.hands = [0] * players
+        self.known = [0] * players
+        self.taken = [0] * players
+        self.tricks_won = [0] * players
+        self.tricks = []
+        self.history = []
+        self.log = []
+        self.pot_winners = []
+        self.bura = False
+        self.trick = []
+        self._trick_cards = 0
+        self.trick_combo = None
+        self.pending = set()
+        self.answers = {}
+        self.window_mid = False
+        self.responders = []
+        self.resp_i = 0
+        self.lead_mask = self.win_mask = 0
+        self.win_seat = -1
+
+    def _deal(self, lay: _Layout, deck: tuple[int, ...], trump_index: int | None) -> None:
+        """Deal four rounds of one card each clockwise from the dealer's left; the rest is the
+        talon, whose indicator card names the trump suit."""
+        order = lay.deal_order[self.dealer]
+        n = len(order)
+        hands = self.hands
+        bit = _BIT
+        for i, s in enumerate(order):
+            hands[s] = bit[deck[i]] | bit[deck[i + n]] | bit[deck[i + 2 * n]] | bit[deck[i + 3 * n]]
+        self.deck = deck
+        self.trump_index = trump_index if lay.random_middle else None
+        self.talon, self._indicator_pos = _talon(deck[4 * n :], lay.random_middle, trump_index)
+        self.indicator = self.talon[self._indicator_pos]
+        self.talon_pos = 0
+        self._talon_bits = list(map(_BIT.__getitem__, self.talon))
+        self.trump = SUIT_OF[self.indicator]
+        self.tables = lay.tables[self.trump]
 
     def clone(self) -> Deal:
         """An independent copy (for search): acting on either never changes the other.
@@ -544,7 +534,20 @@ class Deal:
         self, seat: int, kind: ActionKind, cards: Sequence[int], combo: Combo | None = None
     ) -> None:
         """Raise :class:`IllegalAction` for the first rule the action breaks; return if none."""
-        rules = self.rules
+        self._diagnose_turn(seat, kind, combo)
+        if kind is _K_PASS:
+            return
+        if kind is _K_DECLARE:
+            self._diagnose_declaration(seat, cards, combo)
+            return
+        mask = self._diagnose_cards(seat, cards)
+        if kind is _K_LEAD:
+            self._diagnose_lead(seat, mask, len(cards))
+        else:
+            self._diagnose_response(kind, mask, len(cards))
+
+    def _diagnose_turn(self, seat: int, kind: ActionKind, combo: Combo | None) -> None:
+        """Is this action's kind awaited now, and from this seat?"""
         if not isinstance(seat, int) or not 0 <= seat < self.players:
             raise IllegalAction(ErrorCode.MALFORMED, f"seat {seat!r} is not at this table")
         if kind is _K_DECLARE and combo is None:
@@ -569,28 +572,31 @@ class Deal:
             raise IllegalAction(
                 ErrorCode.NOT_YOUR_TURN, f"seat {seat} is not asked now; awaiting seat {who}"
             )
+
+    def _diagnose_declaration(self, seat: int, cards: Sequence[int], combo: Combo | None) -> None:
+        """Is the hand the named combination, and are the listed cards (if any) the hand?"""
         hand = self.hands[seat]
-        if kind is _K_PASS:
-            return
-        if kind is _K_DECLARE:
-            actual = combo_of(hand, rules)
-            if actual != combo:
-                held = f"a {actual}" if actual else "no combination"
-                raise IllegalAction(
-                    ErrorCode.NOT_A_COMBINATION,
-                    f"the hand {' '.join(codes(hand))} is {held}, not a {combo}",
-                )
-            listed = sum(1 << c for c in cards)
-            if listed and listed != hand:
-                raise IllegalAction(
-                    ErrorCode.NOT_A_COMBINATION,
-                    f"a declaration is the whole hand ({' '.join(codes(hand))}), "
-                    f"not {' '.join(codes(listed))}",
-                )
-            return
+        actual = combo_of(hand, self.rules)
+        if actual != combo:
+            held = f"a {actual}" if actual else "no combination"
+            raise IllegalAction(
+                ErrorCode.NOT_A_COMBINATION,
+                f"the hand {' '.join(codes(hand))} is {held}, not a {combo}",
+            )
+        listed = sum(1 << c for c in cards)
+        if listed and listed != hand:
+            raise IllegalAction(
+                ErrorCode.NOT_A_COMBINATION,
+                f"a declaration is the whole hand ({' '.join(codes(hand))}), "
+                f"not {' '.join(codes(listed))}",
+            )
+
+    def _diagnose_cards(self, seat: int, cards: Sequence[int]) -> int:
+        """The cards as a mask, once checked that each is listed once and is in the hand."""
         if len(set(cards)) != len(cards):
             dup = sorted({CODES[c] for c in cards if list(cards).count(c) > 1})
             raise IllegalAction(ErrorCode.DUPLICATE_CARD, f"{' '.join(dup)} listed twice")
+        hand = self.hands[seat]
         mask = sum(1 << c for c in cards)
         missing = mask & ~hand
         if missing:
@@ -598,41 +604,46 @@ class Deal:
                 ErrorCode.CARD_NOT_IN_HAND,
                 f"{' '.join(codes(missing))} not in hand ({' '.join(codes(hand))})",
             )
-        n = len(cards)
-        if kind is _K_LEAD:
-            if n == 0:
-                raise IllegalAction(ErrorCode.WRONG_CARD_COUNT, "a lead needs at least one card")
-            if not self.tables.one_suit(mask):
-                raise IllegalAction(
-                    ErrorCode.MIXED_SUITS, f"a lead must be of one suit: {' '.join(codes(mask))}"
-                )
-            cap = self.lead_cap(seat)
-            if n not in rules.lead_sizes or n > cap:
-                sizes = [k for k in rules.lead_sizes if k <= cap]
-                raise IllegalAction(
-                    ErrorCode.LEAD_SIZE_NOT_ALLOWED,
-                    f"a lead of {n} cards is not allowed now; allowed sizes: {sizes}",
-                )
-            return
+        return mask
+
+    def _diagnose_lead(self, seat: int, mask: int, n: int) -> None:
+        """Is a lead of these ``n`` cards one suit and of a size allowed now?"""
+        if n == 0:
+            raise IllegalAction(ErrorCode.WRONG_CARD_COUNT, "a lead needs at least one card")
+        if not self.tables.one_suit(mask):
+            raise IllegalAction(
+                ErrorCode.MIXED_SUITS, f"a lead must be of one suit: {' '.join(codes(mask))}"
+            )
+        cap = self.lead_cap(seat)
+        lead_sizes = self.rules.lead_sizes
+        if n not in lead_sizes or n > cap:
+            sizes = [k for k in lead_sizes if k <= cap]
+            raise IllegalAction(
+                ErrorCode.LEAD_SIZE_NOT_ALLOWED,
+                f"a lead of {n} cards is not allowed now; allowed sizes: {sizes}",
+            )
+
+    def _diagnose_response(self, kind: ActionKind, mask: int, n: int) -> None:
+        """Does a beat or discard of these ``n`` cards match the lead, and does a beat beat?"""
         need = self.lead_mask.bit_count()
         if n != need:
             raise IllegalAction(
                 ErrorCode.WRONG_CARD_COUNT, f"{n} cards played to a lead of {need}; play {need}"
             )
-        if kind is _K_BEAT:
-            target = (
-                self.lead_mask if rules.beat_target == BeatTarget.ORIGINAL_LEAD else self.win_mask
+        if kind is not _K_BEAT:
+            return
+        original = self.rules.beat_target == BeatTarget.ORIGINAL_LEAD
+        target = self.lead_mask if original else self.win_mask
+        if not self.tables.set_beats(mask, target):
+            now = (
+                "led"
+                if target == self.lead_mask and self.win_seat == self.trick[0].seat
+                else "now winning the trick"
             )
-            if not self.tables.set_beats(mask, target):
-                now = (
-                    "led"
-                    if target == self.lead_mask and self.win_seat == self.trick[0].seat
-                    else "now winning the trick"
-                )
-                raise IllegalAction(
-                    ErrorCode.DOES_NOT_BEAT,
-                    f"{' '.join(codes(mask))} does not beat the {' '.join(codes(target))} {now}",
-                )
+            raise IllegalAction(
+                ErrorCode.DOES_NOT_BEAT,
+                f"{' '.join(codes(mask))} does not beat the {' '.join(codes(target))} {now}",
+            )
 
     # -- transitions ---------------------------------------------------------------------------
 
@@ -900,3 +911,29 @@ def _layout(rules: Ruleset, players: int, active: tuple[int, ...]) -> _Layout:
 def _clockwise(active: tuple[int, ...], start: int, players: int) -> tuple[int, ...]:
     """Active seats clockwise from ``start`` (included)."""
     return tuple(s for k in range(players) if (s := (start + k) % players) in active)
+
+
+def _active_seats(players: int, active: Sequence[int] | None) -> tuple[int, ...]:
+    """The seats in the deal, sorted (every seat when ``active`` is None), or SetupError."""
+    if not 2 <= players <= 5:
+        raise SetupError(f"a table has 2 to 5 players, not {players}")
+    if active is None:
+        return tuple(range(players))
+    act = tuple(sorted(set(active)))
+    if len(act) < 2 or any(not 0 <= s < players for s in act):
+        raise SetupError(f"active seats {list(act)} are not at least two seats of {players}")
+    return act
+
+
+def _talon(
+    rest: tuple[int, ...], random_middle: bool, trump_index: int | None
+) -> tuple[list[int], int]:
+    """The talon from the cards left after dealing, and where its indicator card lies: the top
+    card turned under the talon, or under ``random_middle`` the card at ``trump_index``."""
+    if not random_middle:
+        return list(rest[1:]) + [rest[0]], len(rest) - 1
+    if trump_index is None:
+        raise SetupError("random_middle needs a trump_index into the talon")
+    if not 0 <= trump_index < len(rest):
+        raise SetupError(f"trump_index {trump_index} is outside the talon of {len(rest)}")
+    return list(rest), trump_index
