@@ -291,37 +291,8 @@ def _build(
 ) -> Observation:
     """The observation, given the views of the completed tricks, the known points they give
     each seat and the views of the plays of the trick in play."""
-    open_d = _open_discards(deal)
     seat = observer if isinstance(observer, int) else None
-    reveal_all = observer is Spectator.FULL or deal.over  # every card is shown at the end
-    trick = None
-    if deal.trick:
-        trick = TrickView(
-            deal.trick[0].seat,
-            deal.win_seat,
-            in_play,
-            deal.trick_combo,
-            points(_visible_mask(deal.trick, observer, open_d)),
-        )
-    seats = tuple(
-        SeatView(
-            seat=s,
-            side=deal.side_of[s],
-            active=s in deal.active,
-            hand_size=deal.hands[s].bit_count(),
-            known_cards=tuple(codes(deal.hands[s] if reveal_all else deal.known[s])),
-            tricks_won=deal.tricks_won[s],
-            known_points=seen_points[s],
-        )
-        for s in range(deal.players)
-    )
-    to_act = deal.to_act
-    asked = seat if seat is not None and seat in to_act else None  # the seat, if it is to act
-    sealed = deal.phase is Decision.DECLARE and observer is not Spectator.FULL
-    if sealed and asked is None:
-        to_act = _outwardly_awaited(deal)  # a sealed window looks like the play it delays
-    elif sealed and asked is not None:
-        to_act = (asked,)
+    asked, to_act = _awaited(deal, observer, seat)
     indicator_drawn = deal.talon.index(deal.indicator) < deal.talon_pos
     hand = deal.hands[seat] if seat is not None else 0
     return Observation(
@@ -333,16 +304,52 @@ def _build(
         trump_card_drawn=indicator_drawn,
         hand=tuple(codes(hand)),
         talon=deal.talon_left,
-        seats=seats,
+        seats=_seat_views(deal, observer, seen_points),
         tricks=tricks,
-        trick=trick,
+        trick=_trick_in_play(deal, observer, in_play) if deal.trick else None,
         decision=str(deal.phase) if asked is not None else str(Decision.NONE),
-        to_act=tuple(to_act),
+        to_act=to_act,
         lead_cap=deal.lead_cap(asked)
         if asked is not None and deal.phase is Decision.LEAD
         else None,
         deal_over=deal.over,
     )
+
+
+def _trick_in_play(deal: Deal, observer: Observer, in_play: tuple[PlayView, ...]) -> TrickView:
+    """The trick in play, with the card points ``observer`` can see in it."""
+    visible = _visible_mask(deal.trick, observer, _open_discards(deal))
+    return TrickView(deal.trick[0].seat, deal.win_seat, in_play, deal.trick_combo, points(visible))
+
+
+def _seat_views(deal: Deal, observer: Observer, seen_points: list[int]) -> tuple[SeatView, ...]:
+    """Every seat as ``observer`` sees it: its publicly known cards, or every card when the
+    observer sees everything or the deal is over."""
+    reveal_all = observer is Spectator.FULL or deal.over
+    return tuple(
+        SeatView(
+            seat=s,
+            side=deal.side_of[s],
+            active=s in deal.active,
+            hand_size=deal.hands[s].bit_count(),
+            known_cards=tuple(codes(deal.hands[s] if reveal_all else deal.known[s])),
+            tricks_won=deal.tricks_won[s],
+            known_points=seen_points[s],
+        )
+        for s in range(deal.players)
+    )
+
+
+def _awaited(
+    deal: Deal, observer: Observer, seat: int | None
+) -> tuple[int | None, tuple[int, ...]]:
+    """The observer's seat if it is asked now (else None), and the seats it sees awaited: a
+    sealed declaration window shows a seat only its own request."""
+    to_act = deal.to_act
+    asked = seat if seat is not None and seat in to_act else None
+    if deal.phase is Decision.DECLARE and observer is not Spectator.FULL:
+        to_act = _outwardly_awaited(deal) if asked is None else (asked,)
+    return asked, tuple(to_act)
 
 
 @dataclass(frozen=True, slots=True)
