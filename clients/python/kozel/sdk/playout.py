@@ -118,67 +118,79 @@ def policy_greedy(
     trivial = trivial_answer(acts, rng, explore)
     if trivial is not None:
         return trivial
-    kind = acts[0].kind
+    power = _GPOWER[trump]
+    pf = 1.0 if deal.talon_left else GreedyBot.endgame_power
+    if acts[0].kind is ActionKind.LEAD:
+        return _greedy_lead(deal, acts, power, pf)
+    return _greedy_response(deal, acts, power, pf)
+
+
+def _beat_chance(hands: Sequence[int], target: int, beaten_by: Sequence[int]) -> float:
+    """GreedyBot's ``will_beat`` when one of ``hands`` holds a set that beats ``target``."""
+    k = target.bit_count()
+    for h in hands:
+        if h.bit_count() >= k and can_beat(h, target, beaten_by):
+            return GreedyBot.will_beat
+    return 0.0
+
+
+def _greedy_lead(deal: Deal, acts: Sequence[Action], power: tuple[float, ...], pf: float) -> Action:
+    """The lead worth most: its points and the others' cards it draws in when it holds, less
+    what it gives away when an opponent beats it, less ``pf`` times its cards' power."""
     beaten_by = deal.tables.beaten_by
     side_of = deal.side_of
     hands = deal.hands
-    table = _GPOWER[trump]
-    pf = 1.0 if deal.talon_left else GreedyBot.endgame_power
-    will = GreedyBot.will_beat
-    if kind is ActionKind.LEAD:
-        seat = deal.leader
-        mine = side_of[seat]
-        opps = [hands[s] for s in deal.active if side_of[s] != mine and hands[s]]
-        others = sum(1 for s in deal.active if s != seat and hands[s])
-        n_opp = sum(h.bit_count() for h in opps)
-        avg = sum(points(h) for h in opps) / n_opp if n_opp else 0.0
-        best, best_v = acts[0], -1e9
-        for a in acts:
-            m = a.cards
-            k = m.bit_count()
-            pts = points(m)
-            p = 0.0
-            for h in opps:
-                if h.bit_count() >= k and can_beat(h, m, beaten_by):
-                    p = will
-                    break
-            v = (1 - p) * (pts + others * k * avg) - p * (pts + k * avg) - pf * _table_sum(m, table)
-            if v > best_v:
-                best, best_v = a, v
-        return best
+    seat = deal.leader
+    mine = side_of[seat]
+    opps = [hands[s] for s in deal.active if side_of[s] != mine and hands[s]]
+    others = sum(1 for s in deal.active if s != seat and hands[s])
+    n_opp = sum(h.bit_count() for h in opps)
+    avg = sum(points(h) for h in opps) / n_opp if n_opp else 0.0
+    best, best_v = acts[0], -1e9
+    for a in acts:
+        m = a.cards
+        k = m.bit_count()
+        pts = points(m)
+        p = _beat_chance(opps, m, beaten_by)
+        v = (1 - p) * (pts + others * k * avg) - p * (pts + k * avg) - pf * _table_sum(m, power)
+        if v > best_v:
+            best, best_v = a, v
+    return best
+
+
+def _greedy_response(
+    deal: Deal, acts: Sequence[Action], power: tuple[float, ...], pf: float
+) -> Action:
+    """The beat or discard worth most: a beat wins the stake unless a later opponent beats
+    it; a discard under a partner's winning card adds to the partner's stake, under an
+    opponent's it gives its points away; less ``pf`` times its cards' power."""
+    beaten_by = deal.tables.beaten_by
+    side_of = deal.side_of
+    hands = deal.hands
     stake0 = points(_on_table(deal))
     seat = deal.responders[deal.resp_i]
     mine = side_of[seat]
     later = [s for s in deal.responders[deal.resp_i + 1 :] if hands[s]]
     later_opps = [hands[s] for s in later if side_of[s] != mine]
     partner_wins = side_of[deal.win_seat] == mine
+    partner_beaten = _beat_chance(later_opps, deal.win_mask, beaten_by) if partner_wins else 0.0
     held = hands[seat].bit_count()
     avg = points(hands[seat]) / held if held else 0.0
     best, best_v = acts[0], -1e9
     for a in acts:
         m = a.cards
-        k = m.bit_count()
         pts = points(m)
-        later_cards = len(later) * k * avg
+        later_cards = len(later) * m.bit_count() * avg
         if a.kind is ActionKind.BEAT:
-            p = 0.0
-            for h in later_opps:
-                if can_beat(h, m, beaten_by):
-                    p = will
-                    break
+            p = _beat_chance(later_opps, m, beaten_by)
             stake = stake0 + pts + later_cards
             v = (1 - p) * stake - p * stake
         elif partner_wins:
-            p = 0.0
-            for h in later_opps:
-                if can_beat(h, deal.win_mask, beaten_by):
-                    p = will
-                    break
             stake = float(stake0 + pts)
-            v = (1 - p) * (stake + later_cards) - p * stake
+            v = (1 - partner_beaten) * (stake + later_cards) - partner_beaten * stake
         else:
             v = -float(stake0 + pts)
-        v -= pf * _table_sum(m, table)
+        v -= pf * _table_sum(m, power)
         if v > best_v:
             best, best_v = a, v
     return best
