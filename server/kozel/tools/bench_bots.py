@@ -148,111 +148,136 @@ class Bots:
         )
 
     async def stream(self, n: int, group: Group) -> None:
-        count, config = self.count, self.config
-        rng = random.Random(config.seed * 1_000_003 + n)
-        think = config.think_ms / 1000
-        seats: dict[str, int] = {}
-        delays: dict[str, float] = {}  # match id -> how long the last answer took
-        perf = time.perf_counter
-        last_answer = self.last_answer
-        welcomed = False
-        answer = rpb.PlayRequest()
-        action = answer.action
-        async with grpc.aio.insecure_channel(config.address, options=CHANNEL_OPTIONS) as channel:
-            call = referee_pb2_grpc.RefereeServiceStub(channel).Play()
-            self.calls.append(call)
-            try:
-                await call.write(self.hello(n, group))
-                while True:
-                    msg = await call.read()
-                    if msg is grpc.aio.EOF:
-                        break
-                    count["messages"] += 1
-                    which = msg.WhichOneof("message")
-                    if which == "decision":
-                        got = perf()
-                        d = msg.decision
-                        mid = d.match_id
-                        before = last_answer.get(mid)
-                        if before is not None:
-                            self.gaps.append(got - before)
-                        if think:
-                            await asyncio.sleep(rng.random() * think)
-                        # One answer message per stream, filled anew: grpc serializes it
-                        # before write() returns, and the bots' own CPU shares the machine
-                        # with the referee they measure.
-                        action.match_id = mid
-                        action.request_id = d.request_id
-                        action.legal_index = rng.randrange(len(d.legal_actions))
-                        await call.write(answer)
-                        sent = perf()
-                        last_answer[mid] = sent
-                        delays[mid] = sent - got
-                        if think:
-                            self.answer_delays.append(sent - got)
-                            if sent - got > think + SLACK_S:
-                                count["late_answers"] += 1
-                        count["decisions"] += 1
-                    elif which == "event":
-                        if msg.event.WhichOneof("kind") == "notice":
-                            self.notice(msg.event, seats, delays, think)
-                    elif which == "match_start":
-                        seats[msg.match_start.match_id] = msg.match_start.seat
-                    elif which == "match_end":
-                        self.match_end(msg.match_end, seats, delays)
-                    elif which == "rejection":
-                        if msg.rejection.code == pb.ERROR_CODE_UNKNOWN_REQUEST:
-                            count["stale_answers"] += 1  # answered after a timeout
-                        else:
-                            count["rejections"] += 1
-                            self.error_details.append(f"rejected: {msg.rejection.message}")
-                    elif which == "welcome":
-                        welcomed = True
-                        self.welcomed += 1
-                        self.settled()
-                if not self.quitting:
-                    count["errors"] += 1
-                    self.error_details.append(f"stream {n} ended by the referee")
-            except grpc.aio.AioRpcError as exc:
-                if not self.quitting:
-                    count["errors"] += 1
-                    self.error_details.append(f"stream {n}: {exc.code().name} {exc.details()}")
-            except asyncio.CancelledError:
-                if not self.quitting:
-                    raise
-            finally:
-                if not welcomed:
-                    self.refused += 1
-                    self.settled()
+        """Play stream number ``n`` of ``group`` until the referee ends it or the process quits."""
+        await BotStream(self, n, group).run()
 
     def settled(self) -> None:
         """One more stream was welcomed or refused; ready once every stream is one or other."""
         if self.welcomed + self.refused == self.total:
             self.all_settled.set()
 
-    def notice(
-        self, event: rpb.Event, seats: dict[str, int], delays: dict[str, float], think: float
-    ) -> None:
-        notice = event.notice
-        if notice.seat != seats.get(event.match_id, -1):
-            return  # about another seat: counted by that seat's bot
-        if notice.kind == rpb.NOTICE_KIND_TIMEOUT:
-            self.count["timeouts"] += 1
-            on_time = delays.get(event.match_id, 0.0) <= think + SLACK_S
-            self.count["timeouts_on_time" if on_time else "timeouts_bot_late"] += 1
-        elif notice.kind == rpb.NOTICE_KIND_FORFEIT:
-            self.count["forfeits"] += 1
 
-    def match_end(self, end: rpb.MatchEnd, seats: dict[str, int], delays: dict[str, float]) -> None:
-        seat = seats.pop(end.match_id, -1)
-        delays.pop(end.match_id, None)
-        self.last_answer.pop(end.match_id, None)
+class BotStream:
+    """One stream of :class:`Bots`: it answers each request with a random legal index after a
+    random think time, and counts what it sees in the process's shared counters."""
+
+    def __init__(self, bots: Bots, n: int, group: Group) -> None:
+        self.bots = bots
+        self.n = n
+        self.group = group
+        self.count = bots.count
+        self.rng = random.Random(bots.config.seed * 1_000_003 + n)
+        self.think = bots.config.think_ms / 1000
+        self.seats: dict[str, int] = {}  # match id -> this stream's seat
+        self.delays: dict[str, float] = {}  # match id -> how long the last answer took
+        self.welcomed = False
+        # One answer message per stream, filled anew: grpc serializes it before write()
+        # returns, and the bots' own CPU shares the machine with the referee they measure.
+        self.answer = rpb.PlayRequest()
+
+    async def run(self) -> None:
+        """Say Hello and handle every message until the stream ends; an end the process did
+        not ask for is counted as an error, a stream never welcomed as refused."""
+        bots, count = self.bots, self.count
+        address = bots.config.address
+        async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
+            call = referee_pb2_grpc.RefereeServiceStub(channel).Play()
+            bots.calls.append(call)
+            try:
+                await call.write(bots.hello(self.n, self.group))
+                while (msg := await call.read()) is not grpc.aio.EOF:
+                    count["messages"] += 1
+                    await self.handle(call, msg)
+                if not bots.quitting:
+                    count["errors"] += 1
+                    bots.error_details.append(f"stream {self.n} ended by the referee")
+            except grpc.aio.AioRpcError as exc:
+                if not bots.quitting:
+                    count["errors"] += 1
+                    bots.error_details.append(f"stream {self.n}: {exc.code().name} {exc.details()}")
+            except asyncio.CancelledError:
+                if not bots.quitting:
+                    raise
+            finally:
+                if not self.welcomed:
+                    bots.refused += 1
+                    bots.settled()
+
+    async def handle(self, call: Any, msg: rpb.PlayResponse) -> None:
+        """Act on one message of the referee and count it."""
+        which = msg.WhichOneof("message")
+        if which == "decision":
+            await self.decide(call, msg.decision)
+        elif which == "event":
+            if msg.event.WhichOneof("kind") == "notice":
+                self.notice(msg.event)
+        elif which == "match_start":
+            self.seats[msg.match_start.match_id] = msg.match_start.seat
+        elif which == "match_end":
+            self.match_end(msg.match_end)
+        elif which == "rejection":
+            if msg.rejection.code == pb.ERROR_CODE_UNKNOWN_REQUEST:
+                self.count["stale_answers"] += 1  # answered after a timeout
+            else:
+                self.count["rejections"] += 1
+                self.bots.error_details.append(f"rejected: {msg.rejection.message}")
+        elif which == "welcome":
+            self.welcomed = True
+            self.bots.welcomed += 1
+            self.bots.settled()
+
+    async def decide(self, call: Any, d: rpb.DecisionRequest) -> None:
+        """Answer a request with a random legal index after a random think time, timing the
+        gap since this match's last answer and how long this answer took."""
+        bots, count = self.bots, self.count
+        perf = time.perf_counter
+        got = perf()
+        mid = d.match_id
+        before = bots.last_answer.get(mid)
+        if before is not None:
+            bots.gaps.append(got - before)
+        think = self.think
+        if think:
+            await asyncio.sleep(self.rng.random() * think)
+        action = self.answer.action
+        action.match_id = mid
+        action.request_id = d.request_id
+        action.legal_index = self.rng.randrange(len(d.legal_actions))
+        await call.write(self.answer)
+        sent = perf()
+        bots.last_answer[mid] = sent
+        self.delays[mid] = sent - got
+        if think:
+            bots.answer_delays.append(sent - got)
+            if sent - got > think + SLACK_S:
+                count["late_answers"] += 1
+        count["decisions"] += 1
+
+    def notice(self, event: rpb.Event) -> None:
+        """Count a timeout (on time or late by this bot's own clock) or forfeit of this seat."""
+        notice = event.notice
+        if notice.seat != self.seats.get(event.match_id, -1):
+            return  # about another seat: counted by that seat's bot
+        count = self.count
+        if notice.kind == rpb.NOTICE_KIND_TIMEOUT:
+            count["timeouts"] += 1
+            on_time = self.delays.get(event.match_id, 0.0) <= self.think + SLACK_S
+            count["timeouts_on_time" if on_time else "timeouts_bot_late"] += 1
+        elif notice.kind == rpb.NOTICE_KIND_FORFEIT:
+            count["forfeits"] += 1
+
+    def match_end(self, end: rpb.MatchEnd) -> None:
+        """Forget the match; count it once (by its seat 0), with a progress line if asked."""
+        seat = self.seats.pop(end.match_id, -1)
+        self.delays.pop(end.match_id, None)
+        self.bots.last_answer.pop(end.match_id, None)
         if seat != 0:
             return  # each match is counted once, by its seat 0
-        self.count["matches"] += 1
-        every = self.config.progress_every
-        if every and self.count["matches"] % every == 0:
-            emit("progress", matches=self.count["matches"])
+        count = self.count
+        count["matches"] += 1
+        every = self.bots.config.progress_every
+        if every and count["matches"] % every == 0:
+            emit("progress", matches=count["matches"])
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,83 +63,95 @@ def run(bench: ClusterBench) -> dict[str, Any]:
 
 
 def _one(bench: ClusterBench, n: int) -> dict[str, Any]:
+    """One size: ``n`` referees sharing a new database, the bench's bots connected to them at
+    random, a warm-up, then one measured window."""
+    from kozel.ladder.store import Store
+
+    with _scratch_database(bench.db) as (name, url):
+        referees: list[ServerProcess] = []
+        bots: list[subprocess.Popen[bytes]] = []
+        store = Store(url)
+        try:
+            store.migrate()
+            note(f"cluster: {n} referee(s) sharing {name}")
+            flags = ["--db", url, "--ladders", str(_ladders_file()), "--cluster", "--lease", "5"]
+            referees.extend(
+                start_server(extra=[*flags, "--referee-id", f"bench-{i}"]) for i in range(n)
+            )
+            rng = random.Random(bench.seed)
+            for b in range(bench.bots):
+                token = store.register_bot(f"random-{b}")
+                bots.append(_bot(rng.choice(referees).address, f"random-{b}", token))
+            note(f"cluster: {bench.bots} bots connected at random; warming up {bench.warmup_s:g} s")
+            time.sleep(bench.warmup_s)
+            return _measure(bench, store, referees)
+        finally:
+            for p in bots:
+                p.kill()
+            for p in bots:
+                p.wait()
+            for r in referees:
+                r.stop()
+            store.close()
+
+
+@contextmanager
+def _scratch_database(db: str) -> Iterator[tuple[str, str]]:
+    """A new database on the server of URL ``db``: its name and URL; dropped afterwards."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
-    from kozel.ladder.store import Store
-
     name = f"kozel_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(bench.db, isolation_level="AUTOCOMMIT")
+    admin = create_engine(db, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(bench.db).set(database=name).render_as_string(hide_password=False)
-    work = Path(tempfile.mkdtemp(prefix="kozel-bench-cluster-"))
-    referees: list[ServerProcess] = []
-    bots: list[subprocess.Popen[bytes]] = []
-    store = Store(url)
     try:
-        store.migrate()
-        ladders = work / "ladders.yaml"
-        ladders.write_text(
-            yaml.safe_dump(
-                {
-                    "ladders": [
-                        {
-                            "name": LADDER,
-                            "players": 2,
-                            "ruleset": {"preset": "classic"},
-                            "max_concurrent_matches": 1000,
-                        }
-                    ]
-                }
-            )
-        )
-        note(f"cluster: {n} referee(s) sharing {name}")
-        flags = ["--db", url, "--ladders", str(ladders), "--cluster", "--lease", "5"]
-        referees.extend(
-            start_server(extra=[*flags, "--referee-id", f"bench-{i}"]) for i in range(n)
-        )
-        rng = random.Random(bench.seed)
-        for b in range(bench.bots):
-            token = store.register_bot(f"random-{b}")
-            bots.append(_bot(rng.choice(referees).address, f"random-{b}", token))
-        note(f"cluster: {bench.bots} bots connected at random; warming up {bench.warmup_s:g} s")
-        time.sleep(bench.warmup_s)
-        m0, r0 = _finished(store), [_redirects(r) for r in referees]
-        c0 = [r.usage() for r in referees]
-        t0 = time.monotonic()
-        note(f"cluster: measuring for {bench.duration_s:g} s")
-        time.sleep(bench.duration_s)
-        m1, r1 = _finished(store), [_redirects(r) for r in referees]
-        c1 = [r.usage() for r in referees]
-        elapsed = time.monotonic() - t0
-        window = [r for r in m1 if r not in m0]
-        redirected = sum(1 for r in window if m1[r])
-        buckets = _sum([bucket_delta(a, b) for a, b in zip(r1, r0)])
-        cpu = sum(b.cpu_s - a.cpu_s for a, b in zip(c0, c1))
-        return {
-            "referees": n,
-            "rated_matches": len(window),
-            "rated_matches_per_s": round(len(window) / elapsed, 2),
-            "redirected_share": round(redirected / len(window), 3) if window else 0.0,
-            "redirects": int(buckets[-1][1]) if buckets else 0,
-            "redirect_latency_ms_p50": _ms(histogram_quantile(buckets, 0.5)),
-            "redirect_latency_ms_p99": _ms(histogram_quantile(buckets, 0.99)),
-            "referee_cpu_share": round(cpu / elapsed, 2),
-            "hosts": sorted(_hosts(store, window)),
-            "consistency_problems": len(store.check_consistency()),
-        }
+        yield name, make_url(db).set(database=name).render_as_string(hide_password=False)
     finally:
-        for p in bots:
-            p.kill()
-        for p in bots:
-            p.wait()
-        for r in referees:
-            r.stop()
-        store.close()
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+def _ladders_file() -> Path:
+    """A ladders file (in a new temporary folder) declaring the bench's one ladder."""
+    ladders = Path(tempfile.mkdtemp(prefix="kozel-bench-cluster-")) / "ladders.yaml"
+    ladder = {
+        "name": LADDER,
+        "players": 2,
+        "ruleset": {"preset": "classic"},
+        "max_concurrent_matches": 1000,
+    }
+    ladders.write_text(yaml.safe_dump({"ladders": [ladder]}))
+    return ladders
+
+
+def _measure(bench: ClusterBench, store: Any, referees: list[ServerProcess]) -> dict[str, Any]:
+    """The rated matches finished, the redirects and the referees' CPU over one window."""
+    m0, r0 = _finished(store), [_redirects(r) for r in referees]
+    c0 = [r.usage() for r in referees]
+    t0 = time.monotonic()
+    note(f"cluster: measuring for {bench.duration_s:g} s")
+    time.sleep(bench.duration_s)
+    m1, r1 = _finished(store), [_redirects(r) for r in referees]
+    c1 = [r.usage() for r in referees]
+    elapsed = time.monotonic() - t0
+    window = [r for r in m1 if r not in m0]
+    redirected = sum(1 for r in window if m1[r])
+    buckets = _sum([bucket_delta(a, b) for a, b in zip(r1, r0)])
+    cpu = sum(b.cpu_s - a.cpu_s for a, b in zip(c0, c1))
+    return {
+        "referees": len(referees),
+        "rated_matches": len(window),
+        "rated_matches_per_s": round(len(window) / elapsed, 2),
+        "redirected_share": round(redirected / len(window), 3) if window else 0.0,
+        "redirects": int(buckets[-1][1]) if buckets else 0,
+        "redirect_latency_ms_p50": _ms(histogram_quantile(buckets, 0.5)),
+        "redirect_latency_ms_p99": _ms(histogram_quantile(buckets, 0.99)),
+        "referee_cpu_share": round(cpu / elapsed, 2),
+        "hosts": sorted(_hosts(store, window)),
+        "consistency_problems": len(store.check_consistency()),
+    }
 
 
 def _bot(address: str, name: str, token: str) -> subprocess.Popen[bytes]:

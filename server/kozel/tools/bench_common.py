@@ -122,6 +122,38 @@ def start_server(
     writes its profile there when stopped. ``env`` adds environment variables (e.g.
     ``KOZEL_LIMITS__...`` settings), ``extra`` more ``kozel serve`` flags."""
     workdir = Path(tempfile.mkdtemp(prefix="kozel-bench-"))
+    args = _serve_args(workdir, web, extra, move_ms, bank_ms)
+    log_path = workdir / "referee.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            _serve_command(args, profile),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
+    found = _wait_listening(proc, log_path, web, timeout)
+    if found is None:
+        proc.kill()
+        text = log_path.read_text(errors="replace")
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise RuntimeError(f"the referee did not start:\n{text[-2000:]}")
+    return ServerProcess(
+        proc,
+        found.address,
+        found.metrics_address,
+        workdir,
+        log_path,
+        profiled=profile is not None,
+        web=found.web,
+    )
+
+
+def _serve_args(
+    workdir: Path, web: bool, extra: Sequence[str], move_ms: int | None, bank_ms: int | None
+) -> list[str]:
+    """The ``kozel serve`` flags of a benchmark referee working in ``workdir``."""
     args = [
         "--listen",
         "127.0.0.1:0",
@@ -143,30 +175,41 @@ def start_server(
         args += ["--move-ms", str(move_ms)]
     if bank_ms is not None:
         args += ["--bank-ms", str(bank_ms)]
-    cmd = [*_python(), "-m", "kozel.cli.main", "serve", *args]
-    if profile is not None:
-        # cProfile runs the module as __main__, so kozel.cli.main's own main() is called.
-        cmd = [
-            *_python(),
-            "-m",
-            "cProfile",
-            "-o",
-            str(profile),
-            "-m",
-            "kozel.cli.main",
-            "serve",
-            *args,
-        ]
-    log_path = workdir / "referee.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-        )
+    return args
+
+
+def _serve_command(args: list[str], profile: Path | None) -> list[str]:
+    """The command running ``kozel serve args``, under cProfile writing to ``profile`` if set."""
+    if profile is None:
+        return [*_python(), "-m", "kozel.cli.main", "serve", *args]
+    # cProfile runs the module as __main__, so kozel.cli.main's own main() is called.
+    return [
+        *_python(),
+        "-m",
+        "cProfile",
+        "-o",
+        str(profile),
+        "-m",
+        "kozel.cli.main",
+        "serve",
+        *args,
+    ]
+
+
+@dataclass(frozen=True)
+class _Listening:
+    """Where a started referee listens, as its log says."""
+
+    address: str
+    metrics_address: str
+    web: str  # the web pages' base URL, or "" when not served
+
+
+def _wait_listening(
+    proc: subprocess.Popen[bytes], log_path: Path, web: bool, timeout: float
+) -> _Listening | None:
+    """Where the referee listens once its log names its ports (and its web pages when
+    ``web``); None if it exits or ``timeout`` seconds pass first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log_path.read_text(errors="replace")
@@ -174,22 +217,15 @@ def start_server(
         metrics = re.search(r"metrics on http://\S+:(\d+)/metrics", text)
         pages = re.search(r"web pages on (http://\S+)", text)
         if port and metrics and (pages or not web):
-            return ServerProcess(
-                proc,
+            return _Listening(
                 f"127.0.0.1:{port.group(1)}",
                 f"127.0.0.1:{metrics.group(1)}",
-                workdir,
-                log_path,
-                profiled=profile is not None,
-                web=pages.group(1) if pages else "",
+                pages.group(1) if pages else "",
             )
         if proc.poll() is not None:
             break
         time.sleep(0.05)
-    proc.kill()
-    text = log_path.read_text(errors="replace")
-    shutil.rmtree(workdir, ignore_errors=True)
-    raise RuntimeError(f"the referee did not start:\n{text[-2000:]}")
+    return None
 
 
 class Child:

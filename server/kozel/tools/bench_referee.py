@@ -84,9 +84,21 @@ def measure_referee(bench: RefereeBench, src: Path | None = None) -> dict[str, A
     finally:
         totals = (bots.close() if bots is not None else None) or {}
         server.stop()
+    result = _window_figures(window, (s0, s1), (b0, b1))
+    result.update(_overhead_figures(probe, result))
+    result["error_details"] = window["error_details"] or totals.get("error_details", [])
+    return result
+
+
+def _window_figures(
+    window: dict[str, Any], server: tuple[Usage, Usage], bots: tuple[Usage, Usage]
+) -> dict[str, Any]:
+    """Rates, CPU per decision and the bots' answer-to-request gaps of one window, given the
+    bots' report and the referee's and the bots' usage at its start and end."""
+    (s0, s1), (b0, b1) = server, bots
     decisions = max(window["decisions"], 1)
     gaps = window["gaps"]
-    result = {
+    return {
         "decisions_per_s": window["decisions"] / window["seconds"],
         "matches_per_s": window["matches"] / window["seconds"],
         "cpu_us_per_decision": (s1.cpu_s - s0.cpu_s) / decisions * 1e6,
@@ -99,25 +111,27 @@ def measure_referee(bench: RefereeBench, src: Path | None = None) -> dict[str, A
         "errors": window["errors"] + window["rejections"] + window["timeouts"],
         "server_rss_kb": s1.rss_kb,
     }
+
+
+def _overhead_figures(probe: MetricsProbe, result: dict[str, Any]) -> dict[str, Any]:
+    """The referee's overhead per decision from its histogram; without one, the bots' gaps
+    in ``result`` stand in (an upper bound)."""
     overhead = probe.quantiles_us(OVERHEAD_METRIC)
     if overhead:
-        result.update(
-            overhead_p50_us=overhead["p50_us"],
-            overhead_p99_us=overhead["p99_us"],
-            overhead_source="server: kozel_decision_overhead_seconds, p50/p99 "
+        return {
+            "overhead_p50_us": overhead["p50_us"],
+            "overhead_p99_us": overhead["p99_us"],
+            "overhead_source": "server: kozel_decision_overhead_seconds, p50/p99 "
             "interpolated linearly inside histogram buckets",
-        )
-    else:
-        result.update(
-            overhead_p50_us=result["client_gap_p50_us"],
-            overhead_p99_us=result["client_gap_p99_us"],
-            overhead_source="client-gap: time from a bot's answer to the next "
-            "request of its match as the bots see it (an upper "
-            "bound: includes both network hops and queueing); the "
-            "referee serves no kozel_decision_overhead_seconds",
-        )
-    result["error_details"] = window["error_details"] or totals.get("error_details", [])
-    return result
+        }
+    return {
+        "overhead_p50_us": result["client_gap_p50_us"],
+        "overhead_p99_us": result["client_gap_p99_us"],
+        "overhead_source": "client-gap: time from a bot's answer to the next "
+        "request of its match as the bots see it (an upper "
+        "bound: includes both network hops and queueing); the "
+        "referee serves no kozel_decision_overhead_seconds",
+    }
 
 
 def measure_echo(bench: RefereeBench, replies: int = 1) -> dict[str, Any]:
