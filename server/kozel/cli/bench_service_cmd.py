@@ -18,7 +18,15 @@ HIDDEN = argparse.SUPPRESS
 
 
 def add_parsers(bsub: argparse._SubParsersAction) -> None:
-    """Add the referee, load and soak benchmarks to ``kozel bench``."""
+    """Add the referee, load, soak and cluster benchmarks to ``kozel bench``."""
+    _add_referee(bsub)
+    _add_load(bsub)
+    _add_soak(bsub)
+    _add_cluster(bsub)
+
+
+def _add_referee(bsub: argparse._SubParsersAction) -> None:
+    """``kozel bench referee``: the referee against a bare gRPC echo."""
     r = bsub.add_parser("referee", help="decisions per second against a bare gRPC echo")
     r.add_argument("--json", action="store_true", help="print JSON only")
     r.add_argument("--profile", type=Path, help="run the referee under cProfile, write here")
@@ -41,6 +49,9 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     )
     r.set_defaults(func=cmd_referee)
 
+
+def _add_load(bsub: argparse._SubParsersAction) -> None:
+    """``kozel bench load``: many bot streams against a short clock."""
     ld = bsub.add_parser("load", help="1,000 bot streams against a 200 ms clock")
     ld.add_argument("--json", action="store_true", help="print JSON only")
     ld.add_argument("--profile", type=Path, help="run the referee under cProfile, write here")
@@ -64,6 +75,9 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     )
     ld.set_defaults(func=cmd_load)
 
+
+def _add_soak(bsub: argparse._SubParsersAction) -> None:
+    """``kozel bench soak``: matches back to back, watching memory."""
     s = bsub.add_parser("soak", help="10,000 matches back to back, watching memory")
     s.add_argument("--json", action="store_true", help="print JSON only")
     s.add_argument("--matches", type=int, default=10_000, help=HIDDEN)
@@ -71,6 +85,9 @@ def add_parsers(bsub: argparse._SubParsersAction) -> None:
     s.add_argument("--tables", type=int, default=20, help=HIDDEN)
     s.set_defaults(func=cmd_soak)
 
+
+def _add_cluster(bsub: argparse._SubParsersAction) -> None:
+    """``kozel bench cluster``: one ladder on several referees sharing PostgreSQL."""
     c = bsub.add_parser("cluster", help="one ladder on 1, 2 and 3 referees sharing one PostgreSQL")
     c.add_argument("--json", action="store_true", help="print JSON only")
     c.add_argument(

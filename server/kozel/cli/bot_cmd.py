@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, TypeVar
 from kozel.cli.tls import add_tls_args, channel_security
 
 if TYPE_CHECKING:
+    import grpc
+
+    from kozel.sdk import Report
     from kozel.sdk.bot import Bot
     from kozel.v1 import referee_pb2
 
@@ -56,30 +59,61 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
-    from kozel.sdk import HOUSE_BOTS, Report, play  # the SDK loads grpc: only when needed
+    """Play as the house bot or policy named, then print each match's end and a summary: 2
+    for bad arguments, 1 when the referee is out of reach or drops the stream, 130 when
+    stopped at once."""
+    from kozel.sdk import Report  # the SDK loads grpc: only when needed
     from kozel.tools.local import END_REASONS
 
-    if (args.kind is None) == (args.policy is None):
-        print("error: name a house bot or give --policy MODULE:CALLABLE (one of them)")
+    factory = _bot_factory(args)
+    if factory is None:
         return 2
-    if args.policy is not None:
-        factory = _policy_factory(args.policy)
-        if factory is None:
-            return 2
-    elif args.kind not in HOUSE_BOTS:
-        print(f"unknown house bot {args.kind!r}; choose from {', '.join(sorted(HOUSE_BOTS))}")
-        return 2
-    else:
-        factory = HOUSE_BOTS[args.kind]
     try:
         creds, options = channel_security(args)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}")
         return 2
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
+    report = Report()
+    ends, code = _play(args, factory, report, creds, options)
+    if not args.quiet:
+        for end in ends:
+            why = END_REASONS.get(end.result.reason, "")
+            verdict = report.verdicts.get(end.match_id, "ended")
+            print(f"match {end.match_id}: {verdict} ({why}); replay {end.replay_id}")
+        print(report.summary())
+    return code
+
+
+def _bot_factory(args: argparse.Namespace) -> Callable[[], Bot] | None:
+    """What makes the bot: the house bot named or the --policy (None after printing why
+    neither or both are given, or the one given cannot be had)."""
+    from kozel.sdk import HOUSE_BOTS
+
+    if (args.kind is None) == (args.policy is None):
+        print("error: name a house bot or give --policy MODULE:CALLABLE (one of them)")
+        return None
+    if args.policy is not None:
+        return _policy_factory(args.policy)
+    if args.kind not in HOUSE_BOTS:
+        print(f"unknown house bot {args.kind!r}; choose from {', '.join(sorted(HOUSE_BOTS))}")
+        return None
+    return HOUSE_BOTS[args.kind]
+
+
+def _play(
+    args: argparse.Namespace,
+    factory: Callable[[], Bot],
+    report: Report,
+    credentials: grpc.ChannelCredentials | None,
+    channel_options: list[tuple[str, str]],
+) -> tuple[list[referee_pb2.MatchEnd], int]:
+    """Play until the matches asked for are done or a signal stops it (see
+    :func:`until_signalled`): the matches' ends and the exit status, with one line for an
+    error."""
     import grpc
 
-    report = Report()
+    from kozel.sdk import play
 
     def run(stop: asyncio.Event) -> Awaitable[list[referee_pb2.MatchEnd]]:
         return play(
@@ -92,36 +126,26 @@ def cmd_bot(args: argparse.Namespace) -> int:
             join_ladder=args.ladder,
             matches=args.matches,
             max_matches=args.max_matches,
-            credentials=creds,
-            channel_options=options,
+            credentials=credentials,
+            channel_options=channel_options,
             report=report,
             stop=stop,
         )
 
-    code = 0
-    ends: list[referee_pb2.MatchEnd] = []
     try:
-        ends = asyncio.run(until_signalled(run))
+        return asyncio.run(until_signalled(run)), 0
     except grpc.aio.AioRpcError as exc:
         details = exc.details() or ""
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
             details = f"no referee reachable at {args.server}"
         print(f"error: {exc.code().name}: {details}", file=sys.stderr)
-        code = 1
+        return [], 1
     except ConnectionError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        code = 1
+        return [], 1
     except asyncio.CancelledError:
         print("stopped at once: a running match is forfeited after its grace", file=sys.stderr)
-        code = 130
-    if not args.quiet:
-        for end in ends:
-            why = END_REASONS.get(end.result.reason, "")
-            verdict = report.verdicts.get(end.match_id, "ended")
-            print(f"match {end.match_id}: {verdict} ({why}); replay {end.replay_id}")
-    if not args.quiet:
-        print(report.summary())
-    return code
+        return [], 130
 
 
 async def until_signalled(run: Callable[[asyncio.Event], Awaitable[T]]) -> T:

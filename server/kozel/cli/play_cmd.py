@@ -12,27 +12,36 @@ import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from kozel.tools.playoff import Fixture, PlaySpec, Tally
+    from kozel.v1 import game_pb2 as pb
+
+
+DESCRIPTION = (
+    "Play --bot against --vs for --matches matches (seats rotated; two-sided matches in pairs "
+    "on one seed with the sides swapped) and print wins, draws, losses, the score and Elo "
+    "difference with 95 % intervals, then what went wrong for each bot (forfeits, timeouts, "
+    "refused answers, exceptions, exit statuses, with the log and replay of the first match of "
+    "each). A bot is a house bot name (random, greedy, ismcts) or a command, started once per "
+    "match: {server} and {table} are filled in (else --server ADDR --table ID are appended), "
+    "{name} optionally; a command starting with a .py file runs it with this Python. A bot "
+    "that ends before its match starts stops the run at once."
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play",
         help="play a bot against others N times and measure its strength",
-        description="Play --bot against --vs for --matches matches (seats rotated; two-sided "
-        "matches in pairs on one seed with the sides swapped) and print wins, "
-        "draws, losses, the score and Elo difference with 95 % intervals, then what "
-        "went wrong for each bot (forfeits, timeouts, refused answers, exceptions, "
-        "exit statuses, with the log and replay of the first match of each). A bot "
-        "is a house bot name (random, greedy, ismcts) or a command, started once "
-        "per match: {server} and {table} are filled in (else --server ADDR "
-        "--table ID are appended), {name} optionally; a command starting with a .py "
-        "file runs it with this Python. A bot that ends before its match starts "
-        "stops the run at once.",
+        description=DESCRIPTION,
     )
     p.add_argument(
         "--bot",
@@ -92,89 +101,121 @@ def _fail(message: str) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from kozel.core.convert import dict_to_struct
-    from kozel.engine import RulesError, Ruleset
+    """Play the matches and print the figures: 2 for bad arguments, 1 when a bot could not
+    start or every match ended in an error, else 0."""
+    from kozel.engine import RulesError
+
+    try:
+        spec, tally, todo = _plan(args)
+    except (ValueError, RulesError) as exc:
+        return _fail(str(exc))
+    console = Console(stderr=args.json)
+    if not args.json:
+        console.print(f"bot logs: {spec.log_dir.resolve()}", highlight=False, soft_wrap=True)
+    with contextlib.ExitStack() as stack:
+        addresses = _referees(args, spec, stack)
+        _play(args, spec, tally, todo, addresses, console)
+    return _report(args, spec, tally, console)
+
+
+def _plan(args: argparse.Namespace) -> tuple[PlaySpec, Tally, Iterator[Fixture]]:
+    """What to play, its tally and its fixtures, from the arguments (ValueError or RulesError
+    says what is wrong); makes the replay and bot log folders."""
+    from kozel.engine import Ruleset
     from kozel.engine.shuffle import seed_from
     from kozel.sdk import HOUSE_BOTS
     from kozel.tools.elo import Sprt
-    from kozel.tools.local import referee_process
-    from kozel.tools.playoff import PlaySpec, Tally, entrant, fixtures, run
-    from kozel.v1 import game_pb2 as pb
+    from kozel.tools.playoff import PlaySpec, Tally, entrant, fixtures
 
-    try:
-        options = json.loads(args.options)
-        if not isinstance(options, dict):
-            raise ValueError("must be a JSON object")
-        rules = Ruleset.preset(args.ruleset, options)
-        rules.check_players(args.players)
-        bot = entrant(args.bot, set(HOUSE_BOTS))
-        vs = entrant(args.vs, set(HOUSE_BOTS))
-        sprt = Sprt(args.sprt[0], args.sprt[1], args.alpha, args.beta) if args.sprt else None
-        seed = seed_from(args.seed) if args.seed else None
-        if args.matches < 1 or args.concurrency < 1:
-            raise ValueError("--matches and --concurrency must be at least 1")
-    except (ValueError, RulesError) as exc:
-        return _fail(str(exc))
+    options = json.loads(args.options)
+    if not isinstance(options, dict):
+        raise ValueError("must be a JSON object")
+    rules = Ruleset.preset(args.ruleset, options)
+    rules.check_players(args.players)
+    bot = entrant(args.bot, set(HOUSE_BOTS))
+    vs = entrant(args.vs, set(HOUSE_BOTS))
+    sprt = Sprt(args.sprt[0], args.sprt[1], args.alpha, args.beta) if args.sprt else None
+    seed = seed_from(args.seed) if args.seed else None
+    if args.matches < 1 or args.concurrency < 1:
+        raise ValueError("--matches and --concurrency must be at least 1")
     teams = rules.teams(args.players)
     two_sides = args.players == 2 or teams
     if sprt is not None and not two_sides:
-        return _fail("--sprt needs two sides (two players, or four in teams)")
+        raise ValueError("--sprt needs two sides (two players, or four in teams)")
+    args.replay_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = args.replay_dir / "play-logs"
+    log_dir.mkdir(exist_ok=True)
+    ruleset, clock = _table_settings(args, options)
+    spec = PlaySpec(bot, vs, ruleset, args.players, teams, clock, log_dir)
+    todo = fixtures(args.players, teams, args.matches, seed)
+    return spec, Tally(args.players, two_sides, sprt), todo
+
+
+def _table_settings(
+    args: argparse.Namespace, options: dict[str, object]
+) -> tuple[pb.Ruleset, pb.TimeControl | None]:
+    """The tables' ruleset and, when --move-ms or --bank-ms is given, their clock."""
+    from kozel.core.convert import dict_to_struct
+    from kozel.v1 import game_pb2 as pb
+
     ruleset = pb.Ruleset(preset=args.ruleset)
     if options:
         ruleset.options.CopyFrom(dict_to_struct(options))
     clock = None
     if args.move_ms is not None or args.bank_ms is not None:
         clock = pb.TimeControl(move_ms=args.move_ms or 0, bank_ms=args.bank_ms or 0)
-    args.replay_dir.mkdir(parents=True, exist_ok=True)
-    log_dir = args.replay_dir / "play-logs"
-    log_dir.mkdir(exist_ok=True)
-    spec = PlaySpec(bot, vs, ruleset, args.players, teams, clock, log_dir)
-    tally = Tally(args.players, two_sides, sprt)
-    house_only = not bot.command and not vs.command
+    return ruleset, clock
+
+
+def _referees(args: argparse.Namespace, spec: PlaySpec, stack: contextlib.ExitStack) -> list[str]:
+    """The referees' addresses: --server, or referee processes started here until ``stack``
+    closes (--referees of them; by default one per concurrent match when every seat is a
+    house bot, else one)."""
+    from kozel.tools.local import referee_process
+
+    if args.server:
+        return [args.server]
+    house_only = not spec.bot.command and not spec.vs.command
     n_referees = args.referees or (args.concurrency if house_only else 1)
-    console = Console(stderr=args.json)
-    if not args.json:
-        console.print(f"bot logs: {log_dir.resolve()}", highlight=False, soft_wrap=True)
-    todo = fixtures(args.players, teams, args.matches, seed)
-    with contextlib.ExitStack() as stack:
-        if args.server:
-            addresses = [args.server]
-        else:
-            data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kozel-play-")))
-            addresses = []
-            for k in range(max(1, n_referees)):
-                (data / str(k)).mkdir()
-                addresses.append(
-                    stack.enter_context(
-                        referee_process(args.replay_dir, "--data-dir", str(data / str(k)))
-                    )
-                )
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
+    data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kozel-play-")))
+    addresses = []
+    for k in range(max(1, n_referees)):
+        (data / str(k)).mkdir()
+        addresses.append(
+            stack.enter_context(referee_process(args.replay_dir, "--data-dir", str(data / str(k))))
         )
-        with Progress(*columns, console=console, transient=args.json) as progress:
-            task = progress.add_task(f"{bot.label} vs {vs.label}", total=args.matches)
+    return addresses
 
-            def on_done(out: object) -> None:
-                w, d, lo = tally.wdl
-                llr = tally.llr()
-                extra = f" LLR {llr:+.2f}" if llr is not None else ""
-                progress.update(
-                    task,
-                    advance=1,
-                    description=(f"{bot.label} vs {vs.label}: +{w} ={d} -{lo}{extra}"),
-                )
 
-            stop = threading.Event()
+def _play(
+    args: argparse.Namespace,
+    spec: PlaySpec,
+    tally: Tally,
+    todo: Iterator[Fixture],
+    addresses: list[str],
+    console: Console,
+) -> None:
+    """Play the fixtures under a progress bar showing the tally; SIGTERM or Ctrl-C stops
+    the run, and the matches finished by then count."""
+    from kozel.tools.playoff import run
 
-            def finish(signum: int, frame: object) -> None:
-                stop.set()  # SIGTERM: start nothing new, report what finished
-                console.print("stopping: the running matches finish and count")
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    title = f"{spec.bot.label} vs {spec.vs.label}"
+    with Progress(*columns, console=console, transient=args.json) as progress:
+        task = progress.add_task(title, total=args.matches)
 
-            previous = signal.signal(signal.SIGTERM, finish)
+        def on_done(out: object) -> None:
+            w, d, lo = tally.wdl
+            llr = tally.llr()
+            extra = f" LLR {llr:+.2f}" if llr is not None else ""
+            progress.update(task, advance=1, description=f"{title}: +{w} ={d} -{lo}{extra}")
+
+        with _stop_on_sigterm(console) as stop:
             try:
                 run(
                     spec,
@@ -188,17 +229,41 @@ def cmd_play(args: argparse.Namespace) -> int:
                 )
             except KeyboardInterrupt:
                 console.print("interrupted: the figures cover the finished matches")
-            finally:
-                signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm(console: Console) -> Iterator[threading.Event]:
+    """An event that SIGTERM sets while in the block (start nothing new, report what
+    finished); the previous handler is back afterwards."""
+    stop = threading.Event()
+
+    def finish(signum: int, frame: object) -> None:
+        stop.set()
+        console.print("stopping: the running matches finish and count")
+
+    previous = signal.signal(signal.SIGTERM, finish)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _report(args: argparse.Namespace, spec: PlaySpec, tally: Tally, console: Console) -> int:
+    """Print the summary (JSON, or the table and what went wrong) and why the run stopped if
+    a bot could not start; the exit status."""
     summary = tally.summary()
     summary.update(
-        bot=bot.label, vs=vs.label, ruleset=args.ruleset, players=args.players, teams=teams
+        bot=spec.bot.label,
+        vs=spec.vs.label,
+        ruleset=args.ruleset,
+        players=args.players,
+        teams=spec.teams,
     )
     if args.json:
         print(json.dumps(summary, indent=2))
     elif summary["matches"] or tally.stopped is None:
         console.print(render(summary))
-        print("\n".join(plain_lines(summary, log_dir.resolve())))
+        print("\n".join(plain_lines(summary, spec.log_dir.resolve())))
     if tally.stopped is not None:
         print("\n".join(stopped_lines(summary["stopped"])), file=sys.stderr)  # type: ignore[arg-type]
         return 1
