@@ -306,6 +306,8 @@ class LadderRuntime:
         match_id: str | None = None,
         absent: dict[int, float] | None = None,
     ) -> MatchRunner:
+        """Start a match of ``sessions`` (seated in this order), pair it with its twin when
+        the ladder plays duplicates, and record it as running (in the store too)."""
         links: list[SeatLink] = [s.new_link() for s in sessions]
         for link, s in zip(links, sessions):
             link.name = s.bot.name
@@ -331,37 +333,39 @@ class LadderRuntime:
             runner.log.info("duplicate_twin_started", first_half=twin_of)
         bots = [s.bot.id for s in sessions]
         self.running[runner.match_id] = bots
+        self._write(self._started_row(runner, bots, assigned=match_id is not None))
+        return runner
+
+    def _started_row(
+        self, runner: MatchRunner, bots: list[int], assigned: bool
+    ) -> Callable[[], object]:
+        """The store call that records ``runner``'s match as running: the shared scheduler's
+        assignment becomes running when ``assigned``, else a new match row is written."""
         sides = runner.match.side_of
         seats = [(seat, sides[seat], bot) for seat, bot in enumerate(bots)]
         location = self.replays.location(runner.match_id)
         now = datetime.now(UTC)  # the store's write may come later, behind others
-        if match_id is not None:  # the shared scheduler's assignment becomes a running match
-            self._write(
-                functools.partial(
-                    start_assigned,
-                    self.store,
-                    runner.match_id,
-                    self.spec.name,
-                    seats,
-                    self.referee_id or "",
-                    location,
-                    now,
-                )
+        if assigned:
+            return functools.partial(
+                start_assigned,
+                self.store,
+                runner.match_id,
+                self.spec.name,
+                seats,
+                self.referee_id or "",
+                location,
+                now,
             )
-        else:
-            self._write(
-                functools.partial(
-                    self.store.start_match,
-                    runner.match_id,
-                    self.spec.name,
-                    self.spec.players,
-                    seats,
-                    referee_id=self.referee_id,
-                    replay_path=location,
-                    started_at=now,
-                )
-            )
-        return runner
+        return functools.partial(
+            self.store.start_match,
+            runner.match_id,
+            self.spec.name,
+            self.spec.players,
+            seats,
+            referee_id=self.referee_id,
+            replay_path=location,
+            started_at=now,
+        )
 
     def _done(self, runner: MatchRunner) -> None:
         """Called when a match task ends: commit its result (replay already on disk)."""
