@@ -67,14 +67,18 @@ def _one(bench: ClusterBench, n: int) -> dict[str, Any]:
     random, a warm-up, then one measured window."""
     from kozel.ladder.store import Store
 
-    with _scratch_database(bench.db) as (name, url):
+    with (
+        _scratch_database(bench.db) as (name, url),
+        tempfile.TemporaryDirectory(prefix="kozel-bench-cluster-") as work,
+    ):
         referees: list[ServerProcess] = []
         bots: list[subprocess.Popen[bytes]] = []
         store = Store(url)
         try:
             store.migrate()
             note(f"cluster: {n} referee(s) sharing {name}")
-            flags = ["--db", url, "--ladders", str(_ladders_file()), "--cluster", "--lease", "5"]
+            ladders = _ladders_file(Path(work))
+            flags = ["--db", url, "--ladders", str(ladders), "--cluster", "--lease", "5"]
             referees.extend(
                 start_server(extra=[*flags, "--referee-id", f"bench-{i}"]) for i in range(n)
             )
@@ -113,9 +117,9 @@ def _scratch_database(db: str) -> Iterator[tuple[str, str]]:
         admin.dispose()
 
 
-def _ladders_file() -> Path:
-    """A ladders file (in a new temporary folder) declaring the bench's one ladder."""
-    ladders = Path(tempfile.mkdtemp(prefix="kozel-bench-cluster-")) / "ladders.yaml"
+def _ladders_file(folder: Path) -> Path:
+    """A ladders file in ``folder`` declaring the bench's one ladder."""
+    ladders = folder / "ladders.yaml"
     ladder = {
         "name": LADDER,
         "players": 2,
