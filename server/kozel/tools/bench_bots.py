@@ -187,7 +187,11 @@ class BotStream:
                 await call.write(bots.hello(self.n, self.group))
                 while (msg := await call.read()) is not grpc.aio.EOF:
                     count["messages"] += 1
-                    await self.handle(call, msg)
+                    which = msg.WhichOneof("message")
+                    if which == "decision":
+                        await self.decide(call, msg.decision)
+                    else:
+                        self.handle(which, msg)
                 if not bots.quitting:
                     count["errors"] += 1
                     bots.error_details.append(f"stream {self.n} ended by the referee")
@@ -203,12 +207,9 @@ class BotStream:
                     bots.refused += 1
                     bots.settled()
 
-    async def handle(self, call: Any, msg: rpb.PlayResponse) -> None:
-        """Act on one message of the referee and count it."""
-        which = msg.WhichOneof("message")
-        if which == "decision":
-            await self.decide(call, msg.decision)
-        elif which == "event":
+    def handle(self, which: str | None, msg: rpb.PlayResponse) -> None:
+        """Count or note a message of the referee other than a request (``which`` kind)."""
+        if which == "event":
             if msg.event.WhichOneof("kind") == "notice":
                 self.notice(msg.event)
         elif which == "match_start":
