@@ -70,27 +70,28 @@ def cmd_web(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"error: {exc}")
             return 2
+    from kozel.server.replay.limits import PREFIX, ReplayLimits, parse_pairs
     from kozel.web.api import WebLimits
 
     try:
-        limits = WebLimits(**{k: int(v) for k, _, v in (x.partition("=") for x in args.limit)})
+        pairs = parse_pairs(args.limit)
+        limits = WebLimits(**{k: v for k, v in pairs if not k.startswith(PREFIX)})
+        replay_limits = ReplayLimits().with_pairs((k, v) for k, v in pairs if k.startswith(PREFIX))
     except (TypeError, ValueError) as exc:
-        print(
-            f"error: --limit KEY=N with KEY one of {', '.join(WebLimits.__dataclass_fields__)}"
-            f" ({exc})"
-        )
+        keys = [*WebLimits.__dataclass_fields__, *ReplayLimits.keys()]
+        print(f"error: --limit KEY=N with KEY one of {', '.join(keys)} ({exc})")
         return 2
     if not 0 <= args.cpu_share <= 64:  # also refuses nan
         print(f"error: --cpu-share must be between 0 and 64 (cores), not {args.cpu_share}")
         return 2
     try:
-        return asyncio.run(_run(args, duplicate, limits))
+        return asyncio.run(_run(args, duplicate, limits, replay_limits))
     except OSError as exc:
         print(f"error: {exc}")
         return 1
 
 
-async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> int:
+async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, replay_limits) -> int:
     from kozel.server.replay.archive import FolderArchive, StoreArchive
     from kozel.web.app import WebServer, create_app
     from kozel.web.readonly import ReadOnlyStore
@@ -99,9 +100,9 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> i
     store = ReadOnlyStore(args.db) if args.db else None
     # With PostgreSQL the store has every ladder replay: a web pod needs no replay volume.
     archive = (
-        StoreArchive(args.replays, store)
+        StoreArchive(args.replays, store, replay_limits)
         if store is not None and store.keeps_replays
-        else FolderArchive(args.replays)
+        else FolderArchive(args.replays, replay_limits)
     )
     sources = StandaloneSources(store, archive, referee=args.referee, duplicate_ladders=duplicate)
     from kozel.web.ops import OPS_TOKEN_ENV

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kozel.core.clock import Clock
+from kozel.server.replay.limits import ReplayLimits
+
+_REPLAY = ReplayLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,13 @@ class ServerConfig:
     keepalive_time_s: float = 10.0  # the referee pings a connection quiet for this long
     keepalive_timeout_s: float = 5.0  # ... and closes it when the ping is unanswered this long
     spectator_delay_s: float = 0.0  # full-information spectating after this delay; 0 = off
+    # A replay file read (by the referee, its web, recovery) is refused past these
+    # (kozel.server.replay.limits): its size, once decompressed too, its deals and steps, and
+    # the bytes of fields the reader does not know.
+    replay_max_bytes: int = _REPLAY.max_bytes
+    replay_max_deals: int = _REPLAY.max_deals
+    replay_max_steps: int = _REPLAY.max_steps
+    replay_max_unknown_bytes: int = _REPLAY.max_unknown_bytes
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
     database_url: str = ""
@@ -87,3 +97,13 @@ class ServerConfig:
     cluster: bool = False
     cluster_poll_s: float = 0.25  # how often a referee publishes tickets and reads assignments
     store_flush_timeout_s: float = 10.0  # at stop, queued writes drain until none is done this long
+
+    @property
+    def replay_limits(self) -> ReplayLimits:
+        """The bounds every replay read of this referee applies."""
+        return ReplayLimits(
+            self.replay_max_bytes,
+            self.replay_max_deals,
+            self.replay_max_steps,
+            self.replay_max_unknown_bytes,
+        )

@@ -103,7 +103,9 @@ class Lobby:
         )
         # Where matches' replays are kept, and which are sealed (duplicate first halves).
         self.replays: ReplayArchive = (
-            replays if replays is not None else FolderArchive(config.replay_dir)
+            replays
+            if replays is not None
+            else FolderArchive(config.replay_dir, config.replay_limits)
         )
         self._waiting_tables: deque[Table] = deque()  # full tables with house bots, not admitted
         self.spectating = SpectatorCount(config.max_spectators)  # WatchMatch streams in all

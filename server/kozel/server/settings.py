@@ -248,6 +248,19 @@ class LimitsSettings(_Section):
     keepalive_time_s: float = Field(_LIMITS.keepalive_time_s, ge=1, le=7200)
     keepalive_timeout_s: float = Field(_LIMITS.keepalive_timeout_s, ge=1, le=600)
     spectator_delay_s: float = Field(0.0, ge=0, le=86_400)
+    replay_max_bytes: int = Field(_LIMITS.replay_max_bytes, ge=64 * 1024, le=2**31)
+    replay_max_deals: int = Field(_LIMITS.replay_max_deals, ge=1, le=1_000_000)
+    replay_max_steps: int = Field(_LIMITS.replay_max_steps, ge=1, le=100_000_000)
+    replay_max_unknown_bytes: int = Field(_LIMITS.replay_max_unknown_bytes, ge=0, le=2**31)
+
+    @model_validator(mode="after")
+    def _replays_readable(self) -> LimitsSettings:
+        if self.replay_max_deals < self.max_match_deals:
+            raise ValueError(
+                f"replay_max_deals ({self.replay_max_deals}) is below max_match_deals "
+                f"({self.max_match_deals}): the referee could not read its own replays"
+            )
+        return self
 
 
 class Settings(BaseSettings):

@@ -23,6 +23,7 @@ from sse_starlette.sse import EventSourceResponse
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
 from kozel.server.replay.file import ReplayError, decode_replay
+from kozel.server.replay.limits import ReplayLimits
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
@@ -227,17 +228,17 @@ class Api:
             self._json.move_to_end(etag)
             return cached
         try:
-            body = await asyncio.to_thread(_convert, data)
+            body = await asyncio.to_thread(_convert, data, self.sources.replays.limits)
         except ReplayError as exc:
-            raise HTTPException(500, f"replay {match_id} cannot be read: {exc}") from None
+            raise HTTPException(422, f"replay {match_id} cannot be read: {exc}") from None
         self._json[etag] = body
         while len(self._json) > self.limits.replay_cache:
             self._json.popitem(last=False)
         return body
 
 
-def _convert(data: bytes) -> bytes:
-    return json.dumps(replay_to_json(decode_replay(data)), separators=(",", ":")).encode()
+def _convert(data: bytes, limits: ReplayLimits) -> bytes:
+    return json.dumps(replay_to_json(decode_replay(data, limits)), separators=(",", ":")).encode()
 
 
 def _not_modified(request: Request, etag: str) -> bool:

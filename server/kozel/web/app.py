@@ -394,7 +394,7 @@ def _child_command(config: Any, referee: str) -> list[str]:
         from kozel.ladder.store import default_url
 
         cmd += ["--db", config.database_url or default_url(config.data_dir)]
-    for key, value in config.web_limits:
+    for key, value in [*config.web_limits, *config.replay_limits.pairs()]:
         cmd += ["--limit", f"{key}={value}"]
     if config.web_cpu_share:
         cmd += ["--cpu-share", str(config.web_cpu_share)]
