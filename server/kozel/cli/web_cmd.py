@@ -70,13 +70,14 @@ def cmd_web(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"error: {exc}")
             return 2
-    from kozel.server.replay.limits import PREFIX, ReplayLimits, parse_pairs
+    from kozel.server.replay.limits import ReplayLimits, parse_pairs
     from kozel.web.api import WebLimits
 
     try:
         pairs = parse_pairs(args.limit)
-        limits = WebLimits(**{k: v for k, v in pairs if not k.startswith(PREFIX)})
-        replay_limits = ReplayLimits().with_pairs((k, v) for k, v in pairs if k.startswith(PREFIX))
+        replay_keys = ReplayLimits.keys()
+        limits = WebLimits(**{k: v for k, v in pairs if k not in replay_keys})
+        replay_limits = ReplayLimits().with_pairs((k, v) for k, v in pairs if k in replay_keys)
     except (TypeError, ValueError) as exc:
         keys = [*WebLimits.__dataclass_fields__, *ReplayLimits.keys()]
         print(f"error: --limit KEY=N with KEY one of {', '.join(keys)} ({exc})")
