@@ -29,7 +29,9 @@ from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
 
 NAME = r"^[^\x00-\x1f\x7f]{1,64}$"  # bot and ladder names as the store allows them
-MatchId = Annotated[str, PathParam(pattern=REPLAY_ID.pattern, description="8 to 64 hex digits")]
+# Anchored: a path parameter's pattern is searched for, not matched (use fullmatch in Python).
+MATCH_ID = f"^{REPLAY_ID.pattern}$"
+MatchId = Annotated[str, PathParam(pattern=MATCH_ID, description="8 to 64 hex digits")]
 BotName = Annotated[str, PathParam(pattern=NAME, description="a bot name")]
 LadderName = Annotated[str, PathParam(pattern=NAME, description="a ladder name")]
 
@@ -314,9 +316,33 @@ def build_router(api: Api) -> APIRouter:
         }
 
     @r.get(
-        "/bots/{name}",
+        "/bots/{name:path}/ratings",
+        response_model=RatingHistory,
+        summary="A bot's rating after each rated match on a ladder, oldest first",
+    )
+    async def ratings(
+        name: BotName,
+        request: Request,
+        ladder: Annotated[str | None, Query(pattern=NAME, description="required")] = None,
+        limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history,
+    ) -> Any:
+        if not request.scope.get("raw_path", b"/ratings").endswith(b"/ratings"):
+            # The name itself ends with "/ratings" (its slash sent as %2F): the bot's page.
+            page = BotPage.model_validate(await bot(name + "/ratings"))
+            return JSONResponse(page.model_dump(mode="json"))
+        if ladder is None:
+            raise HTTPException(422, [{"loc": ["query", "ladder"], "msg": "Field required"}])
+        q = api.queries
+        if await asyncio.to_thread(q.bot, name) is None:
+            raise HTTPException(404, f"no bot {name}")
+        points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
+        return {"bot": name, "ladder": ladder, "points": points}
+
+    @r.get(
+        "/bots/{name:path}",
         response_model=BotPage,
-        summary="A bot: its ladders, latest matches and results against each opponent",
+        summary="A bot: its ladders, latest matches and results against each opponent "
+        "(a / in its name is sent as %2F)",
     )
     async def bot(name: BotName) -> dict[str, Any]:
         q = api.queries
@@ -327,22 +353,6 @@ def build_router(api: Api) -> APIRouter:
         found["recent_matches"] = recent
         found["opponents"] = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
         return found
-
-    @r.get(
-        "/bots/{name}/ratings",
-        response_model=RatingHistory,
-        summary="A bot's rating after each rated match on a ladder, oldest first",
-    )
-    async def ratings(
-        name: BotName,
-        ladder: Annotated[str, Query(pattern=NAME)],
-        limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history,
-    ) -> dict[str, Any]:
-        q = api.queries
-        if await asyncio.to_thread(q.bot, name) is None:
-            raise HTTPException(404, f"no bot {name}")
-        points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
-        return {"bot": name, "ladder": ladder, "points": points}
 
     @r.get(
         "/matches",

@@ -44,7 +44,7 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 PAGES = ("home", "standings", "bot", "matches", "viewer", "live")
-_NAME = re.compile(NAME)
+_NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
 
 
 def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTMLResponse:
@@ -103,6 +103,9 @@ def create_app(
         redoc_url=None,
         description="Read-only: ladders, standings, bots, matches, replays and live "
         "matches of a Kozel Arena referee. No token needed.",
+        # Starlette's own redirect names the Host header the client sent (forgeable):
+        # trailing_slash below redirects to a path only.
+        redirect_slashes=False,
     )
     app.state.api = api
     app.include_router(build_router(api))
@@ -112,10 +115,24 @@ def create_app(
         app.add_middleware(CpuCap, budget=CpuBudget(cpu_share))
 
     @app.middleware("http")
+    async def trailing_slash(request: Request, call_next: Any) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        # One leading / and no \ (browsers read /\host as //host): never another host.
+        if len(raw) > 1 and raw.endswith(b"/") and b"\\" not in raw:
+            target = "/" + raw.decode("latin-1").strip("/")
+            if request.url.query:
+                target += "?" + request.url.query
+            return RedirectResponse(target, status_code=308)
+        return await call_next(request)
+
+    @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
         response = await call_next(request)
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
+        # Everything may change from one request to the next: caches ask again (an ETag,
+        # where there is one, makes that cheap).
+        response.headers.setdefault("Cache-Control", "no-cache")
         return response
 
     def wants_html(request: Request) -> bool:
@@ -158,14 +175,14 @@ def create_app(
 
     @app.get("/ladders/{ladder}", include_in_schema=False)
     async def ladder_page(ladder: str) -> Response:
-        if not _NAME.match(ladder) or ladder not in await api.ladder_names():
+        if not _NAME.fullmatch(ladder) or ladder not in await api.ladder_names():
             return not_found("There is no such ladder.")
         return shell("standings", "Standings")
 
-    @app.get("/bots/{name}", include_in_schema=False)
+    @app.get("/bots/{name:path}", include_in_schema=False)  # a name may hold a /
     async def bot_page(name: str) -> Response:
         if (
-            not _NAME.match(name)
+            not _NAME.fullmatch(name)
             or sources.store is None
             or await asyncio.to_thread(sources.store.bot, name) is None
         ):
@@ -174,13 +191,13 @@ def create_app(
 
     @app.get("/matches/{match_id}", include_in_schema=False)
     async def viewer_page(match_id: str) -> Response:
-        if not REPLAY_ID.match(match_id) or await api.details(match_id) is None:
+        if not REPLAY_ID.fullmatch(match_id) or await api.details(match_id) is None:
             return not_found("There is no such match.")
         return shell("viewer", "Match")
 
     @app.get("/live/{match_id}", include_in_schema=False)
     async def live_page(match_id: str) -> Response:
-        if not REPLAY_ID.match(match_id):
+        if not REPLAY_ID.fullmatch(match_id):
             return not_found("There is no such match.")
         if any(m["match_id"] == match_id for m in await sources.running()):
             return shell("live", "Live")
