@@ -41,6 +41,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the referees' ladder file: a duplicate "
         "ladder's first halves stay sealed until their twin is on record",
     )
+    p.add_argument(
+        "--duplicate-ladder",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a duplicate ladder (as --ladders names them; kozel serve gives its web child "
+        "its own): its first halves stay sealed until their twin is on record",
+    )
     p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
     p.add_argument(
         "--limit",
@@ -63,10 +71,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_web(args: argparse.Namespace) -> int:
     from kozel.ladder.config import ConfigError, load_ladders
 
-    duplicate: frozenset[str] = frozenset()
+    duplicate = frozenset(args.duplicate_ladder)
     if args.ladders is not None:
         try:
-            duplicate = frozenset(s.name for s in load_ladders(args.ladders) if s.duplicate)
+            duplicate |= {s.name for s in load_ladders(args.ladders) if s.duplicate}
         except ConfigError as exc:
             print(f"error: {exc}")
             return 2

@@ -203,12 +203,19 @@ class Api:
         out = MessageToDict(
             d, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
         )
-        out["sealed"] = await self.sources.sealed(match_id)
+        try:
+            out["sealed"] = await self.sources.sealed(match_id)
+        except LiveError:
+            out["sealed"] = True  # it cannot be told now: kept secret
         return out
 
     async def replay_file(self, match_id: str) -> tuple[bytes, str]:
-        """A replay's bytes and ETag; 404 unknown, 403 sealed."""
-        if await self.sources.sealed(match_id):
+        """A replay's bytes and ETag; 404 unknown, 403 sealed, 503 when that cannot be told."""
+        try:
+            sealed = await self.sources.sealed(match_id)
+        except LiveError as exc:
+            raise HTTPException(exc.status, exc.message, headers={"Retry-After": "5"}) from None
+        if sealed:
             raise HTTPException(
                 403, f"replay {match_id} is sealed until its duplicate twin match has been played"
             )

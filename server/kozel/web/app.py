@@ -411,6 +411,9 @@ def _child_command(config: Any, referee: str) -> list[str]:
         from kozel.ladder.store import default_url
 
         cmd += ["--db", config.database_url or default_url(config.data_dir)]
+    for spec in config.ladders:
+        if spec.duplicate:
+            cmd += ["--duplicate-ladder", spec.name]
     for key, value in [*config.web_limits, *config.replay_limits.pairs()]:
         cmd += ["--limit", f"{key}={value}"]
     if config.web_cpu_share:

@@ -66,7 +66,8 @@ class Sources:
     replays: ReplayArchive
 
     async def sealed(self, match_id: str) -> bool:
-        """Whether a match's replay and full view stay secret (a duplicate first half)."""
+        """Whether a match's replay and full view stay secret (a duplicate first half);
+        :class:`LiveError` (503) when that cannot be told now (then it is kept secret)."""
         raise NotImplementedError
 
     async def running(self) -> list[dict[str, Any]]:
@@ -202,11 +203,15 @@ class StandaloneSources(Sources):
     """The store and the replays (a folder), without a lobby; a referee (``referee``, a gRPC
     address) for live matches, the list of running matches and the replays it holds.
 
-    Sealing: with a referee, a replay is public once the referee's ``DownloadReplay`` gives it
-    (it refuses sealed halves; a public replay never becomes sealed again, so the answer is
-    kept). Without one (or for replays the referee does not know), on a duplicate ladder (named
-    in ``duplicate_ladders``) a match's replay is withheld until a later finished match of the
-    same ladder and bots has a replay with the same seed (its twin).
+    Sealing fails closed. With a referee, a replay is public once the referee's
+    ``DownloadReplay`` gives it (it refuses sealed halves; a public replay never becomes sealed
+    again, so the answer is kept); a refusal, and any failure that leaves the question open
+    (the referee busy, unreachable, too slow), keeps it sealed for now (:class:`LiveError` 503
+    from :meth:`sealed`). When the referee does not know the match (another referee's, or
+    none is followed), the replay itself decides: a duplicate first half (its
+    ``duplicate_first_half``, or a match of a ladder named in ``duplicate_ladders``) stays
+    sealed until a later finished match of the same ladder and bots has a replay with the same
+    seed (its twin); a replay that cannot be read is sealed too.
     """
 
     FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
@@ -239,7 +244,11 @@ class StandaloneSources(Sources):
             except LiveError as exc:
                 if exc.status == 403:
                     return True
-                data = None  # the referee cannot tell: judge from the store
+                raise LiveError(
+                    503,
+                    f"cannot tell now whether match {match_id} is sealed (the referee "
+                    f"answered: {exc.message}); retry in a moment",
+                ) from None
             except OverflowError:
                 data = b""  # it was sent, so it is not sealed (the download will refuse it)
             if data is not None:
@@ -249,30 +258,30 @@ class StandaloneSources(Sources):
                         self._fetched.pop(next(iter(self._fetched)))
                     self._fetched[match_id] = data
                 return False
-        return await asyncio.to_thread(self._sealed_by_twin, match_id)
+        return await asyncio.to_thread(self._sealed_here, match_id)
 
-    def _sealed_by_twin(self, match_id: str) -> bool:
-        if self.store is None or not self.duplicate_ladders:
+    def _sealed_here(self, match_id: str) -> bool:
+        """(Blocking.) Judged from the replay itself, and its twin in the store."""
+        try:
+            replay = self.replays.read(match_id)
+        except (OSError, ValueError):
+            return True  # it cannot be told: sealed
+        if replay is None:
+            return False  # no replay (yet): nothing to give away; not remembered
+        if not replay.duplicate_first_half and replay.ladder not in self.duplicate_ladders:
+            self._public.add(match_id)
             return False
-        row = self.store.match_detail(match_id)
-        if row is None or row.ladder not in self.duplicate_ladders:
-            return False
-        if self._twin_played(self.store, row):
+        store = self.store
+        row = store.match_detail(match_id) if store is not None else None
+        if store is not None and row is not None and self._twin_played(store, row, replay.seed):
             self._public.add(match_id)
             return False
         return True
 
-    def _twin_played(self, store: Store, row) -> bool:
+    def _twin_played(self, store: Store, row, seed: bytes) -> bool:
         from kozel.web.queries import MatchFilter, WebQueries
 
         bots = sorted(x.bot for x in row.seats)
-        try:
-            first = self.replays.read(row.id)
-        except (OSError, ValueError):
-            return False
-        if first is None:
-            return False
-        seed = first.seed
         page, _ = WebQueries(store).matches(
             MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at, status="finished"),
             limit=20,
