@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--db",
         default="",
         help="the ladder store's database URL "
-        "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only",
+        "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only. A URL "
+        "with a password is better given in KOZEL_WEB_DATABASE_URL: any local user can read "
+        "a command line",
     )
     p.add_argument(
         "--replays",
@@ -103,10 +105,11 @@ def cmd_web(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, replay_limits) -> int:
     from kozel.server.replay.archive import FolderArchive, StoreArchive
     from kozel.web.app import WebServer, create_app
-    from kozel.web.readonly import ReadOnlyStore
+    from kozel.web.readonly import DATABASE_URL_ENV, ReadOnlyStore
     from kozel.web.sources import StandaloneSources
 
-    store = ReadOnlyStore(args.db) if args.db else None
+    url = args.db or os.environ.get(DATABASE_URL_ENV, "")
+    store = ReadOnlyStore(url) if url else None
     # With PostgreSQL the store has every ladder replay: a web pod needs no replay volume.
     archive = (
         StoreArchive(args.replays, store, replay_limits)

@@ -42,6 +42,12 @@ def _check_listen(value: str) -> str:
     return value
 
 
+def _check_url(value: str) -> str:
+    if value and not value.startswith(("sqlite", "postgresql")):
+        raise ValueError("database_url must be a sqlite:// or postgresql+psycopg:// URL")
+    return value
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -146,11 +152,20 @@ class WebSettings(_Section):
     opponents_window: int = Field(2000, ge=1, le=100_000)  # matches counted per opponent
     replay_cache: int = Field(16, ge=0, le=10_000)  # replays kept converted to JSON
     max_replay_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # a bigger replay is refused
+    # The store as the web reads it: a role that may only SELECT (PostgreSQL); "" = the
+    # referee's own database_url, in read-only mode.
+    database_url: SecretStr = SecretStr("")
 
     @field_validator("listen")
     @classmethod
     def _listen(cls, value: str) -> str:
         return _check_listen(value) if value else value
+
+    @field_validator("database_url")
+    @classmethod
+    def _url(cls, value: SecretStr) -> SecretStr:
+        _check_url(value.get_secret_value())
+        return value
 
 
 class MetricsSettings(_Section):
@@ -174,9 +189,7 @@ class StorageSettings(_Section):
     @field_validator("database_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if value and not value.startswith(("sqlite", "postgresql")):
-            raise ValueError("database_url must be a sqlite:// or postgresql+psycopg:// URL")
-        return value
+        return _check_url(value)
 
 
 class RefereeSettings(_Section):
@@ -349,9 +362,10 @@ class Settings(BaseSettings):
             web_optional="listen" not in self.web.model_fields_set,
             web_limits=tuple(
                 self.web.model_dump(
-                    exclude={"listen", "in_process", "nice", "idle", "cpu_share"}
+                    exclude={"listen", "in_process", "nice", "idle", "cpu_share", "database_url"}
                 ).items()
             ),
+            web_database_url=self.web.database_url.get_secret_value(),
             web_in_process=self.web.in_process,
             web_nice=self.web.nice,
             web_idle=self.web.idle,

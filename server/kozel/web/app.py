@@ -29,6 +29,7 @@ from kozel.server.lobby import REPLAY_ID
 from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.cpu import CpuBudget, CpuCap
 from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
+from kozel.web.readonly import DATABASE_URL_ENV
 from kozel.web.sources import Sources
 
 STATIC = resources.files("kozel.web") / "static"
@@ -289,6 +290,16 @@ def idle_priority() -> None:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
+# Of the referee's own KOZEL_* variables (which may hold its admin token and database URL),
+# only these reach the web child.
+CHILD_KEEPS = frozenset({"KOZEL_ENGINE_PURE"})
+
+
+def inherited_env() -> dict[str, str]:
+    """The referee's environment without its ``KOZEL_*`` settings (secrets among them)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("KOZEL_") or k in CHILD_KEEPS}
+
+
 class WebChild:
     """``kozel web`` as a child process of a referee, at a lower CPU priority (``nice``), so
     pages and replay conversions never take CPU time from the match clocks: the referee's
@@ -347,7 +358,7 @@ class WebChild:
             text=True,
             preexec_fn=self._preexec,
             pass_fds=(fd,),
-            env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
+            env={**inherited_env(), **self.env, "PYTHONUNBUFFERED": "1"},
         )
         return proc
 
@@ -394,6 +405,20 @@ class WebChild:
             self._sock = None
 
 
+def _child_env(config: Any, ops_sha256: str) -> dict[str, str]:
+    """What the web child is told through its environment (never on its command line, which
+    any local user can read): the store's URL (a read-only role when ``web.database_url``
+    names one) and the admin token's hash; never the admin token."""
+    env = {OPS_TOKEN_ENV: ops_sha256} if ops_sha256 else {}
+    if config.ladders:
+        from kozel.ladder.store import default_url
+
+        env[DATABASE_URL_ENV] = (
+            config.web_database_url or config.database_url or default_url(config.data_dir)
+        )
+    return env
+
+
 def _child_command(config: Any, referee: str) -> list[str]:
     cmd = [
         sys.executable,
@@ -407,10 +432,6 @@ def _child_command(config: Any, referee: str) -> list[str]:
         "--referee",
         referee,
     ]
-    if config.ladders:
-        from kozel.ladder.store import default_url
-
-        cmd += ["--db", config.database_url or default_url(config.data_dir)]
     for spec in config.ladders:
         if spec.duplicate:
             cmd += ["--duplicate-ladder", spec.name]
@@ -438,7 +459,10 @@ async def start_in_referee(
         if lobby.store is not None:  # the same database, opened for reading only
             from kozel.web.readonly import ReadOnlyStore
 
-            store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(hide_password=False)))
+            store = ReadOnlyStore(
+                config.web_database_url
+                or lobby.store.engine.url.render_as_string(hide_password=False)
+            )
         server = WebServer(
             create_app(
                 LobbySources(lobby, store),
@@ -448,9 +472,11 @@ async def start_in_referee(
             config.web_listen,
         )
     else:
-        env = {OPS_TOKEN_ENV: ops} if ops else {}
         server = WebChild(
-            _child_command(config, referee), config.web_nice, config.web_idle, env=env
+            _child_command(config, referee),
+            config.web_nice,
+            config.web_idle,
+            env=_child_env(config, ops),
         )
     try:
         if isinstance(server, WebChild):
