@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
@@ -26,14 +25,12 @@ from kozel.server.lobby import Lobby
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
 from kozel.server.text import id_problem, name_problem
+from kozel.server.throttle import FailureThrottle
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 
 log = structlog.get_logger("kozel.service")
-
-AUTH_FAILURE_MEMORY_S = 600.0  # bad tokens from a host are forgotten after this quiet spell
-MAX_DELAYED_PER_HOST = 4  # refused ladder Hellos from one host waiting out their delay
 
 
 def add_to_server(
@@ -90,10 +87,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
         self.open_streams = 0  # Play streams at once, capped at config.max_streams
-        # By peer host: (bad tokens, time of the last one). A good token from the same host
-        # does not clear it (many bots may share one address); a quiet spell does.
-        self.auth_failures: dict[str, tuple[int, float]] = {}
-        self._delayed: dict[str, int] = {}  # by peer host: refused Hellos waiting out a delay
+        # Bad ladder tokens by peer host, each refused later than the last.
+        self.bad_tokens = FailureThrottle()
         # Detached sessions without matches, kept for a resume, oldest first: bounded by count
         # (max_lingering_sessions) as well as by time (session_linger_s).
         self._lingering: OrderedDict[str, Session] = OrderedDict()
@@ -168,12 +163,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                         session, outbox = await self._open(req, peer, opened)
                     except HelloError as exc:
                         if exc.delay:
-                            self._delayed[peer] = self._delayed.get(peer, 0) + 1
-                            try:
-                                await asyncio.sleep(exc.delay)
-                            finally:
-                                if (left := self._delayed.pop(peer) - 1) > 0:
-                                    self._delayed[peer] = left
+                            await self.bad_tokens.wait(peer, exc.delay)
                         if not opened.done():
                             opened.set_result(exc)
                         continue
@@ -350,22 +340,17 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     def _bad_token(self, peer: str, why: str) -> HelloError:
         """The refusal of a bad ladder token: counted per address and slowed down."""
-        if len(self.auth_failures) > 10_000:
-            self.auth_failures.clear()
-        now = time.monotonic()
-        n, last = self.auth_failures.get(peer, (0, now))
-        n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
-        self.auth_failures[peer] = (n, now)
+        n, delay = self.bad_tokens.failed(peer)
         metrics.AUTH_FAILURES.inc()
         log.warning("bad_ladder_token", peer=peer, failures=n)
-        if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
+        if self.bad_tokens.crowded(peer):
             # Each delayed refusal holds a stream slot: a crowd of them is cut short.
             return HelloError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                f"{self.bad_tokens.max_pending} refused ladder logins from your "
                 "address are still pending; wait for them, then retry",
             )
-        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why, delay=min(0.05 * 2 ** (n - 1), 5.0))
+        return HelloError(grpc.StatusCode.UNAUTHENTICATED, why, delay=delay)
 
     def _dispatch(
         self, session: Session, outbox: Outbox, req: rpb.PlayRequest, received_at: float
