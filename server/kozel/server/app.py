@@ -33,7 +33,7 @@ from kozel.server.ladder_service import LadderService
 from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
-from kozel.server.reflection import enable_reflection
+from kozel.server.reflection import ReflectionCaps, enable_reflection
 from kozel.server.service import RefereeService
 from kozel.server.service import add_to_server as add_referee_service
 from kozel.server.shared_store import SharedStore, open_store
@@ -281,12 +281,16 @@ async def start_referee(
     health_servicer = health.aio.HealthServicer()
     admin = AdminService(lobby, config.admin_token)
 
+    reflection_caps = ReflectionCaps(
+        config.max_reflection_rpcs, config.max_reflection_rpcs_per_peer, config.reflection_idle_s
+    )
     caps = CallCaps(
         idle_total=config.max_idle_rpcs,
         idle_per_peer=config.max_idle_rpcs_per_peer,
         idle_max_s=config.max_idle_rpc_s,
         streams=config.max_streams,
         reserved=config.reserved_rpcs,
+        reflection=reflection_caps.total,
     )
     server = grpc.aio.server(
         options=server_options(config),
@@ -311,6 +315,7 @@ async def start_referee(
             idle_per_peer=config.max_idle_rpcs_per_peer,
             idle_max_s=config.max_idle_rpc_s,
             reserved=config.reserved_rpcs,
+            reflection=reflection_caps.total,
         )
         operator = grpc.aio.server(
             options=server_options(config),
@@ -320,12 +325,14 @@ async def start_referee(
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
         enable_reflection(
-            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), operator
+            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            operator,
+            reflection_caps,
         )
     else:
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
         names.insert(2, ADMIN_SERVICE_NAME)
-    enable_reflection(names, server)  # method symbols too (grpc/grpc#34743)
+    enable_reflection(names, server, reflection_caps)  # method symbols too (grpc/grpc#34743)
 
     web_child = bool(config.web_listen) and start_web is not None and not config.web_in_process
     socket_dir: Path | None = None

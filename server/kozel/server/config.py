@@ -73,6 +73,9 @@ class ServerConfig:
     max_idle_rpc_s: float = 1800.0  # such a call ends with DEADLINE_EXCEEDED after this
     operator_max_idle_rpcs: int = 32  # health.Watch calls at once on the operator port
     reserved_rpcs: int = 64  # gRPC slots above every cap, for short calls (health checks)
+    max_reflection_rpcs: int = 16  # reflection streams at once, per port
+    max_reflection_rpcs_per_peer: int = 4  # ... from one address
+    reflection_idle_s: float = 30.0  # a reflection stream waiting this long for a request ends
     max_sessions_per_bot: int = 8  # connected sessions of one ladder bot
     max_lingering_sessions: int = 4096  # detached sessions kept for a resume, oldest go first
     keepalive_time_s: float = 10.0  # the referee pings a connection quiet for this long

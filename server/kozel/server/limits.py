@@ -1,7 +1,8 @@
 """Concurrent-call limits: long calls that carry no credentials (``WaitTable``, ``WatchMatch``,
 ``health.Watch``) are capped in all and per peer address and given a deadline; ``Play`` streams
-(capped by the servicer itself, so no wrapper sits on their messages) have their slots too, all
-below gRPC's own ``maximum_concurrent_rpcs``. The slots left over are
+(capped by the servicer itself, so no wrapper sits on their messages) and reflection streams
+(capped by :mod:`kozel.server.reflection`) have their slots too, all below gRPC's own
+``maximum_concurrent_rpcs``. The slots left over are
 reserved for short calls, so a health check is answered even while every long-call slot is
 taken.
 """
@@ -39,11 +40,12 @@ class CallCaps:
     idle_max_s: float  # how long one may last
     streams: int = 0  # Play streams at once (0: the server has none)
     reserved: int = 64  # slots above all of these, for short calls (health checks)
+    reflection: int = 0  # reflection streams at once (capped by kozel.server.reflection)
 
     @property
     def grpc_slots(self) -> int:
         """gRPC's ``maximum_concurrent_rpcs`` for the server."""
-        return self.streams + self.idle_total + self.reserved
+        return self.streams + self.idle_total + self.reflection + self.reserved
 
 
 class CallLimits(grpc.aio.ServerInterceptor):

@@ -256,6 +256,11 @@ class LimitsSettings(_Section):
     max_idle_rpc_s: float = Field(_LIMITS.max_idle_rpc_s, gt=0, le=86_400)
     operator_max_idle_rpcs: int = Field(_LIMITS.operator_max_idle_rpcs, ge=1, le=100_000)
     reserved_rpcs: int = Field(_LIMITS.reserved_rpcs, ge=1, le=100_000)
+    max_reflection_rpcs: int = Field(_LIMITS.max_reflection_rpcs, ge=1, le=100_000)
+    max_reflection_rpcs_per_peer: int = Field(
+        _LIMITS.max_reflection_rpcs_per_peer, ge=1, le=100_000
+    )
+    reflection_idle_s: float = Field(_LIMITS.reflection_idle_s, gt=0, le=86_400)
     max_sessions_per_bot: int = Field(_LIMITS.max_sessions_per_bot, ge=1, le=100_000)
     max_lingering_sessions: int = Field(_LIMITS.max_lingering_sessions, ge=0, le=10_000_000)
     keepalive_time_s: float = Field(_LIMITS.keepalive_time_s, ge=1, le=7200)
