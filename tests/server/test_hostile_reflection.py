@@ -49,6 +49,7 @@ class Held:
         self.codes: Counter[str] = Counter()
         self.calls: list[grpc.aio.StreamStreamCall] = []
         self.ended: list[tuple[str, float]] = []
+        self.live = self.peak = 0  # held at once
 
     async def open(self, channel: grpc.aio.Channel) -> None:
         call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
@@ -60,6 +61,8 @@ class Held:
             self.codes[(await call.code()).name] += 1
             return
         self.codes["OK"] += 1
+        self.live += 1
+        self.peak = max(self.peak, self.live)
         self.calls.append(call)
         started = time.monotonic()
         try:
@@ -67,6 +70,7 @@ class Held:
             self.ended.append(("EOF", time.monotonic() - started))
         except grpc.aio.AioRpcError as exc:
             self.ended.append((exc.code().name, time.monotonic() - started))
+        self.live -= 1
 
 
 async def _check(address: str, service: str = "") -> str:
@@ -123,10 +127,12 @@ def test_reflection_streams_cannot_take_the_slots_of_health_and_bots(ref: Served
     assert served["health"] == served["operator_health"] == served["liveness"] == "SERVING"
     assert "kozel.v1.RefereeService" in served["reflection"]
     welcomed, took = served["welcomed"]
-    assert welcomed and took < 5, served
+    assert welcomed and took < 10, served
     for which, h in held.items():
-        # Four from the attacker's address (limits.max_reflection_rpcs_per_peer), the rest
-        # refused; the four closed after reflection_idle_s (3 s) without a request.
-        assert h.codes == {"OK": 4, "RESOURCE_EXHAUSTED": ATTACK - 4}, (which, h.codes)
-        assert [code for code, _ in h.ended] == ["DEADLINE_EXCEEDED"] * 4, (which, h.ended)
-        assert all(2 < t < 20 for _, t in h.ended), h.ended
+        # Four at once from the attacker's address (limits.max_reflection_rpcs_per_peer), the
+        # rest refused (a slow machine may open more once the first have been closed); each
+        # closed after reflection_idle_s (3 s) without a request.
+        assert h.peak == 4 and h.codes["OK"] >= 4, (which, h.codes, h.peak)
+        assert h.codes == {"OK": h.codes["OK"], "RESOURCE_EXHAUSTED": ATTACK - h.codes["OK"]}
+        assert {code for code, _ in h.ended} == {"DEADLINE_EXCEEDED"}, (which, h.ended)
+        assert all(2 < t < 30 for _, t in h.ended), h.ended
