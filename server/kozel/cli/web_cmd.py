@@ -51,6 +51,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="a duplicate ladder (as --ladders names them; kozel serve gives its web child "
         "its own): its first halves stay sealed until their twin is on record",
     )
+    p.add_argument(
+        "--trusted-proxies",
+        default="",
+        metavar="ADDRS",
+        help="proxies (addresses or networks, comma-separated) whose X-Forwarded-For names "
+        "the client: per-address limits then count clients, not the proxy (default: none)",
+    )
     p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
     p.add_argument(
         "--limit",
@@ -125,7 +132,10 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, repl
         cpu_share=args.cpu_share,
         ops_token_sha256=os.environ.get(OPS_TOKEN_ENV, "").strip().lower(),
     )
-    server = WebServer(app, args.listen)
+    from kozel.web.conns import quiet_repeats
+
+    quiet_repeats(asyncio.get_running_loop())
+    server = WebServer(app, args.listen, limits, args.trusted_proxies)
     sock = None
     if args.listen_fd is not None:
         import socket

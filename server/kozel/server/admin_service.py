@@ -14,8 +14,8 @@ from kozel.ladder.cluster_status import ClusterStatus, read_status
 from kozel.ladder.store import Store, StoreError
 from kozel.server import metrics
 from kozel.server.ladder_runtime import LadderRuntime
-from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
+from kozel.server.peers import peer_host
 from kozel.server.text import id_problem, name_problem
 from kozel.server.throttle import FailureThrottle
 from kozel.v1 import admin_pb2 as apb

@@ -40,6 +40,7 @@ class ServerConfig:
     web_cpu_share: float = 0.25  # ... and spends at most this share of one core (0: no cap)
     web_database_url: str = ""  # the store as the web reads it (a read-only role); "" = ours
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
+    trusted_proxies: str = ""  # proxies whose forwarded address names the client ("*": any)
     gc_thresholds: tuple[int, int, int] = (10_000, 20, 10)  # gc.set_threshold in serve()
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)

@@ -17,6 +17,8 @@ from typing import Any
 
 import grpc
 
+from kozel.server.peers import peer_host
+
 IDLE_METHODS = frozenset(
     {
         "/kozel.v1.RefereeService/WaitTable",
@@ -24,11 +26,6 @@ IDLE_METHODS = frozenset(
         "/grpc.health.v1.Health/Watch",
     }
 )
-
-
-def peer_host(peer: str) -> str:
-    """The host part of a gRPC peer string (ipv4:1.2.3.4:5, ipv6:[::1]:5)."""
-    return peer.rsplit(":", 1)[0] if peer else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from kozel.server.limits import peer_host
+from kozel.server.peers import peer_host
 
 QUEUED = 8  # requests read ahead of the answers (a client that does not read waits)
 

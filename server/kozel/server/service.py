@@ -20,8 +20,8 @@ from kozel.ladder.store import is_transient
 from kozel.server import errors, metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
-from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
+from kozel.server.peers import peer_host
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
 from kozel.server.text import id_problem, name_problem

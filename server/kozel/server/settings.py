@@ -31,6 +31,7 @@ from kozel.core.clock import Clock
 from kozel.ladder.config import ConfigError, LadderSpec, load_ladders, parse_ladders, problem
 from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.identity import check_id
+from kozel.server.peers import trusted_addresses
 
 ENV_PREFIX = "KOZEL_"
 
@@ -155,6 +156,13 @@ class WebSettings(_Section):
     # The store as the web reads it: a role that may only SELECT (PostgreSQL); "" = the
     # referee's own database_url, in read-only mode.
     database_url: SecretStr = SecretStr("")
+    # Connections (docs/web.md, "Hostile input"): at once, in all (also kept below the
+    # process's descriptor limit) and from one address; seconds for a request's head, and
+    # between requests on a kept-alive connection.
+    max_connections: int = Field(1000, ge=1, le=1_000_000)
+    max_connections_per_address: int = Field(64, ge=1, le=1_000_000)
+    header_timeout_s: int = Field(10, ge=1, le=3600)
+    idle_timeout_s: int = Field(5, ge=1, le=3600)
 
     @field_validator("listen")
     @classmethod
@@ -300,6 +308,11 @@ class Settings(BaseSettings):
     referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     drain_timeout_s: float = Field(60.0, ge=0, le=86_400)
+    # Proxies and load balancers (addresses or networks, comma-separated; "*" any) whose
+    # forwarded address names the client (gRPC metadata and HTTP header X-Forwarded-For):
+    # per-address limits then count clients, not the proxy. "" trusts none
+    # (docs/operations.md, "Behind a load balancer").
+    trusted_proxies: str = ""
     # Python's garbage collector (gc.set_threshold). A first threshold well above the 700 of
     # CPython lets the many short-lived objects of each decision die before a collection, so
     # objects rarely reach the older generations and full collections (100-250 ms pauses with
@@ -320,6 +333,12 @@ class Settings(BaseSettings):
     def _gc(cls, value: list[int]) -> list[int]:
         if len(value) != 3 or not all(0 <= t <= 10_000_000 for t in value):
             raise ValueError("gc_thresholds are three whole numbers from 0 to 10000000")
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        trusted_addresses(value)  # ValueError naming a bad entry
         return value
 
     @field_validator("advertise_address")
@@ -367,10 +386,18 @@ class Settings(BaseSettings):
             web_optional="listen" not in self.web.model_fields_set,
             web_limits=tuple(
                 self.web.model_dump(
-                    exclude={"listen", "in_process", "nice", "idle", "cpu_share", "database_url"}
+                    exclude={
+                        "listen",
+                        "in_process",
+                        "nice",
+                        "idle",
+                        "cpu_share",
+                        "database_url",
+                    }
                 ).items()
             ),
             web_database_url=self.web.database_url.get_secret_value(),
+            trusted_proxies=self.trusted_proxies,
             web_in_process=self.web.in_process,
             web_nice=self.web.nice,
             web_idle=self.web.idle,

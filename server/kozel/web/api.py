@@ -47,6 +47,12 @@ class WebLimits:
     replay_cache: int = 16  # replays kept converted to JSON (by ETag)
     max_replay_bytes: int = 32 * 1024 * 1024  # a bigger replay file is refused
     recent_matches: int = 20  # a bot page's latest matches
+    # Connections (kozel.web.conns): at once in all (kept below the descriptor limit) and
+    # from one address; seconds for a request's head, and idle between requests.
+    max_connections: int = 1000
+    max_connections_per_address: int = 64
+    header_timeout_s: int = 10
+    idle_timeout_s: int = 5
 
     @property
     def default_page(self) -> int:

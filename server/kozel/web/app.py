@@ -26,10 +26,19 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.staticfiles import StaticFiles
 
 from kozel.server.lobby import REPLAY_ID
+from kozel.server.peers import trusted_addresses
 from kozel.web.api import NAME, Api, WebLimits, build_router
+from kozel.web.conns import (
+    ConnLimits,
+    Guard,
+    connection_cap,
+    guarded_protocol,
+    raise_fd_limit,
+)
 from kozel.web.cpu import CpuBudget, CpuCap
 from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
 from kozel.web.readonly import DATABASE_URL_ENV
+from kozel.web.repeats import Repeats
 from kozel.web.sources import Sources
 
 STATIC = resources.files("kozel.web") / "static"
@@ -45,6 +54,8 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 PAGES = ("home", "standings", "bot", "matches", "viewer", "live")
+BACKLOG = 2048  # connections the kernel queues (also while a web child restarts)
+ACCEPT_BATCH = 16  # connections accepted in one turn of the event loop
 _NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
 
 
@@ -224,7 +235,7 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(2048)  # connections wait in the backlog until the server accepts them
+        sock.listen(BACKLOG)  # connections wait in the backlog until the server accepts them
     except OSError as exc:
         sock.close()
         raise OSError(
@@ -244,16 +255,37 @@ class _Server(uvicorn.Server):
 class WebServer:
     """uvicorn serving the app as a task of the running event loop."""
 
-    def __init__(self, app: FastAPI, listen: str) -> None:
+    def __init__(
+        self, app: FastAPI, listen: str, limits: WebLimits | None = None, proxies: str = ""
+    ) -> None:
+        """``proxies``: the addresses (comma-separated, CIDR allowed) whose
+        ``X-Forwarded-For`` names the client (per-address limits then count the client's
+        address); "" trusts no such header."""
         host, port = parse_listen(listen)
+        limits = limits or WebLimits()
+        conns = ConnLimits(
+            limits.max_connections,
+            limits.max_connections_per_address,
+            limits.header_timeout_s,
+            limits.idle_timeout_s,
+        )
+        self.guard = Guard(conns, connection_cap(conns.max_connections, raise_fd_limit()))
+        if proxies:
+            self.guard.exempt = trusted_addresses(proxies)
         config = uvicorn.Config(
             app,
             host=host,
             port=port,
+            http=guarded_protocol(self.guard),
+            # asyncio accepts up to this many connections in one go, before any of them is
+            # refused (and closed): a small batch keeps a flood below the descriptor limit.
+            backlog=ACCEPT_BATCH,
+            timeout_keep_alive=conns.idle_timeout_s,
             log_level="warning",
             access_log=False,
             lifespan="off",
-            proxy_headers=False,
+            proxy_headers=bool(proxies),
+            forwarded_allow_ips=proxies or None,
             timeout_graceful_shutdown=2,
         )
         self.server = _Server(config)
@@ -271,6 +303,7 @@ class WebServer:
                 self.task.result()
                 raise OSError("the web server stopped at start")
             await asyncio.sleep(0.01)
+        sock.listen(BACKLOG)  # asyncio listened with ACCEPT_BATCH: the kernel queue stays long
         return port
 
     async def stop(self) -> None:
@@ -366,13 +399,19 @@ class WebChild:
         """Pass the child's output to the log (it never fills a pipe); start it again when it
         exits while the referee runs."""
         delay = self.RESTART_S
+        repeats = Repeats()  # a line repeated in a flood is logged once a minute, with a count
         while True:
             proc = self.proc
             assert proc is not None and proc.stdout is not None
             began = time.monotonic()
             for line in proc.stdout:
-                if not line.startswith("web pages on "):
-                    self._log.warning("web_child_output", line=line.rstrip()[:500])
+                text = line.rstrip()[:500]
+                if line.startswith("web pages on ") or (left_out := repeats.admit(text)) is None:
+                    continue
+                if left_out:
+                    self._log.warning("web_child_output", line=text, repeated=left_out)
+                else:
+                    self._log.warning("web_child_output", line=text)
             code = proc.wait()
             if self._stopping.is_set():
                 return
@@ -439,6 +478,8 @@ def _child_command(config: Any, referee: str) -> list[str]:
         cmd += ["--limit", f"{key}={value}"]
     if config.web_cpu_share:
         cmd += ["--cpu-share", str(config.web_cpu_share)]
+    if config.trusted_proxies:
+        cmd += ["--trusted-proxies", config.trusted_proxies]
     return cmd
 
 
@@ -470,6 +511,8 @@ async def start_in_referee(
                 ops_token_sha256=ops,
             ),
             config.web_listen,
+            WebLimits(**dict(config.web_limits)),
+            config.trusted_proxies,
         )
     else:
         server = WebChild(
