@@ -163,6 +163,8 @@ class WebSettings(_Section):
     max_connections_per_address: int = Field(64, ge=1, le=1_000_000)
     header_timeout_s: int = Field(10, ge=1, le=3600)
     idle_timeout_s: int = Field(5, ge=1, le=3600)
+    max_live_per_address: int = Field(8, ge=1, le=10_000)  # live streams of a match, per address
+    max_waiting_per_address: int = Field(32, ge=1, le=100_000)  # requests waiting under cpu_share
 
     @field_validator("listen")
     @classmethod

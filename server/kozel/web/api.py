@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import json
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
@@ -19,11 +20,13 @@ from fastapi.responses import JSONResponse, Response
 from google.protobuf.json_format import MessageToDict
 from pydantic import BaseModel
 from sse_starlette.sse import EventSourceResponse
+from starlette.background import BackgroundTask
 
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
 from kozel.server.replay.file import ReplayError, decode_replay
 from kozel.server.replay.limits import ReplayLimits
+from kozel.web.cpu import CpuGate
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
@@ -53,6 +56,10 @@ class WebLimits:
     max_connections_per_address: int = 64
     header_timeout_s: int = 10
     idle_timeout_s: int = 5
+    # Live streams of one match from one client address (the referee caps a match's in all).
+    max_live_per_address: int = 8
+    # Requests of one address waiting their turn under the CPU cap (429 beyond).
+    max_waiting_per_address: int = 32
 
     @property
     def default_page(self) -> int:
@@ -178,6 +185,27 @@ class Api:
         self.sources = sources
         self.limits = limits
         self._json: OrderedDict[str, bytes] = OrderedDict()
+        self.live: dict[tuple[str, str], int] = {}  # live streams by (match id, address)
+        self.gate: CpuGate | None = None  # the CPU cap's turns, when there is a cap
+
+    def live_slot(self, match_id: str, address: str) -> Callable[[], None] | None:
+        """Take one of ``address``'s live slots of a match: what gives it back (once, however
+        often it is called), or None when the address holds its share already."""
+        key = (match_id, address)
+        if self.live.get(key, 0) >= self.limits.max_live_per_address:
+            return None
+        self.live[key] = self.live.get(key, 0) + 1
+        given_back = False
+
+        def give_back() -> None:
+            nonlocal given_back
+            if given_back:
+                return
+            given_back = True
+            if (left := self.live.pop(key) - 1) > 0:
+                self.live[key] = left
+
+        return give_back
 
     @property
     def queries(self) -> WebQueries:
@@ -461,33 +489,49 @@ def build_router(api: Api) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def live_events(match_id: MatchId, full: bool = False) -> Response:
+    async def live_events(match_id: MatchId, request: Request, full: bool = False) -> Response:
+        address = request.client.host if request.client else ""
+        give_back = api.live_slot(match_id, address)
+        if give_back is None:
+            return JSONResponse(
+                {
+                    "detail": f"your address follows this match {lim.max_live_per_address} "
+                    "times already (web.max_live_per_address); close a stream first"
+                },
+                status_code=429,
+            )
         try:
             stream = await api.sources.watch(match_id, full)
         except LiveError as exc:
+            give_back()
             return JSONResponse({"detail": exc.message}, status_code=exc.status)
 
         async def events():
-            n = 0
-            async for ev in stream:
-                n += 1
-                kind = next(
-                    (
-                        k
-                        for k in (
-                            "snapshot",
-                            "deal_start",
-                            "event",
-                            "deal_end",
-                            "match_end",
-                            "dropped",
-                        )
-                        if k in ev
-                    ),
-                    "event",
-                )
-                yield {"event": kind, "id": str(n), "data": json.dumps(ev)}
+            try:
+                async for item in _named(stream):
+                    if api.gate is not None:  # each event waits its address's turn
+                        await api.gate.turn(address, bounded=False)
+                    yield item
+            finally:
+                give_back()
 
-        return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-cache"})
+        return EventSourceResponse(
+            events(),
+            ping=15,
+            headers={"Cache-Control": "no-cache"},
+            background=BackgroundTask(give_back),
+        )
 
     return r
+
+
+EVENT_KINDS = ("snapshot", "deal_start", "event", "deal_end", "match_end", "dropped")
+
+
+async def _named(stream: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, str]]:
+    """Spectator events as SSE messages named by their kind."""
+    n = 0
+    async for ev in stream:
+        n += 1
+        kind = next((k for k in EVENT_KINDS if k in ev), "event")
+        yield {"event": kind, "id": str(n), "data": json.dumps(ev)}

@@ -35,7 +35,7 @@ from kozel.web.conns import (
     guarded_protocol,
     raise_fd_limit,
 )
-from kozel.web.cpu import CpuBudget, CpuCap
+from kozel.web.cpu import CpuBudget, CpuCap, CpuGate
 from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
 from kozel.web.readonly import DATABASE_URL_ENV
 from kozel.web.repeats import Repeats
@@ -124,7 +124,8 @@ def create_app(
     app.include_router(ops_router(sources, ops_token_sha256))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     if cpu_share > 0:
-        app.add_middleware(CpuCap, budget=CpuBudget(cpu_share))
+        api.gate = CpuGate(CpuBudget(cpu_share), api.limits.max_waiting_per_address)
+        app.add_middleware(CpuCap, gate=api.gate)
 
     @app.middleware("http")
     async def trailing_slash(request: Request, call_next: Any) -> Response:
