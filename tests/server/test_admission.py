@@ -103,6 +103,7 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
     class Bot:  # the parts of a Session the queue uses
         def __init__(self, name: str) -> None:
             self.name, self.free_slots, self.ladder, self.queue_key = name, 1, None, None
+            self.unit = ""
 
         def new_link(self):  # noqa: ANN202
             return self

@@ -279,10 +279,14 @@ async def start_referee(
     if shared is not None:
         shared.streams = lambda: service.open_streams
     health_servicer = health.aio.HealthServicer()
-    admin = AdminService(lobby, config.admin_token)
+    trusted = service.trusted
+    admin = AdminService(lobby, config.admin_token, trusted)
 
     reflection_caps = ReflectionCaps(
-        config.max_reflection_rpcs, config.max_reflection_rpcs_per_peer, config.reflection_idle_s
+        config.max_reflection_rpcs,
+        config.max_reflection_rpcs_per_peer,
+        config.reflection_idle_s,
+        trusted,
     )
     caps = CallCaps(
         idle_total=config.max_idle_rpcs,
@@ -291,6 +295,7 @@ async def start_referee(
         streams=config.max_streams,
         reserved=config.reserved_rpcs,
         reflection=reflection_caps.total,
+        trusted=trusted,
     )
     server = grpc.aio.server(
         options=server_options(config),
@@ -316,6 +321,7 @@ async def start_referee(
             idle_max_s=config.max_idle_rpc_s,
             reserved=config.reserved_rpcs,
             reflection=reflection_caps.total,
+            trusted=trusted,
         )
         operator = grpc.aio.server(
             options=server_options(config),

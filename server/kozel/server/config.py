@@ -67,6 +67,9 @@ class ServerConfig:
     max_spectators_per_match: int = 64  # WatchMatch subscribers per match
     max_spectators: int = 1024  # WatchMatch subscribers in all
     max_tables_per_peer: int = 64  # open tables created from one address
+    # Queue matches start for a client address (a ladder bot: its identity) while it plays
+    # fewer than this many matches; beyond, its queued bots wait and others go first.
+    max_queue_matches_per_peer: int = 16
     empty_table_linger_s: float = 60.0  # a table no remote bot joined closes after this
     max_match_deals: int = 1000  # a match ends (aborted) after this many deals; fixed_deals <= it
     max_idle_rpcs: int = 1024  # WaitTable, WatchMatch and health.Watch calls at once, in all

@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 
-from kozel.server.peers import peer_host
+from kozel.server.peers import call_host, trust_none
 
 IDLE_METHODS = frozenset(
     {
@@ -38,6 +38,7 @@ class CallCaps:
     streams: int = 0  # Play streams at once (0: the server has none)
     reserved: int = 64  # slots above all of these, for short calls (health checks)
     reflection: int = 0  # reflection streams at once (capped by kozel.server.reflection)
+    trusted: Callable[[str], bool] = trust_none  # proxies whose x-forwarded-for counts
 
     @property
     def grpc_slots(self) -> int:
@@ -105,7 +106,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
         if streaming and inspect.isasyncgenfunction(behaviour):
 
             async def generator(request, context):  # noqa: ANN001, ANN202
-                host = peer_host(context.peer())
+                host = call_host(context, limits.caps.trusted)
                 if why := limits._enter_idle(host):
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
                 deadline = asyncio.get_running_loop().time() + limits.caps.idle_max_s
@@ -129,7 +130,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
             return generator
 
         async def coroutine(request, context):  # noqa: ANN001, ANN202, RET503 (abort raises)
-            host = peer_host(context.peer())
+            host = call_host(context, limits.caps.trusted)
             if why := limits._enter_idle(host):
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
             try:

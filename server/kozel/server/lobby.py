@@ -108,6 +108,10 @@ class Lobby:
             else FolderArchive(config.replay_dir, config.replay_limits)
         )
         self._waiting_tables: deque[Table] = deque()  # full tables with house bots, not admitted
+        # Running matches by unit (a client address, or a ladder bot's identity: Session.unit),
+        # each counted once per unit that plays in it: a unit's share of the queue is capped.
+        self.running_by_unit: dict[str, int] = {}
+        self._units_of: dict[str, tuple[str, ...]] = {}  # by match id
         self.spectating = SpectatorCount(config.max_spectators)  # WatchMatch streams in all
 
     def add_ladder(
@@ -311,12 +315,7 @@ class Lobby:
         rules, players = self._queue_rules[key]
         queue = self.queues[key]
         while self.admits():
-            picked: list[Session] = []
-            for s in list(queue):
-                if s not in picked and s.free_slots > 0:
-                    picked.append(s)
-                if len(picked) == players:
-                    break
+            picked = self._pick(queue, players)
             if len(picked) < players:
                 return
             for s in picked:
@@ -324,6 +323,35 @@ class Lobby:
             self._start(
                 [s.new_link() for s in picked], rules, players, self.config.clock, new_seed(), ""
             )
+
+    def _pick(self, queue: deque[Session], players: int) -> list[Session]:
+        """The sessions of the next queue match: those whose unit plays the fewest matches
+        first (queue order among equals), none whose unit already plays
+        ``max_queue_matches_per_peer``. So one client's crowd of streams (which may never
+        answer) cannot keep the bots of another waiting behind it."""
+        cap = self.config.max_queue_matches_per_peer
+        running = self.running_by_unit
+        ready: dict[Session, int] = {}  # in queue order, with their unit's running matches
+        fresh = 0  # of them, those whose unit plays none: enough of them ends the search
+        for s in queue:
+            if s in ready or s.free_slots <= 0 or (n := running.get(s.unit, 0)) >= cap:
+                continue
+            ready[s] = n
+            fresh += n == 0
+            if fresh == players:
+                return [s for s, n in ready.items() if n == 0]
+        return sorted(ready, key=ready.__getitem__)[:players]  # stable: queue order among equals
+
+    def _count_units(self, match_id: str, links: Sequence[SeatLink]) -> None:
+        units = {s.unit for link in links if (s := getattr(link, "session", None)) is not None}
+        self._units_of[match_id] = tuple(units)
+        for unit in units:
+            self.running_by_unit[unit] = self.running_by_unit.get(unit, 0) + 1
+
+    def _uncount_units(self, match_id: str) -> None:
+        for unit in self._units_of.pop(match_id, ()):
+            if (left := self.running_by_unit.pop(unit) - 1) > 0:
+                self.running_by_unit[unit] = left
 
     # -- matches -------------------------------------------------------------------------------
 
@@ -365,6 +393,7 @@ class Lobby:
             total=self.spectating,
         )
         self.runners[runner.match_id] = runner
+        self._count_units(runner.match_id, links)
         for link in links:
             session = getattr(link, "session", None)
             if session is not None:
@@ -387,6 +416,7 @@ class Lobby:
     def _match_done(self, match_id: str, task: asyncio.Task[FinishedMatch]) -> None:
         self.matches.pop(match_id, None)
         self.runners.pop(match_id, None)
+        self._uncount_units(match_id)
         if self.admits():  # a slot under the cap freed up: waiting bots may start
             self.admit_waiting()
         if not task.cancelled() and task.exception() is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
+from typing import Any
 
 FORWARDED = "x-forwarded-for"
 
@@ -71,3 +72,13 @@ def client_host(
         if not trusted(hop):
             return f"forwarded:{hop[:64]}"
     return host
+
+
+def trust_none(_address: str) -> bool:
+    """No proxy is trusted (``trusted_proxies: ""``)."""
+    return False
+
+
+def call_host(context: Any, trusted: Callable[[str], bool] = trust_none) -> str:
+    """The host a gRPC call (its ``ServicerContext``) counts against (:func:`client_host`)."""
+    return client_host(context.peer(), context.invocation_metadata(), trusted)

@@ -21,7 +21,7 @@ from kozel.server import errors, metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
-from kozel.server.peers import peer_host
+from kozel.server.peers import call_host, trusted_addresses
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
 from kozel.server.text import id_problem, name_problem
@@ -87,6 +87,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
         self.open_streams = 0  # Play streams at once, capped at config.max_streams
+        self.trusted = trusted_addresses(config.trusted_proxies)  # whose x-forwarded-for counts
         # Bad ladder tokens by peer host, each refused later than the last.
         self.bad_tokens = FailureThrottle()
         # Detached sessions without matches, kept for a resume, oldest first: bounded by count
@@ -113,7 +114,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             loop = asyncio.get_running_loop()
             opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
             # One reader per stream; it is never cancelled (see shared/engineering.md).
-            reader = loop.create_task(self._read(context, opened, peer_host(context.peer())))
+            reader = loop.create_task(self._read(context, opened, call_host(context, self.trusted)))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
             try:
@@ -201,8 +202,11 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         the Hello deadline passed while the token was being checked."""
         if req.WhichOneof("message") != "hello":
             raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello")
-        hello = req.hello
-        hello.DiscardUnknownFields()  # the session keeps its Hello: only what the referee reads
+        # The session keeps its Hello: only what the referee reads, in a message of its own
+        # (a part of the request would keep the whole request's memory alive, padding and
+        # all, for as long as the session lingers).
+        req.hello.DiscardUnknownFields()
+        hello = rpb.Hello.FromString(req.hello.SerializeToString())
         if hello.protocol_version != PROTOCOL_VERSION:
             raise HelloError(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -293,6 +297,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         elif hello.join_table.table_id not in self.lobby.tables:
             raise HelloError(grpc.StatusCode.NOT_FOUND, f"no table {hello.join_table.table_id!r}")
         session = Session(hello, self.config.max_matches_per_stream, self._idle)
+        session.unit = f"bot:{bot.id}" if bot is not None else peer
         self.sessions[session.resume_token] = session
         session.attach(outbox, resumed=False)
         try:
@@ -422,7 +427,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 ),
                 request.seed or None,
                 list(request.house_bots),
-                owner=peer_host(context.peer()),
+                owner=call_host(context, self.trusted),
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

@@ -111,6 +111,9 @@ class Session:
         self.queue_key: str | None = None  # set by the lobby when the session queues
         self.ladder: str | None = None  # set when it joined a ladder
         self.bot: Any = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
+        # Whose share of the running matches it plays in: its client's address, or a ladder
+        # bot's own identity (set by the servicer; docs/operations.md, "Behind a load balancer").
+        self.unit = ""
         self.ladder_rated = False  # its rating row exists on its ladder
         self.missed: deque[Outgoing] = deque(maxlen=MISSED_LIMIT)
         self._on_idle = on_idle
