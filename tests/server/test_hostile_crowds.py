@@ -21,7 +21,7 @@ from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc, referee_pb2_grpc
 from kozel.v1 import referee_pb2 as rpb
 
-from .rawbot import RawBot
+from .rawbot import RawBot, create_table, wait_table
 from .served import Served, base_config, serve
 from .test_hostile import rss_mb
 from .test_hostile_limits import SHORT, queue_hello, status_of
@@ -44,6 +44,7 @@ def ref(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             "max_running_matches": 2 * SHARE,
             "admission_lag_ms": 0,
             "max_tables_per_peer": 2,
+            "max_spectators_per_peer": 4,
         },
         # The mute seats' matches last: each of their moves times out only after 15 s.
         clock={"move_ms": 5000, "bank_ms": 10000},
@@ -155,3 +156,50 @@ def test_behind_a_trusted_proxy_each_client_has_its_own_limits(ref: Served) -> N
         "newcomer": [ok],  # behind the same proxy, a client of its own
         "forger": [ok, ok, full],
     }
+
+
+def test_one_address_watches_a_match_a_few_times_only(ref: Served) -> None:
+    """Each spectator costs a write per event: a crowd from one client is refused past its
+    share of the match."""
+
+    async def watch(address: str, match_id: str, n: int) -> list[tuple[grpc.StatusCode, str]]:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = match_pb2_grpc.MatchServiceStub(channel)
+            codes, calls = [], []
+            for _ in range(n):
+                call = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id), timeout=60)
+                try:
+                    await call.read()  # the snapshot
+                    codes.append((grpc.StatusCode.OK, ""))
+                    calls.append(call)
+                except grpc.aio.AioRpcError as exc:
+                    codes.append((exc.code(), exc.details() or ""))
+            for call in calls:
+                call.cancel()
+            return codes
+
+    async def scenario():
+        table = await create_table(
+            at(ref, "127.0.0.1"),
+            "classic",
+            2,
+            house=["random", "random"],
+            options={"fixed_deals": 400},
+        )
+        started = time.monotonic()
+        while not (
+            ids := [m.match_id for m in await live_matches(at(ref, "[::1]")) if m.table_id == table]
+        ):
+            assert time.monotonic() - started < 30, "the match did not start"
+            await asyncio.sleep(0.01)
+        crowd = await watch(at(ref, "127.0.0.1"), ids[0], 6)
+        other = await watch(at(ref, "[::1]"), ids[0], 1)
+        result = await wait_table(at(ref, "[::1]"), table)
+        return crowd, other, result
+
+    crowd, other, result = asyncio.run(scenario())
+    ok, full = grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert [c for c, _ in crowd] == [ok] * 4 + [full] * 2, crowd
+    assert "limits.max_spectators_per_peer" in crowd[-1][1]
+    assert [c for c, _ in other] == [ok]
+    assert result.result.deals == 400

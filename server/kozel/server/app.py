@@ -304,7 +304,7 @@ async def start_referee(
     )
     add_referee_service(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby), server)
+    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby, trusted), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [
         SERVICE_NAME,

@@ -66,6 +66,7 @@ class ServerConfig:
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed
     max_spectators_per_match: int = 64  # WatchMatch subscribers per match
     max_spectators: int = 1024  # WatchMatch subscribers in all
+    max_spectators_per_peer: int = 8  # WatchMatch subscribers of one match from one address
     max_tables_per_peer: int = 64  # open tables created from one address
     # Queue matches start for a client address (a ladder bot: its identity) while it plays
     # fewer than this many matches; beyond, its queued bots wait and others go first.

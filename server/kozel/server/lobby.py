@@ -391,6 +391,7 @@ class Lobby:
             delay_s=self.config.spectator_delay_s,
             max_spectators=self.config.max_spectators_per_match,
             total=self.spectating,
+            max_per_peer=self.config.max_spectators_per_peer,
         )
         self.runners[runner.match_id] = runner
         self._count_units(runner.match_id, links)

@@ -258,6 +258,7 @@ class LimitsSettings(_Section):
     session_linger_s: float = Field(_LIMITS.session_linger_s, ge=0)
     max_spectators_per_match: int = Field(_LIMITS.max_spectators_per_match, ge=0, le=10_000)
     max_spectators: int = Field(_LIMITS.max_spectators, ge=0, le=1_000_000)
+    max_spectators_per_peer: int = Field(_LIMITS.max_spectators_per_peer, ge=1, le=10_000)
     max_tables_per_peer: int = Field(_LIMITS.max_tables_per_peer, ge=1, le=1_000_000)
     max_queue_matches_per_peer: int = Field(_LIMITS.max_queue_matches_per_peer, ge=1, le=1_000_000)
     empty_table_linger_s: float = Field(_LIMITS.empty_table_linger_s, ge=0)
