@@ -21,6 +21,7 @@ from google.protobuf.json_format import MessageToDict
 from kozel.ladder.store import Store
 from kozel.server import errors
 from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.file import ReplayError
 from kozel.v1 import game_pb2, match_pb2_grpc
 from kozel.v1 import match_pb2 as mpb
 
@@ -211,7 +212,8 @@ class StandaloneSources(Sources):
     none is followed), the replay itself decides: a duplicate first half (its
     ``duplicate_first_half``, or a match of a ladder named in ``duplicate_ladders``) stays
     sealed until a later finished match of the same ladder and bots has a replay with the same
-    seed (its twin); a replay that cannot be read is sealed too.
+    seed (its twin); a replay that cannot be read is sealed too (one past the replay limits
+    is refused as such: :class:`LiveError` 422, never served).
     """
 
     FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
@@ -261,9 +263,13 @@ class StandaloneSources(Sources):
         return await asyncio.to_thread(self._sealed_here, match_id)
 
     def _sealed_here(self, match_id: str) -> bool:
-        """(Blocking.) Judged from the replay itself, and its twin in the store."""
+        """(Blocking.) Judged from the replay itself, and its twin in the store; a file past
+        the replay limits is refused as such (:class:`LiveError`, which callers that only
+        list it take as sealed), one that cannot be read otherwise is sealed."""
         try:
             replay = self.replays.read(match_id)
+        except ReplayError as exc:  # served to nobody either way: say why
+            raise LiveError(422, f"replay {match_id} cannot be read: {exc}") from None
         except (OSError, ValueError):
             return True  # it cannot be told: sealed
         if replay is None:
