@@ -164,7 +164,9 @@ def test_the_web_child_sees_no_secret_on_its_command_line_nor_the_admin_token(
             b"KOZEL_WEB_DATABASE_URL",
             b"KOZEL_OPS_TOKEN_SHA256",
             b"KOZEL_ENGINE_PURE",
+            b"KOZEL_WEB_PROXY_KEY",  # made up at each start: its visitors' addresses count
         }, sorted(environ)
+        assert environ[b"KOZEL_WEB_PROXY_KEY"] not in argv
         assert environ[b"KOZEL_WEB_DATABASE_URL"] == pg_url.encode()
         # ... and with it the child reads the store.
         from kozel.ladder.store import Store

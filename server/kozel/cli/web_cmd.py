@@ -123,7 +123,15 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, repl
         if store is not None and store.keeps_replays
         else FolderArchive(args.replays, replay_limits)
     )
-    sources = StandaloneSources(store, archive, referee=args.referee, duplicate_ladders=duplicate)
+    from kozel.server.peers import PROXY_KEY_ENV
+
+    sources = StandaloneSources(
+        store,
+        archive,
+        referee=args.referee,
+        duplicate_ladders=duplicate,
+        proxy_key=os.environ.get(PROXY_KEY_ENV, ""),
+    )
     from kozel.web.ops import OPS_TOKEN_ENV
 
     app = create_app(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-from collections.abc import Callable
 from dataclasses import asdict
 
 import grpc
@@ -16,7 +15,7 @@ from kozel.ladder.store import Store, StoreError
 from kozel.server import metrics
 from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.lobby import Lobby
-from kozel.server.peers import call_host, trust_none
+from kozel.server.peers import Proxies
 from kozel.server.text import id_problem, name_problem
 from kozel.server.throttle import FailureThrottle
 from kozel.v1 import admin_pb2 as apb
@@ -34,11 +33,9 @@ STATUS_NAMES = {
 class AdminService(admin_pb2_grpc.AdminServiceServicer):
     """Bot accounts and ladder control; every call checks ``authorization: Bearer <token>``."""
 
-    def __init__(
-        self, lobby: Lobby, admin_token: str, trusted: Callable[[str], bool] = trust_none
-    ) -> None:
+    def __init__(self, lobby: Lobby, admin_token: str, proxies: Proxies | None = None) -> None:
         self.lobby = lobby
-        self.trusted = trusted  # proxies whose x-forwarded-for names the caller
+        self.proxies = proxies or Proxies()  # whose x-forwarded-for names the caller
         # Compared as digests: in constant time, whatever the length of the token tried.
         self._digest = _digest(admin_token) if admin_token else b""
         # Bad tokens by peer host, each refused later than the last (guessing is slow).
@@ -50,7 +47,7 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 "admin calls are disabled: the referee has no operator.admin_token configured",
             )
-        host = call_host(context, self.trusted)
+        host = self.proxies.host(context)
         if self.bad_tokens.crowded(host):  # refused before the token is even looked at
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,

@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import secrets
 import shutil
 import signal
 import socket
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIServer
@@ -33,6 +34,7 @@ from kozel.server.ladder_service import LadderService
 from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
+from kozel.server.peers import Proxies, trusted_addresses
 from kozel.server.reflection import ReflectionCaps, enable_reflection
 from kozel.server.service import RefereeService
 from kozel.server.service import add_to_server as add_referee_service
@@ -241,6 +243,8 @@ async def start_referee(
             f"web pages asked for on {config.web_listen}, but the referee was "
             "started without them (start_web)"
         )
+    if config.web_listen and not config.web_in_process and not config.web_proxy_key:
+        config = replace(config, web_proxy_key=secrets.token_urlsafe(32))
     lobby = Lobby(config, house_bots)
     shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
@@ -275,18 +279,18 @@ async def start_referee(
             shared.cluster = Cluster(
                 lobby, shared.store, shared.referee_id, config.cluster_poll_s, shared.status
             )
-    service = RefereeService(config, lobby, shared.cluster if shared is not None else None)
+    proxies = Proxies(trusted_addresses(config.trusted_proxies), config.web_proxy_key)
+    service = RefereeService(config, lobby, shared.cluster if shared is not None else None, proxies)
     if shared is not None:
         shared.streams = lambda: service.open_streams
     health_servicer = health.aio.HealthServicer()
-    trusted = service.trusted
-    admin = AdminService(lobby, config.admin_token, trusted)
+    admin = AdminService(lobby, config.admin_token, proxies)
 
     reflection_caps = ReflectionCaps(
         config.max_reflection_rpcs,
         config.max_reflection_rpcs_per_peer,
         config.reflection_idle_s,
-        trusted,
+        proxies,
     )
     caps = CallCaps(
         idle_total=config.max_idle_rpcs,
@@ -295,7 +299,7 @@ async def start_referee(
         streams=config.max_streams,
         reserved=config.reserved_rpcs,
         reflection=reflection_caps.total,
-        trusted=trusted,
+        proxies=proxies,
     )
     server = grpc.aio.server(
         options=server_options(config),
@@ -304,7 +308,7 @@ async def start_referee(
     )
     add_referee_service(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby, trusted), server)
+    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby, proxies), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [
         SERVICE_NAME,
@@ -321,7 +325,7 @@ async def start_referee(
             idle_max_s=config.max_idle_rpc_s,
             reserved=config.reserved_rpcs,
             reflection=reflection_caps.total,
-            trusted=trusted,
+            proxies=proxies,
         )
         operator = grpc.aio.server(
             options=server_options(config),

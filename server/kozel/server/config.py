@@ -41,6 +41,9 @@ class ServerConfig:
     web_database_url: str = ""  # the store as the web reads it (a read-only role); "" = ours
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
     trusted_proxies: str = ""  # proxies whose forwarded address names the client ("*": any)
+    # Shown by the referee's own web child (in PROXY_KEY_ENV) so that the addresses of its
+    # visitors it forwards count; start_referee makes one up (never in a file).
+    web_proxy_key: str = ""
     gc_thresholds: tuple[int, int, int] = (10_000, 20, 10)  # gc.set_threshold in serve()
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)

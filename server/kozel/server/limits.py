@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
-from kozel.server.peers import call_host, trust_none
+from kozel.server.peers import Proxies
 
 IDLE_METHODS = frozenset(
     {
@@ -38,7 +38,7 @@ class CallCaps:
     streams: int = 0  # Play streams at once (0: the server has none)
     reserved: int = 64  # slots above all of these, for short calls (health checks)
     reflection: int = 0  # reflection streams at once (capped by kozel.server.reflection)
-    trusted: Callable[[str], bool] = trust_none  # proxies whose x-forwarded-for counts
+    proxies: Proxies = field(default_factory=Proxies)  # whose x-forwarded-for counts
 
     @property
     def grpc_slots(self) -> int:
@@ -106,7 +106,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
         if streaming and inspect.isasyncgenfunction(behaviour):
 
             async def generator(request, context):  # noqa: ANN001, ANN202
-                host = call_host(context, limits.caps.trusted)
+                host = limits.caps.proxies.host(context)
                 if why := limits._enter_idle(host):
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
                 deadline = asyncio.get_running_loop().time() + limits.caps.idle_max_s
@@ -130,7 +130,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
             return generator
 
         async def coroutine(request, context):  # noqa: ANN001, ANN202, RET503 (abort raises)
-            host = call_host(context, limits.caps.trusted)
+            host = limits.caps.proxies.host(context)
             if why := limits._enter_idle(host):
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
             try:

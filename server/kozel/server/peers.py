@@ -12,11 +12,18 @@ ladder token) is counted by its own identity where a limit allows it
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 FORWARDED = "x-forwarded-for"
+# Metadata by which the referee's own web child shows it is one (a secret it is given in
+# PROXY_KEY_ENV): it follows live matches for its visitors and forwards their addresses.
+PROXY_KEY = "kozel-proxy-key"
+PROXY_KEY_ENV = "KOZEL_WEB_PROXY_KEY"
+FORWARDED_PEER = "forwarded:"  # how a forwarded address is told from a connection's
 
 
 def peer_host(peer: str) -> str:
@@ -53,12 +60,16 @@ def grpc_address(host: str) -> str:
 
 
 def client_host(
-    peer: str, metadata: Sequence[tuple[str, str | bytes]] | None, trusted: Callable[[str], bool]
+    peer: str,
+    metadata: Sequence[tuple[str, str | bytes]] | None,
+    trusted: Callable[[str], bool],
+    from_proxy: bool = False,
 ) -> str:
-    """The host a gRPC call counts against: its peer's, or behind a trusted proxy the last
-    address the proxies forward that is not itself a trusted proxy."""
+    """The host a gRPC call counts against: its peer's, or behind a trusted proxy (the peer's
+    address is trusted, or ``from_proxy``) the last address the proxies forward that is not
+    itself a trusted proxy (the first one forwarded when all are)."""
     host = peer_host(peer)
-    if not trusted(grpc_address(host)) or not metadata:
+    if not (from_proxy or trusted(grpc_address(host))) or not metadata:
         return host
     forwarded = [v for k, v in metadata if k == FORWARDED]
     hops = [
@@ -66,12 +77,11 @@ def client_host(
         for value in forwarded
         for h in (value.decode("latin-1") if isinstance(value, bytes) else value).split(",")
     ]
+    hops = [h for h in hops if h]
     for hop in reversed(hops):
-        if not hop:
-            continue
         if not trusted(hop):
-            return f"forwarded:{hop[:64]}"
-    return host
+            return f"{FORWARDED_PEER}{hop[:64]}"
+    return f"{FORWARDED_PEER}{hops[0][:64]}" if hops else host
 
 
 def trust_none(_address: str) -> bool:
@@ -79,6 +89,21 @@ def trust_none(_address: str) -> bool:
     return False
 
 
-def call_host(context: Any, trusted: Callable[[str], bool] = trust_none) -> str:
-    """The host a gRPC call (its ``ServicerContext``) counts against (:func:`client_host`)."""
-    return client_host(context.peer(), context.invocation_metadata(), trusted)
+@dataclass(frozen=True, slots=True)
+class Proxies:
+    """Whose ``x-forwarded-for`` counts on a gRPC port: the proxies ``trusted_proxies`` names,
+    and a caller showing ``key`` (the referee's own web child) whatever its address."""
+
+    addresses: Callable[[str], bool] = trust_none
+    key: str = ""
+
+    def host(self, context: Any) -> str:
+        """The host a call (its ``ServicerContext``) counts against (:func:`client_host`)."""
+        metadata = context.invocation_metadata()
+        trusted = self.addresses
+        if self.key and metadata:
+            shown = next((v for k, v in metadata if k == PROXY_KEY), "")
+            given = shown.encode("latin-1") if isinstance(shown, str) else shown
+            if hmac.compare_digest(given, self.key.encode()):
+                return client_host(context.peer(), metadata, trusted, from_proxy=True)
+        return client_host(context.peer(), metadata, trusted)

@@ -17,14 +17,14 @@ are never cancelled, see ``kozel.server.service``); the idle limit waits on the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from kozel.server.peers import call_host, trust_none
+from kozel.server.peers import Proxies
 
 QUEUED = 8  # requests read ahead of the answers (a client that does not read waits)
 
@@ -36,7 +36,7 @@ class ReflectionCaps:
     total: int = 16  # at once
     per_peer: int = 4  # ... from one address
     idle_s: float = 30.0  # closed after waiting this long for a request
-    trusted: Callable[[str], bool] = trust_none  # proxies whose x-forwarded-for counts
+    proxies: Proxies = field(default_factory=Proxies)  # whose x-forwarded-for counts
 
 
 class _Idle(Exception):
@@ -56,7 +56,7 @@ class MethodAwareReflection(reflection.aio.ReflectionServicer):
     async def ServerReflectionInfo(  # noqa: N802 (the gRPC method's name)
         self, request_iterator: Any, context: grpc.aio.ServicerContext
     ) -> None:
-        host = call_host(context, self.caps.trusted)
+        host = self.caps.proxies.host(context)
         if why := self._enter(host):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
         queue: asyncio.Queue[Any] = asyncio.Queue(QUEUED)

@@ -21,7 +21,7 @@ from kozel.server import errors, metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.lobby import Lobby
-from kozel.server.peers import call_host, trusted_addresses
+from kozel.server.peers import Proxies
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
 from kozel.server.text import id_problem, name_problem
@@ -80,14 +80,20 @@ class HelloError(Exception):
 class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
     """``kozel.v1.RefereeService``."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby, cluster: Cluster | None = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        lobby: Lobby,
+        cluster: Cluster | None = None,
+        proxies: Proxies | None = None,
+    ) -> None:
         self.config = config
         self.lobby = lobby
         self.cluster = cluster  # the shared ladders (referee.cluster), which redirect bots here
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
         self.open_streams = 0  # Play streams at once, capped at config.max_streams
-        self.trusted = trusted_addresses(config.trusted_proxies)  # whose x-forwarded-for counts
+        self.proxies = proxies or Proxies()  # whose x-forwarded-for counts
         # Bad ladder tokens by peer host, each refused later than the last.
         self.bad_tokens = FailureThrottle()
         # Detached sessions without matches, kept for a resume, oldest first: bounded by count
@@ -114,7 +120,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             loop = asyncio.get_running_loop()
             opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
             # One reader per stream; it is never cancelled (see shared/engineering.md).
-            reader = loop.create_task(self._read(context, opened, call_host(context, self.trusted)))
+            reader = loop.create_task(self._read(context, opened, self.proxies.host(context)))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
             try:
@@ -427,7 +433,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 ),
                 request.seed or None,
                 list(request.house_bots),
-                owner=call_host(context, self.trusted),
+                owner=self.proxies.host(context),
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

@@ -501,7 +501,7 @@ def build_router(api: Api) -> APIRouter:
                 status_code=429,
             )
         try:
-            stream = await api.sources.watch(match_id, full)
+            stream = await api.sources.watch(match_id, full, address)
         except LiveError as exc:
             give_back()
             return JSONResponse({"detail": exc.message}, status_code=exc.status)

@@ -26,7 +26,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.staticfiles import StaticFiles
 
 from kozel.server.lobby import REPLAY_ID
-from kozel.server.peers import trusted_addresses
+from kozel.server.peers import PROXY_KEY_ENV, trusted_addresses
 from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.conns import (
     ConnLimits,
@@ -450,6 +450,8 @@ def _child_env(config: Any, ops_sha256: str) -> dict[str, str]:
     any local user can read): the store's URL (a read-only role when ``web.database_url``
     names one) and the admin token's hash; never the admin token."""
     env = {OPS_TOKEN_ENV: ops_sha256} if ops_sha256 else {}
+    if config.web_proxy_key:  # its visitors' addresses count for the referee's limits
+        env[PROXY_KEY_ENV] = config.web_proxy_key
     if config.ladders:
         from kozel.ladder.store import default_url
 

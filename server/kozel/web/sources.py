@@ -20,6 +20,7 @@ from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
 from kozel.server import errors
+from kozel.server.peers import FORWARDED, FORWARDED_PEER, PROXY_KEY
 from kozel.server.replay.archive import ReplayArchive
 from kozel.server.replay.file import ReplayError
 from kozel.v1 import game_pb2, match_pb2_grpc
@@ -75,9 +76,12 @@ class Sources:
         """The matches running now, newest first."""
         raise NotImplementedError
 
-    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
-        """The spectator stream of a running match (checked and subscribed before it is
-        returned); raises :class:`LiveError`."""
+    async def watch(
+        self, match_id: str, full: bool, client: str = ""
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The spectator stream of a running match for ``client`` (its address: the
+        referee's per-address spectator limits count it), checked and subscribed before it
+        is returned; raises :class:`LiveError`."""
         raise NotImplementedError
 
     def live_detail(self, match_id: str) -> mpb.GetMatchResponse | None:
@@ -172,7 +176,9 @@ class LobbySources(Sources):
         runner = self.lobby.runners.get(match_id)
         return from_runner(runner) if runner is not None else None
 
-    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+    async def watch(
+        self, match_id: str, full: bool, client: str = ""
+    ) -> AsyncIterator[dict[str, Any]]:
         runner = self.lobby.runners.get(match_id)
         hub = runner.spectators if runner is not None else None
         if hub is None:
@@ -184,7 +190,7 @@ class LobbySources(Sources):
                 "stay secret until its twin has been played",
             )
         try:
-            sub = hub.subscribe(full)
+            sub = hub.subscribe(full, f"{FORWARDED_PEER}{client}" if client else "")
         except errors.Refused as exc:
             raise LiveError(_HTTP_STATUS.get(type(exc), 503), exc.message) from None
 
@@ -226,9 +232,11 @@ class StandaloneSources(Sources):
         referee: str = "",
         duplicate_ladders: frozenset[str] = frozenset(),
         check_limit: int = 32 * 1024 * 1024,
+        proxy_key: str = "",
     ) -> None:
         super().__init__(store, replays)
         self.referee = referee
+        self.proxy_key = proxy_key  # shown to the referee with its visitors' addresses
         self.duplicate_ladders = duplicate_ladders
         self.check_limit = check_limit
         self._channel: grpc.aio.Channel | None = None
@@ -383,11 +391,20 @@ class StandaloneSources(Sources):
             for m in page
         ]
 
-    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+    async def watch(
+        self, match_id: str, full: bool, client: str = ""
+    ) -> AsyncIterator[dict[str, Any]]:
         if not self.referee:
             raise LiveError(503, "this web server follows no referee (kozel web --referee)")
         stub = match_pb2_grpc.MatchServiceStub(self._chan())
-        call = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id, full=full))
+        # The visitor's address, counted where the referee trusts this web (its own child
+        # shows the key; another web must be named in the referee's trusted_proxies).
+        metadata = [(FORWARDED, client)] if client else []
+        if self.proxy_key and client:
+            metadata.append((PROXY_KEY, self.proxy_key))
+        call = stub.WatchMatch(
+            mpb.WatchMatchRequest(match_id=match_id, full=full), metadata=metadata or None
+        )
         it = call.__aiter__()
         first = asyncio.ensure_future(it.__anext__())
         # A refusal comes at once; a full view's first message may wait for the delay, so
