@@ -52,12 +52,16 @@ class Held:
         self.live = self.peak = 0  # held at once
 
     async def open(self, channel: grpc.aio.Channel) -> None:
-        call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+        async def one_request() -> Any:
+            yield reflection_pb2.ServerReflectionRequest(list_services="")
+            await asyncio.Event().wait()  # held open without a further request
+
+        # Written by gRPC from an iterator: a write that loses the race with a refusal is not
+        # an error of its own (written by hand it failed as INTERNAL, "error from Core").
+        call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(one_request())
         try:
-            await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
             await call.read()
         except grpc.aio.AioRpcError:
-            # The call's own status (a write that lost the race with a refusal fails apart).
             self.codes[(await call.code()).name] += 1
             return
         self.codes["OK"] += 1
