@@ -100,6 +100,7 @@ def test_waiting_queue_bots_start_when_a_match_under_the_cap_ends() -> None:
         def __init__(self, name: str) -> None:
             self.name, self.free_slots, self.ladder = name, 1, None
             self.queue_key: str | None = None
+            self.unit = ""
 
         def new_link(self):  # noqa: ANN202
             return self

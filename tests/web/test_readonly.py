@@ -38,3 +38,18 @@ def test_reads_what_the_store_wrote_and_refuses_writes(store_url: str, tmp_path:
     finally:
         ro.close()
         store.close()
+
+
+def test_a_read_only_sqlite_connection_cannot_be_made_to_write(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'kozel.db'}"
+    store = Store(url)
+    store.migrate()
+    ro = ReadOnlyStore(url)
+    try:
+        with ro.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA query_only=OFF")  # what a compromised page could do
+            with pytest.raises(DBAPIError, match="readonly"):
+                conn.exec_driver_sql("DELETE FROM bots")
+    finally:
+        ro.close()
+        store.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -154,6 +155,109 @@ def test_a_sealed_half_is_refused_until_its_twin_ends(tmp_path: Path) -> None:
             assert json.loads(get(f"{base}/api/matches/{first}")[2])["sealed"] is False
     finally:
         stop(alone)
+        stop(ref)
+        store.close()
+
+
+def _closed_port() -> str:
+    """A loopback address nothing listens on: a referee that cannot be reached."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _web(*args: str) -> tuple[subprocess.Popen[str], str]:
+    proc, found, _ = start(
+        [sys.executable, "-m", "kozel.cli.main", "web", "--listen", "127.0.0.1:0", *args],
+        {"web": r"web pages on (http://\S+)"},
+    )
+    return proc, found["web"].rstrip("/")
+
+
+def test_a_sealed_half_stays_sealed_wherever_its_seal_cannot_be_checked(tmp_path: Path) -> None:
+    """The referee's web child (default, as kozel serve starts it), and standalone web servers
+    that were told nothing of the ladders: one follows a referee that cannot answer, one
+    follows none. While the twin is played none of them gives the first half's replay; once
+    both halves are played the referee's child does."""
+    url = f"sqlite:///{tmp_path / 'kozel.db'}"
+    store = Store(url)
+    store.migrate()
+    tokens = {n: store.register_bot(n) for n in ("dup-a", "dup-b")}
+    config = {
+        "listen": "127.0.0.1:0",
+        "web": {"listen": "127.0.0.1:0", "nice": 0, "idle": False, "cpu_share": 0},
+        "storage": {
+            "data_dir": str(tmp_path / "data"),
+            "replay_dir": str(tmp_path / "replays"),
+            "database_url": url,
+        },
+        "logging": {"level": "WARNING"},
+        "ladders": [LADDER],
+    }
+    (tmp_path / "referee.yaml").write_text(yaml.safe_dump(config))
+    ref, found, _ = start(
+        [
+            sys.executable,
+            "-m",
+            "kozel.cli.main",
+            "serve",
+            "--config",
+            str(tmp_path / "referee.yaml"),
+        ],
+        {"grpc": r"kozel referee listening on \S+:(\d+)", "web": r"web pages on (http://\S+)"},
+    )
+    child = found["web"].rstrip("/")
+    grpc_addr = f"127.0.0.1:{found['grpc']}"
+    replays = str(tmp_path / "replays")
+    unreachable, lost = _web("--db", url, "--replays", replays, "--referee", _closed_port())
+    alone, blind = _web("--db", url, "--replays", replays)
+    Slow.ends = []
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        tasks = [
+            asyncio.create_task(
+                play(
+                    Slow, grpc_addr, name=n, join_ladder="dup", token=t, matches=2, reconnect=False
+                )
+            )
+            for n, t in tokens.items()
+        ]
+        while not Slow.ends:
+            await asyncio.sleep(0.005)
+        first = seen["first"] = Slow.ends[0].match_id
+        for base in (child, lost, blind):  # the twin is being played now
+            seen[base] = [
+                await asyncio.to_thread(get, f"{base}/api/matches/{first}/{what}")
+                for what in ("replay.kzr", "replay.json")
+            ]
+            seen[base + "/detail"] = await asyncio.to_thread(get, f"{base}/api/matches/{first}")
+        seen["twin_running"] = len({e.match_id for e in Slow.ends}) < 2
+        await asyncio.gather(*tasks)
+
+    try:
+        worker = threading.Thread(target=lambda: seen.update(error=_run(scenario)))
+        worker.start()
+        worker.join(240)
+        assert seen.get("error") is None, seen.get("error")
+        assert seen["twin_running"], "the twin ended before the pages were asked"
+        first = seen["first"]
+        for base, refused in ((child, 403), (lost, 503), (blind, 403)):
+            assert [s for s, _, _ in seen[base]] == [refused, refused], (base, seen[base])
+            status, _, body = seen[base + "/detail"]
+            assert status == 200 and json.loads(body)["sealed"] is True, (base, body)
+        deadline = time.monotonic() + 30
+        while store.match_counts("dup").get("finished", 0) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        status, _, body = get(f"{child}/api/matches/{first}/replay.kzr")
+        assert status == 200, body[:200]
+        assert get(f"{blind}/api/matches/{first}/replay.kzr")[0] == 200  # the twin is on record
+    finally:
+        stop(alone)
+        stop(unreachable)
         stop(ref)
         store.close()
 

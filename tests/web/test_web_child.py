@@ -17,6 +17,7 @@ import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from kozel.tools.bench_load import web_children
+from tests.ladder.conftest import pg_url  # noqa: F401 (the fixture: a fresh PostgreSQL database)
 from tests.tlsfiles import issue_pki
 from tests.web.conftest import get, start, stop
 
@@ -113,3 +114,67 @@ def _healthy(url: str, within_s: float) -> bool:
             pass
         time.sleep(0.2)
     return False
+
+
+def test_the_web_child_sees_no_secret_on_its_command_line_nor_the_admin_token(
+    tmp_path: Path,
+    pg_url: str,  # noqa: F811 (the fixture)
+) -> None:
+    """The operator gives the database URL (password included) and the admin token only in
+    the environment. Any local user can read a command line (/proc/PID/cmdline): the child's
+    holds neither. Its environment (readable by its own user only) holds the URL it reads the
+    store with and the admin token's hash, never the token or the referee's own settings."""
+    token = "t0k-" + "9f" * 20
+    config = {
+        "listen": "127.0.0.1:0",
+        "web": {"listen": "127.0.0.1:0", **SERVES},
+        "storage": {"data_dir": str(tmp_path / "data")},
+        "logging": {"level": "WARNING"},
+        "ladders": [{"name": "plain", "players": 2, "ruleset": {"preset": "classic"}}],
+    }
+    path = tmp_path / "referee.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {"KOZEL_STORAGE__DATABASE_URL": pg_url, "KOZEL_OPERATOR__ADMIN_TOKEN": token}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kozel.cli.main", "serve", "--config", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+    )
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if line.startswith("web pages on "):
+                url = line.split()[-1]
+                break
+        assert url and _healthy(url, 60)
+        (child,) = web_children(proc.pid)
+        argv = Path(f"/proc/{child}/cmdline").read_bytes()
+        password = pg_url.split("://", 1)[1].split("@", 1)[0].encode()  # user:password
+        assert password not in argv and b"postgresql" not in argv, argv
+        environ = dict(
+            item.split(b"=", 1)
+            for item in Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
+            if b"=" in item
+        )
+        assert token.encode() not in b"\0".join(environ.values())
+        assert not {k for k in environ if k.startswith(b"KOZEL_")} - {
+            b"KOZEL_WEB_DATABASE_URL",
+            b"KOZEL_OPS_TOKEN_SHA256",
+            b"KOZEL_ENGINE_PURE",
+            b"KOZEL_WEB_PROXY_KEY",  # made up at each start: its visitors' addresses count
+        }, sorted(environ)
+        assert environ[b"KOZEL_WEB_PROXY_KEY"] not in argv
+        assert environ[b"KOZEL_WEB_DATABASE_URL"] == pg_url.encode()
+        # ... and with it the child reads the store.
+        from kozel.ladder.store import Store
+
+        store = Store(pg_url)
+        store.register_bot("seen-by-the-web")
+        store.close()
+        status, _, body = get(url + "api/bots/seen-by-the-web")
+        assert status == 200 and json.loads(body)["name"] == "seen-by-the-web", body
+    finally:
+        stop(proc)

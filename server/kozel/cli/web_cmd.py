@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--db",
         default="",
         help="the ladder store's database URL "
-        "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only",
+        "(sqlite:///path/kozel.db or postgresql+psycopg://...); none: replays only. A URL "
+        "with a password is better given in KOZEL_WEB_DATABASE_URL: any local user can read "
+        "a command line",
     )
     p.add_argument(
         "--replays",
@@ -40,6 +42,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=Path,
         help="the referees' ladder file: a duplicate "
         "ladder's first halves stay sealed until their twin is on record",
+    )
+    p.add_argument(
+        "--duplicate-ladder",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a duplicate ladder (as --ladders names them; kozel serve gives its web child "
+        "its own): its first halves stay sealed until their twin is on record",
+    )
+    p.add_argument(
+        "--trusted-proxies",
+        default="",
+        metavar="ADDRS",
+        help="proxies (addresses or networks, comma-separated) whose X-Forwarded-For names "
+        "the client: per-address limits then count clients, not the proxy (default: none)",
     )
     p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
     p.add_argument(
@@ -63,47 +80,58 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_web(args: argparse.Namespace) -> int:
     from kozel.ladder.config import ConfigError, load_ladders
 
-    duplicate: frozenset[str] = frozenset()
+    duplicate = frozenset(args.duplicate_ladder)
     if args.ladders is not None:
         try:
-            duplicate = frozenset(s.name for s in load_ladders(args.ladders) if s.duplicate)
+            duplicate |= {s.name for s in load_ladders(args.ladders) if s.duplicate}
         except ConfigError as exc:
             print(f"error: {exc}")
             return 2
+    from kozel.server.replay.limits import ReplayLimits, parse_pairs
     from kozel.web.api import WebLimits
 
     try:
-        limits = WebLimits(**{k: int(v) for k, _, v in (x.partition("=") for x in args.limit)})
+        pairs = parse_pairs(args.limit)
+        replay_keys = ReplayLimits.keys()
+        limits = WebLimits(**{k: v for k, v in pairs if k not in replay_keys})
+        replay_limits = ReplayLimits().with_pairs((k, v) for k, v in pairs if k in replay_keys)
     except (TypeError, ValueError) as exc:
-        print(
-            f"error: --limit KEY=N with KEY one of {', '.join(WebLimits.__dataclass_fields__)}"
-            f" ({exc})"
-        )
+        keys = [*WebLimits.__dataclass_fields__, *ReplayLimits.keys()]
+        print(f"error: --limit KEY=N with KEY one of {', '.join(keys)} ({exc})")
         return 2
     if not 0 <= args.cpu_share <= 64:  # also refuses nan
         print(f"error: --cpu-share must be between 0 and 64 (cores), not {args.cpu_share}")
         return 2
     try:
-        return asyncio.run(_run(args, duplicate, limits))
+        return asyncio.run(_run(args, duplicate, limits, replay_limits))
     except OSError as exc:
         print(f"error: {exc}")
         return 1
 
 
-async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> int:
+async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, replay_limits) -> int:
     from kozel.server.replay.archive import FolderArchive, StoreArchive
     from kozel.web.app import WebServer, create_app
-    from kozel.web.readonly import ReadOnlyStore
+    from kozel.web.readonly import DATABASE_URL_ENV, ReadOnlyStore
     from kozel.web.sources import StandaloneSources
 
-    store = ReadOnlyStore(args.db) if args.db else None
+    url = args.db or os.environ.get(DATABASE_URL_ENV, "")
+    store = ReadOnlyStore(url) if url else None
     # With PostgreSQL the store has every ladder replay: a web pod needs no replay volume.
     archive = (
-        StoreArchive(args.replays, store)
+        StoreArchive(args.replays, store, replay_limits)
         if store is not None and store.keeps_replays
-        else FolderArchive(args.replays)
+        else FolderArchive(args.replays, replay_limits)
     )
-    sources = StandaloneSources(store, archive, referee=args.referee, duplicate_ladders=duplicate)
+    from kozel.server.peers import PROXY_KEY_ENV
+
+    sources = StandaloneSources(
+        store,
+        archive,
+        referee=args.referee,
+        duplicate_ladders=duplicate,
+        proxy_key=os.environ.get(PROXY_KEY_ENV, ""),
+    )
     from kozel.web.ops import OPS_TOKEN_ENV
 
     app = create_app(
@@ -112,7 +140,10 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits) -> i
         cpu_share=args.cpu_share,
         ops_token_sha256=os.environ.get(OPS_TOKEN_ENV, "").strip().lower(),
     )
-    server = WebServer(app, args.listen)
+    from kozel.web.conns import quiet_repeats
+
+    quiet_repeats(asyncio.get_running_loop())
+    server = WebServer(app, args.listen, limits, args.trusted_proxies)
     sock = None
     if args.listen_fd is not None:
         import socket

@@ -500,10 +500,17 @@ class Store:
         with self._session.begin() as s:
             _keep_replay(s, match_id, data)
 
-    def replay_bytes(self, match_id: str) -> bytes | None:
-        """The replay the store keeps for ``match_id`` (``.kzr`` bytes), or None."""
+    def replay_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
+        """The replay the store keeps for ``match_id`` (``.kzr`` bytes), or None;
+        ``OverflowError`` past ``limit`` bytes (its size is asked first, so a big one is
+        never fetched)."""
+        where = ReplayRow.match_id == match_id
         with self._session() as s:
-            return s.scalar(select(ReplayRow.data).where(ReplayRow.match_id == match_id))
+            if limit is not None:
+                size = s.scalar(select(func.length(ReplayRow.data)).where(where))
+                if size is not None and size > limit:
+                    raise OverflowError(limit)
+            return s.scalar(select(ReplayRow.data).where(where))
 
     def settled_ids(self, match_ids: Sequence[str]) -> set[str]:
         """Those of ``match_ids`` the store holds as finished, or voided by an operator (which

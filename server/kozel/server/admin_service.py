@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 from dataclasses import asdict
 
@@ -14,7 +15,9 @@ from kozel.ladder.store import Store, StoreError
 from kozel.server import metrics
 from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.lobby import Lobby
+from kozel.server.peers import Proxies
 from kozel.server.text import id_problem, name_problem
+from kozel.server.throttle import FailureThrottle
 from kozel.v1 import admin_pb2 as apb
 from kozel.v1 import admin_pb2_grpc
 
@@ -30,21 +33,34 @@ STATUS_NAMES = {
 class AdminService(admin_pb2_grpc.AdminServiceServicer):
     """Bot accounts and ladder control; every call checks ``authorization: Bearer <token>``."""
 
-    def __init__(self, lobby: Lobby, admin_token: str) -> None:
+    def __init__(self, lobby: Lobby, admin_token: str, proxies: Proxies | None = None) -> None:
         self.lobby = lobby
-        self._token = admin_token.encode()
+        self.proxies = proxies or Proxies()  # whose x-forwarded-for names the caller
+        # Compared as digests: in constant time, whatever the length of the token tried.
+        self._digest = _digest(admin_token) if admin_token else b""
+        # Bad tokens by peer host, each refused later than the last (guessing is slow).
+        self.bad_tokens = FailureThrottle()
 
     async def _authorize(self, context: grpc.aio.ServicerContext, action: str) -> None:
-        if not self._token:
+        if not self._digest:
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "admin calls are disabled: the referee has no operator.admin_token configured",
             )
+        host = self.proxies.host(context)
+        if self.bad_tokens.crowded(host):  # refused before the token is even looked at
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{self.bad_tokens.max_pending} refused admin calls from your address are "
+                "still pending; wait for them, then retry",
+            )
         given = str(dict(context.invocation_metadata() or ()).get("authorization", ""))
         scheme, _, token = given.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), self._token):
+        if scheme.lower() != "bearer" or not hmac.compare_digest(_digest(token), self._digest):
+            n, delay = self.bad_tokens.failed(host)
             metrics.AUTH_FAILURES.inc()
-            log.warning("admin_refused", action=action, peer=context.peer())
+            log.warning("admin_refused", action=action, peer=context.peer(), failures=n)
+            await self.bad_tokens.wait(host, delay)
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "admin calls need metadata 'authorization: Bearer <admin token>'",
@@ -202,6 +218,10 @@ class AdminService(admin_pb2_grpc.AdminServiceServicer):
         return apb.ListLaddersResponse(
             ladders=[ladder_state(self.lobby.ladders[name]) for name in sorted(self.lobby.ladders)]
         )
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
 
 
 def ladder_state(ladder: LadderRuntime) -> apb.LadderState:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import secrets
 import shutil
 import signal
 import socket
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIServer
@@ -33,7 +34,8 @@ from kozel.server.ladder_service import LadderService
 from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
 from kozel.server.match_service import MatchService
-from kozel.server.reflection import enable_reflection
+from kozel.server.peers import Proxies, trusted_addresses
+from kozel.server.reflection import ReflectionCaps, enable_reflection
 from kozel.server.service import RefereeService
 from kozel.server.service import add_to_server as add_referee_service
 from kozel.server.shared_store import SharedStore, open_store
@@ -241,6 +243,8 @@ async def start_referee(
             f"web pages asked for on {config.web_listen}, but the referee was "
             "started without them (start_web)"
         )
+    if config.web_listen and not config.web_in_process and not config.web_proxy_key:
+        config = replace(config, web_proxy_key=secrets.token_urlsafe(32))
     lobby = Lobby(config, house_bots)
     shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
@@ -274,18 +278,27 @@ async def start_referee(
             shared.cluster = Cluster(
                 lobby, shared.store, shared.referee_id, config.cluster_poll_s, shared.status
             )
-    service = RefereeService(config, lobby, shared.cluster if shared is not None else None)
+    proxies = Proxies(trusted_addresses(config.trusted_proxies), config.web_proxy_key)
+    service = RefereeService(config, lobby, shared.cluster if shared is not None else None, proxies)
     if shared is not None:
         shared.streams = lambda: service.open_streams
     health_servicer = health.aio.HealthServicer()
-    admin = AdminService(lobby, config.admin_token)
+    admin = AdminService(lobby, config.admin_token, proxies)
 
+    reflection_caps = ReflectionCaps(
+        config.max_reflection_rpcs,
+        config.max_reflection_rpcs_per_peer,
+        config.reflection_idle_s,
+        proxies,
+    )
     caps = CallCaps(
         idle_total=config.max_idle_rpcs,
         idle_per_peer=config.max_idle_rpcs_per_peer,
         idle_max_s=config.max_idle_rpc_s,
         streams=config.max_streams,
         reserved=config.reserved_rpcs,
+        reflection=reflection_caps.total,
+        proxies=proxies,
     )
     server = grpc.aio.server(
         options=server_options(config),
@@ -294,7 +307,7 @@ async def start_referee(
     )
     add_referee_service(service, server)
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby), server)
+    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby, proxies), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [
         SERVICE_NAME,
@@ -310,6 +323,8 @@ async def start_referee(
             idle_per_peer=config.max_idle_rpcs_per_peer,
             idle_max_s=config.max_idle_rpc_s,
             reserved=config.reserved_rpcs,
+            reflection=reflection_caps.total,
+            proxies=proxies,
         )
         operator = grpc.aio.server(
             options=server_options(config),
@@ -319,12 +334,14 @@ async def start_referee(
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
         enable_reflection(
-            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), operator
+            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            operator,
+            reflection_caps,
         )
     else:
         admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
         names.insert(2, ADMIN_SERVICE_NAME)
-    enable_reflection(names, server)  # method symbols too (grpc/grpc#34743)
+    enable_reflection(names, server, reflection_caps)  # method symbols too (grpc/grpc#34743)
 
     web_child = bool(config.web_listen) and start_web is not None and not config.web_in_process
     socket_dir: Path | None = None

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kozel.core.clock import Clock
+from kozel.server.replay.limits import ReplayLimits
+
+_REPLAY = ReplayLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +38,12 @@ class ServerConfig:
     web_nice: int = 19  # the web child's niceness
     web_idle: bool = True  # ... and it runs under SCHED_IDLE (Linux)
     web_cpu_share: float = 0.25  # ... and spends at most this share of one core (0: no cap)
+    web_database_url: str = ""  # the store as the web reads it (a read-only role); "" = ours
     drain_timeout_s: float = 60.0  # SIGTERM: running matches get this long to finish
+    trusted_proxies: str = ""  # proxies whose forwarded address names the client ("*": any)
+    # Shown by the referee's own web child (in PROXY_KEY_ENV) so that the addresses of its
+    # visitors it forwards count; start_referee makes one up (never in a file).
+    web_proxy_key: str = ""
     gc_thresholds: tuple[int, int, int] = (10_000, 20, 10)  # gc.set_threshold in serve()
     replay_dir: Path = Path("data/replays")
     clock: Clock = field(default_factory=Clock)
@@ -61,7 +69,11 @@ class ServerConfig:
     session_linger_s: float = 60.0  # how long an idle detached session can still be resumed
     max_spectators_per_match: int = 64  # WatchMatch subscribers per match
     max_spectators: int = 1024  # WatchMatch subscribers in all
+    max_spectators_per_peer: int = 8  # WatchMatch subscribers of one match from one address
     max_tables_per_peer: int = 64  # open tables created from one address
+    # Queue matches start for a client address (a ladder bot: its identity) while it plays
+    # fewer than this many matches; beyond, its queued bots wait and others go first.
+    max_queue_matches_per_peer: int = 16
     empty_table_linger_s: float = 60.0  # a table no remote bot joined closes after this
     max_match_deals: int = 1000  # a match ends (aborted) after this many deals; fixed_deals <= it
     max_idle_rpcs: int = 1024  # WaitTable, WatchMatch and health.Watch calls at once, in all
@@ -69,11 +81,21 @@ class ServerConfig:
     max_idle_rpc_s: float = 1800.0  # such a call ends with DEADLINE_EXCEEDED after this
     operator_max_idle_rpcs: int = 32  # health.Watch calls at once on the operator port
     reserved_rpcs: int = 64  # gRPC slots above every cap, for short calls (health checks)
+    max_reflection_rpcs: int = 16  # reflection streams at once, per port
+    max_reflection_rpcs_per_peer: int = 4  # ... from one address
+    reflection_idle_s: float = 30.0  # a reflection stream waiting this long for a request ends
     max_sessions_per_bot: int = 8  # connected sessions of one ladder bot
     max_lingering_sessions: int = 4096  # detached sessions kept for a resume, oldest go first
     keepalive_time_s: float = 10.0  # the referee pings a connection quiet for this long
     keepalive_timeout_s: float = 5.0  # ... and closes it when the ping is unanswered this long
     spectator_delay_s: float = 0.0  # full-information spectating after this delay; 0 = off
+    # A replay file read (by the referee, its web, recovery) is refused past these
+    # (kozel.server.replay.limits): its size, once decompressed too, its deals and steps, and
+    # the bytes of fields the reader does not know.
+    replay_max_bytes: int = _REPLAY.max_bytes
+    replay_max_deals: int = _REPLAY.max_deals
+    replay_max_steps: int = _REPLAY.max_steps
+    replay_max_unknown_bytes: int = _REPLAY.max_unknown_bytes
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
     database_url: str = ""
@@ -87,3 +109,13 @@ class ServerConfig:
     cluster: bool = False
     cluster_poll_s: float = 0.25  # how often a referee publishes tickets and reads assignments
     store_flush_timeout_s: float = 10.0  # at stop, queued writes drain until none is done this long
+
+    @property
+    def replay_limits(self) -> ReplayLimits:
+        """The bounds every replay read of this referee applies."""
+        return ReplayLimits(
+            self.replay_max_bytes,
+            self.replay_max_deals,
+            self.replay_max_steps,
+            self.replay_max_unknown_bytes,
+        )

@@ -1,7 +1,8 @@
 """Concurrent-call limits: long calls that carry no credentials (``WaitTable``, ``WatchMatch``,
 ``health.Watch``) are capped in all and per peer address and given a deadline; ``Play`` streams
-(capped by the servicer itself, so no wrapper sits on their messages) have their slots too, all
-below gRPC's own ``maximum_concurrent_rpcs``. The slots left over are
+(capped by the servicer itself, so no wrapper sits on their messages) and reflection streams
+(capped by :mod:`kozel.server.reflection`) have their slots too, all below gRPC's own
+``maximum_concurrent_rpcs``. The slots left over are
 reserved for short calls, so a health check is answered even while every long-call slot is
 taken.
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+
+from kozel.server.peers import Proxies
 
 IDLE_METHODS = frozenset(
     {
@@ -23,11 +26,6 @@ IDLE_METHODS = frozenset(
         "/grpc.health.v1.Health/Watch",
     }
 )
-
-
-def peer_host(peer: str) -> str:
-    """The host part of a gRPC peer string (ipv4:1.2.3.4:5, ipv6:[::1]:5)."""
-    return peer.rsplit(":", 1)[0] if peer else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +37,13 @@ class CallCaps:
     idle_max_s: float  # how long one may last
     streams: int = 0  # Play streams at once (0: the server has none)
     reserved: int = 64  # slots above all of these, for short calls (health checks)
+    reflection: int = 0  # reflection streams at once (capped by kozel.server.reflection)
+    proxies: Proxies = field(default_factory=Proxies)  # whose x-forwarded-for counts
 
     @property
     def grpc_slots(self) -> int:
         """gRPC's ``maximum_concurrent_rpcs`` for the server."""
-        return self.streams + self.idle_total + self.reserved
+        return self.streams + self.idle_total + self.reflection + self.reserved
 
 
 class CallLimits(grpc.aio.ServerInterceptor):
@@ -106,7 +106,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
         if streaming and inspect.isasyncgenfunction(behaviour):
 
             async def generator(request, context):  # noqa: ANN001, ANN202
-                host = peer_host(context.peer())
+                host = limits.caps.proxies.host(context)
                 if why := limits._enter_idle(host):
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
                 deadline = asyncio.get_running_loop().time() + limits.caps.idle_max_s
@@ -130,7 +130,7 @@ class CallLimits(grpc.aio.ServerInterceptor):
             return generator
 
         async def coroutine(request, context):  # noqa: ANN001, ANN202, RET503 (abort raises)
-            host = peer_host(context.peer())
+            host = limits.caps.proxies.host(context)
             if why := limits._enter_idle(host):
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
             try:

@@ -64,7 +64,9 @@ class Lobby:
         self.config = config
         # Where matches' replays are kept, and which are sealed (duplicate first halves).
         self.replays: ReplayArchive = (
-            replays if replays is not None else FolderArchive(config.replay_dir)
+            replays
+            if replays is not None
+            else FolderArchive(config.replay_dir, config.replay_limits)
         )
         self.running = RunningMatches(config, self.replays, after=self._match_done)
         self.cap = MatchCap(
@@ -74,7 +76,13 @@ class Lobby:
             config.admission_busy,
         )
         self.tables = Tables(config, house_bots or {}, self._start_table, self.admits)
-        self.queues = Queues(config.clock, self._start_queued, self.admits)
+        self.queues = Queues(
+            config.clock,
+            self._start_queued,
+            self.admits,
+            self.running.by_unit,
+            config.max_queue_matches_per_peer,
+        )
         self.ladders: dict[str, LadderRuntime] = {}
         self.store: Store | None = None  # the ladders' store (one per referee), if any
         self.gate: LadderGate = gate or OpenGate()

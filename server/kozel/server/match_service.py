@@ -11,6 +11,7 @@ from kozel.engine.rules import Ruleset
 from kozel.server.errors import Refused
 from kozel.server.lobby import REPLAY_ID, Lobby
 from kozel.server.match_details import from_runner, match_details
+from kozel.server.peers import Proxies
 from kozel.server.status import grpc_status
 from kozel.v1 import match_pb2 as mpb
 from kozel.v1 import match_pb2_grpc
@@ -21,8 +22,9 @@ LIVE_LIST_MAX = 1000  # running matches listed by one ListLiveMatches
 class MatchService(match_pb2_grpc.MatchServiceServicer):
     """Read-only: any client may ask, no credentials."""
 
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: Lobby, proxies: Proxies | None = None) -> None:
         self.lobby = lobby
+        self.proxies = proxies or Proxies()  # whose x-forwarded-for names the spectator
 
     def _rules_of(self, ladder: str) -> Ruleset | None:
         runtime = self.lobby.ladders.get(ladder)
@@ -67,7 +69,7 @@ class MatchService(match_pb2_grpc.MatchServiceServicer):
                 "stay secret until its twin has been played",
             )
         try:
-            sub = hub.subscribe(request.full)
+            sub = hub.subscribe(request.full, self.proxies.host(context))
         except Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         try:

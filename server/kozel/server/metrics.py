@@ -80,7 +80,9 @@ REDIRECT_SECONDS = Histogram(
     "Shared ladders: from the host receiving an assignment to a redirected bot's arrival",
     buckets=(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30),
 )
-AUTH_FAILURES = Counter("kozel_auth_failures", "Hellos refused for a bad ladder token")
+AUTH_FAILURES = Counter(
+    "kozel_auth_failures", "Logins refused: bad ladder tokens (Hello) and bad admin tokens"
+)
 ACTIVE_STREAMS = Gauge("kozel_active_streams", "Open Play streams")
 ACTIVE_MATCHES = Gauge("kozel_active_matches", "Matches being played", ["ladder"])
 LOOP_LAG = Histogram(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kozel.core.clock import Clock
 from kozel.engine.rules import Ruleset
@@ -19,9 +19,16 @@ class Queues:
     ``admits`` allows."""
 
     def __init__(
-        self, clock: Clock, start: Callable[[MatchStart], object], admits: Callable[[], bool]
+        self,
+        clock: Clock,
+        start: Callable[[MatchStart], object],
+        admits: Callable[[], bool],
+        running_by_unit: Mapping[str, int],
+        max_per_unit: int,
     ) -> None:
         self.clock = clock
+        self.running_by_unit = running_by_unit  # the running matches' count, kept by them
+        self.max_per_unit = max_per_unit  # limits.max_queue_matches_per_peer
         self.waiting: dict[str, deque[Session]] = {}  # by queue key, one entry per free slot
         self._rules: dict[str, tuple[Ruleset, int]] = {}
         self._start = start
@@ -61,15 +68,31 @@ class Queues:
         rules, players = self._rules[key]
         queue = self.waiting[key]
         while self._admits():
-            picked: list[Session] = []
-            for s in list(queue):
-                if s not in picked and s.free_slots > 0:
-                    picked.append(s)
-                if len(picked) == players:
-                    break
+            picked = self._pick(queue, players)
             if len(picked) < players:
                 return
             for s in picked:
                 queue.remove(s)
             links = [s.new_link() for s in picked]
             self._start(MatchStart(links, rules, players, self.clock, new_seed()))
+
+    def _pick(self, queue: deque[Session], players: int) -> list[Session]:
+        """The sessions of the next queue match: those whose unit plays the fewest matches
+        first (queue order among equals), none whose unit already plays ``max_per_unit``. So
+        one client's crowd of streams (which may never answer) cannot keep the bots of another
+        waiting behind it."""
+        running = self.running_by_unit
+        ready: dict[Session, int] = {}  # in queue order, with their unit's running matches
+        fresh = 0  # of them, those whose unit plays none: enough of them ends the search
+        for s in queue:
+            if (
+                s in ready
+                or s.free_slots <= 0
+                or (n := running.get(s.unit, 0)) >= self.max_per_unit
+            ):
+                continue
+            ready[s] = n
+            fresh += n == 0
+            if fresh == players:
+                return [s for s, n in ready.items() if n == 0]
+        return sorted(ready, key=ready.__getitem__)[:players]  # stable: queue order among equals

@@ -310,6 +310,7 @@ class MatchRunner(MatchHooks):
             ended_at=ended_at,
             table_id=self.table_id,
             ladder=self.ladder,
+            duplicate_first_half=not core.reveal_seed,  # a duplicate first half's seed is kept
         )
         path = self.replays.location(self.match_id)
         replay_id = self.match_id

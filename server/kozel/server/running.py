@@ -55,6 +55,10 @@ class RunningMatches:
         self.tasks: dict[str, asyncio.Task[FinishedMatch]] = {}
         self.runners: dict[str, MatchRunner] = {}  # for details and spectators
         self.spectating = SpectatorCount(config.max_spectators)  # WatchMatch streams in all
+        # Running matches by unit (a client address, or a ladder bot's identity: Session.unit),
+        # each counted once per unit that plays in it: a unit's share of the queue is capped.
+        self.by_unit: dict[str, int] = {}
+        self._units_of: dict[str, tuple[str, ...]] = {}  # by match id
         self._after = after
 
     def __len__(self) -> int:
@@ -82,9 +86,11 @@ class RunningMatches:
             delay_s=config.spectator_delay_s,
             max_spectators=config.max_spectators_per_match,
             total=self.spectating,
+            max_per_peer=config.max_spectators_per_peer,
         )
         match_id = runner.match_id
         self.runners[match_id] = runner
+        self._count_units(match_id, start.links)
         for link in start.links:
             if isinstance(link, RemoteLink):
                 link.session.register(link)
@@ -102,9 +108,21 @@ class RunningMatches:
         )
         return runner
 
+    def _count_units(self, match_id: str, links: Sequence[SeatLink]) -> None:
+        units = {link.session.unit for link in links if isinstance(link, RemoteLink)}
+        self._units_of[match_id] = tuple(units)
+        for unit in units:
+            self.by_unit[unit] = self.by_unit.get(unit, 0) + 1
+
+    def _uncount_units(self, match_id: str) -> None:
+        for unit in self._units_of.pop(match_id, ()):
+            if (left := self.by_unit.pop(unit) - 1) > 0:
+                self.by_unit[unit] = left
+
     def _ended(self, match_id: str, task: asyncio.Task[FinishedMatch]) -> None:
         self.tasks.pop(match_id, None)
         self.runners.pop(match_id, None)
+        self._uncount_units(match_id)
         if not task.cancelled() and task.exception() is not None:
             log.error("match_crashed", match_id=match_id, exc_info=task.exception())
         self._after(match_id, task)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
@@ -21,20 +20,18 @@ from kozel.server import door, errors, metrics
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.door import Admission, Door, JoinLadder, JoinQueue, JoinTable, Resume
-from kozel.server.limits import peer_host
 from kozel.server.lobby import Lobby
+from kozel.server.peers import Proxies
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
 from kozel.server.tables import TableRequest
 from kozel.server.text import id_problem
+from kozel.server.throttle import FailureThrottle
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 
 log = structlog.get_logger("kozel.service")
-
-AUTH_FAILURE_MEMORY_S = 600.0  # bad tokens from a host are forgotten after this quiet spell
-MAX_DELAYED_PER_HOST = 4  # refused ladder Hellos from one host waiting out their delay
 
 
 def add_to_server(
@@ -83,17 +80,22 @@ class HelloError(Exception):
 class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
     """``kozel.v1.RefereeService``."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby, cluster: Cluster | None = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        lobby: Lobby,
+        cluster: Cluster | None = None,
+        proxies: Proxies | None = None,
+    ) -> None:
         self.config = config
         self.lobby = lobby
         self.cluster = cluster  # the shared ladders (referee.cluster), which redirect bots here
         self.sessions: dict[str, Session] = {}  # by resume token
         self._readers: set[asyncio.Task[None]] = set()
         self.open_streams = 0  # Play streams at once, capped at config.max_streams
-        # By peer host: (bad tokens, time of the last one). A good token from the same host
-        # does not clear it (many bots may share one address); a quiet spell does.
-        self.auth_failures: dict[str, tuple[int, float]] = {}
-        self._delayed: dict[str, int] = {}  # by peer host: refused Hellos waiting out a delay
+        self.proxies = proxies or Proxies()  # whose x-forwarded-for counts
+        # Bad ladder tokens by peer host, each refused later than the last.
+        self.bad_tokens = FailureThrottle()
         # Detached sessions without matches, kept for a resume, oldest first: bounded by count
         # (max_lingering_sessions) as well as by time (session_linger_s).
         self._lingering: OrderedDict[str, Session] = OrderedDict()
@@ -119,7 +121,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             opened: asyncio.Future[tuple[Session, Outbox] | HelloError] = loop.create_future()
             # One reader per stream, never cancelled: cancelling a grpc.aio read can lose the
             # message it was reading and leave the stream unusable.
-            reader = loop.create_task(self._read(context, opened, peer_host(context.peer())))
+            reader = loop.create_task(self._read(context, opened, self.proxies.host(context)))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
             try:
@@ -169,12 +171,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                         session, outbox = await self._open(req, peer, opened)
                     except HelloError as exc:
                         if exc.delay:
-                            self._delayed[peer] = self._delayed.get(peer, 0) + 1
-                            try:
-                                await asyncio.sleep(exc.delay)
-                            finally:
-                                if (left := self._delayed.pop(peer) - 1) > 0:
-                                    self._delayed[peer] = left
+                            await self.bad_tokens.wait(peer, exc.delay)
                         if not opened.done():
                             opened.set_result(exc)
                         continue
@@ -212,7 +209,11 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         a session, or open one at a table, in a queue or on a ladder. ``opened`` done
         meanwhile means the Hello deadline passed while the token was being checked."""
         if req.WhichOneof("message") == "hello":
-            req.hello.DiscardUnknownFields()  # the session keeps its Hello: only what we read
+            # The session keeps its Hello: only what the referee reads, in a message of its own
+            # (a part of the request would keep the whole request's memory alive, padding and
+            # all, for as long as the session lingers).
+            req.hello.DiscardUnknownFields()
+            req = rpb.PlayRequest(hello=rpb.Hello.FromString(req.hello.SerializeToString()))
         try:
             wants = door.admit(req, self._door(req.hello.resume_token))
             bot = await self._authenticate(wants) if isinstance(wants, JoinLadder) else None
@@ -229,7 +230,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             self._lingering.pop(session.resume_token, None)
             self.lobby.requeue(session)
             return session, outbox
-        session = Session(wants.hello, self.config.max_matches_per_stream, self._idle)
+        unit = f"bot:{bot.id}" if bot is not None else peer
+        session = Session(wants.hello, self.config.max_matches_per_stream, self._idle, unit)
         self.sessions[session.resume_token] = session
         session.attach(outbox, resumed=False)
         try:
@@ -300,23 +302,18 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     def _bad_token(self, peer: str, refusal: errors.Refused) -> HelloError:
         """The refusal of a bad ladder token: counted per address and slowed down."""
-        if len(self.auth_failures) > 10_000:
-            self.auth_failures.clear()
-        now = time.monotonic()
-        n, last = self.auth_failures.get(peer, (0, now))
-        n = 1 if now - last > AUTH_FAILURE_MEMORY_S else n + 1
-        self.auth_failures[peer] = (n, now)
+        n, delay = self.bad_tokens.failed(peer)
         metrics.AUTH_FAILURES.inc()
         log.warning("bad_ladder_token", peer=peer, failures=n)
-        if self._delayed.get(peer, 0) >= MAX_DELAYED_PER_HOST:
+        if self.bad_tokens.crowded(peer):
             # Each delayed refusal holds a stream slot: a crowd of them is cut short.
             return HelloError(
                 errors.Exhausted(
-                    f"{MAX_DELAYED_PER_HOST} refused ladder logins from your "
+                    f"{self.bad_tokens.max_pending} refused ladder logins from your "
                     "address are still pending; wait for them, then retry"
                 )
             )
-        return HelloError(refusal, delay=min(0.05 * 2 ** (n - 1), 5.0))
+        return HelloError(refusal, delay=delay)
 
     def _dispatch(
         self, session: Session, outbox: Outbox, req: rpb.PlayRequest, received_at: float
@@ -390,7 +387,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     clock,
                     request.seed or None,
                     tuple(request.house_bots),
-                    owner=peer_host(context.peer()),
+                    owner=self.proxies.host(context),
                 )
             )
         except (RulesError, ClockError) as exc:

@@ -97,7 +97,11 @@ class Session:
     """A bot identity: its name, resume token, current stream and running matches."""
 
     def __init__(
-        self, hello: rpb.Hello, max_matches: int, on_idle: Callable[[Session], None]
+        self,
+        hello: rpb.Hello,
+        max_matches: int,
+        on_idle: Callable[[Session], None],
+        unit: str = "",
     ) -> None:
         self.id = uuid.uuid4().hex[:12]
         self.name = hello.bot_name
@@ -112,6 +116,9 @@ class Session:
         self.queue_key: str | None = None  # the queue it waits in (queue_in)
         self.ladder: str | None = None  # the ladder it joined (enter_ladder)
         self.bot: Any = None  # the authenticated ladder bot (kozel.ladder.store.Bot)
+        # Whose share of the running matches it plays in: its client's address, or a ladder
+        # bot's own identity (docs/operations.md, "Behind a load balancer").
+        self.unit = unit
         self.missed: deque[Outgoing] = deque(maxlen=MISSED_LIMIT)
         self._on_idle = on_idle
 

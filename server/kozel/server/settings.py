@@ -31,6 +31,7 @@ from kozel.core.clock import Clock
 from kozel.ladder.config import ConfigError, LadderSpec, load_ladders, parse_ladders, problem
 from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.identity import check_id
+from kozel.server.peers import trusted_addresses
 
 ENV_PREFIX = "KOZEL_"
 
@@ -39,6 +40,12 @@ def _check_listen(value: str) -> str:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"{value!r} is not host:port (port 0-65535; 0 picks a free one)")
+    return value
+
+
+def _check_url(value: str) -> str:
+    if value and not value.startswith(("sqlite", "postgresql")):
+        raise ValueError("database_url must be a sqlite:// or postgresql+psycopg:// URL")
     return value
 
 
@@ -146,11 +153,29 @@ class WebSettings(_Section):
     opponents_window: int = Field(2000, ge=1, le=100_000)  # matches counted per opponent
     replay_cache: int = Field(16, ge=0, le=10_000)  # replays kept converted to JSON
     max_replay_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # a bigger replay is refused
+    # The store as the web reads it: a role that may only SELECT (PostgreSQL); "" = the
+    # referee's own database_url, in read-only mode.
+    database_url: SecretStr = SecretStr("")
+    # Connections (docs/web.md, "Hostile input"): at once, in all (also kept below the
+    # process's descriptor limit) and from one address; seconds for a request's head, and
+    # between requests on a kept-alive connection.
+    max_connections: int = Field(1000, ge=1, le=1_000_000)
+    max_connections_per_address: int = Field(64, ge=1, le=1_000_000)
+    header_timeout_s: int = Field(10, ge=1, le=3600)
+    idle_timeout_s: int = Field(5, ge=1, le=3600)
+    max_live_per_address: int = Field(8, ge=1, le=10_000)  # live streams of a match, per address
+    max_waiting_per_address: int = Field(32, ge=1, le=100_000)  # requests waiting under cpu_share
 
     @field_validator("listen")
     @classmethod
     def _listen(cls, value: str) -> str:
         return _check_listen(value) if value else value
+
+    @field_validator("database_url")
+    @classmethod
+    def _url(cls, value: SecretStr) -> SecretStr:
+        _check_url(value.get_secret_value())
+        return value
 
 
 class MetricsSettings(_Section):
@@ -174,9 +199,7 @@ class StorageSettings(_Section):
     @field_validator("database_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if value and not value.startswith(("sqlite", "postgresql")):
-            raise ValueError("database_url must be a sqlite:// or postgresql+psycopg:// URL")
-        return value
+        return _check_url(value)
 
 
 class RefereeSettings(_Section):
@@ -235,7 +258,9 @@ class LimitsSettings(_Section):
     session_linger_s: float = Field(_LIMITS.session_linger_s, ge=0)
     max_spectators_per_match: int = Field(_LIMITS.max_spectators_per_match, ge=0, le=10_000)
     max_spectators: int = Field(_LIMITS.max_spectators, ge=0, le=1_000_000)
+    max_spectators_per_peer: int = Field(_LIMITS.max_spectators_per_peer, ge=1, le=10_000)
     max_tables_per_peer: int = Field(_LIMITS.max_tables_per_peer, ge=1, le=1_000_000)
+    max_queue_matches_per_peer: int = Field(_LIMITS.max_queue_matches_per_peer, ge=1, le=1_000_000)
     empty_table_linger_s: float = Field(_LIMITS.empty_table_linger_s, ge=0)
     max_match_deals: int = Field(_LIMITS.max_match_deals, ge=1, le=1_000_000)
     max_idle_rpcs: int = Field(_LIMITS.max_idle_rpcs, ge=1, le=1_000_000)
@@ -243,11 +268,29 @@ class LimitsSettings(_Section):
     max_idle_rpc_s: float = Field(_LIMITS.max_idle_rpc_s, gt=0, le=86_400)
     operator_max_idle_rpcs: int = Field(_LIMITS.operator_max_idle_rpcs, ge=1, le=100_000)
     reserved_rpcs: int = Field(_LIMITS.reserved_rpcs, ge=1, le=100_000)
+    max_reflection_rpcs: int = Field(_LIMITS.max_reflection_rpcs, ge=1, le=100_000)
+    max_reflection_rpcs_per_peer: int = Field(
+        _LIMITS.max_reflection_rpcs_per_peer, ge=1, le=100_000
+    )
+    reflection_idle_s: float = Field(_LIMITS.reflection_idle_s, gt=0, le=86_400)
     max_sessions_per_bot: int = Field(_LIMITS.max_sessions_per_bot, ge=1, le=100_000)
     max_lingering_sessions: int = Field(_LIMITS.max_lingering_sessions, ge=0, le=10_000_000)
     keepalive_time_s: float = Field(_LIMITS.keepalive_time_s, ge=1, le=7200)
     keepalive_timeout_s: float = Field(_LIMITS.keepalive_timeout_s, ge=1, le=600)
     spectator_delay_s: float = Field(0.0, ge=0, le=86_400)
+    replay_max_bytes: int = Field(_LIMITS.replay_max_bytes, ge=64 * 1024, le=2**31)
+    replay_max_deals: int = Field(_LIMITS.replay_max_deals, ge=1, le=1_000_000)
+    replay_max_steps: int = Field(_LIMITS.replay_max_steps, ge=1, le=100_000_000)
+    replay_max_unknown_bytes: int = Field(_LIMITS.replay_max_unknown_bytes, ge=0, le=2**31)
+
+    @model_validator(mode="after")
+    def _replays_readable(self) -> LimitsSettings:
+        if self.replay_max_deals < self.max_match_deals:
+            raise ValueError(
+                f"replay_max_deals ({self.replay_max_deals}) is below max_match_deals "
+                f"({self.max_match_deals}): the referee could not read its own replays"
+            )
+        return self
 
 
 class Settings(BaseSettings):
@@ -269,6 +312,11 @@ class Settings(BaseSettings):
     referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     drain_timeout_s: float = Field(60.0, ge=0, le=86_400)
+    # Proxies and load balancers (addresses or networks, comma-separated; "*" any) whose
+    # forwarded address names the client (gRPC metadata and HTTP header X-Forwarded-For):
+    # per-address limits then count clients, not the proxy. "" trusts none
+    # (docs/operations.md, "Behind a load balancer").
+    trusted_proxies: str = ""
     # Python's garbage collector (gc.set_threshold). A first threshold well above the 700 of
     # CPython lets the many short-lived objects of each decision die before a collection, so
     # objects rarely reach the older generations and full collections (100-250 ms pauses with
@@ -289,6 +337,12 @@ class Settings(BaseSettings):
     def _gc(cls, value: list[int]) -> list[int]:
         if len(value) != 3 or not all(0 <= t <= 10_000_000 for t in value):
             raise ValueError("gc_thresholds are three whole numbers from 0 to 10000000")
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        trusted_addresses(value)  # ValueError naming a bad entry
         return value
 
     @field_validator("advertise_address")
@@ -336,9 +390,18 @@ class Settings(BaseSettings):
             web_optional="listen" not in self.web.model_fields_set,
             web_limits=tuple(
                 self.web.model_dump(
-                    exclude={"listen", "in_process", "nice", "idle", "cpu_share"}
+                    exclude={
+                        "listen",
+                        "in_process",
+                        "nice",
+                        "idle",
+                        "cpu_share",
+                        "database_url",
+                    }
                 ).items()
             ),
+            web_database_url=self.web.database_url.get_secret_value(),
+            trusted_proxies=self.trusted_proxies,
             web_in_process=self.web.in_process,
             web_nice=self.web.nice,
             web_idle=self.web.idle,

@@ -54,7 +54,8 @@ def open_store(config: ServerConfig, replays: ReplayArchive) -> Opened:
         store = Store(config.database_url or default_url(config.data_dir))
         store.migrate()
         if store.keeps_replays and isinstance(replays, FolderArchive):
-            replays = StoreArchive(replays.folder, store)  # the store's copies for every referee
+            # The store's copies, for every referee.
+            replays = StoreArchive(replays.folder, store, replays.limits)
         names = [spec.name for spec in config.ladders]
         # Shared ladders: every referee serves them; the host row is only the scheduler's.
         standby = config.ladder_standby or config.cluster

@@ -65,8 +65,9 @@ class Shared:
 class Subscription:
     """One spectator's queue: (due time on the loop clock, message); ``None`` ends it."""
 
-    def __init__(self, full: bool, queue_limit: int) -> None:
+    def __init__(self, full: bool, queue_limit: int, peer: str = "") -> None:
         self.full = full
+        self.peer = peer  # the spectator's address (one address's share of a match is capped)
         self.queue_limit = queue_limit
         self.queue: deque[tuple[float, Shared | None]] = deque()
         self.dropped = ""  # why the hub dropped this spectator, if it did
@@ -143,9 +144,11 @@ class SpectatorHub:
         delay_s: float,
         queue_limit: int = QUEUE_LIMIT,
         total: SpectatorCount | None = None,
+        max_per_peer: int | None = None,
     ) -> None:
         self.watched = watched
         self.max_spectators = max_spectators
+        self.max_per_peer = max_spectators if max_per_peer is None else max_per_peer
         self.total = total if total is not None else SpectatorCount(max_spectators)
         self.delay_s = delay_s
         self.queue_limit = queue_limit
@@ -159,8 +162,9 @@ class SpectatorHub:
 
     # -- spectators ----------------------------------------------------------------------------
 
-    def subscribe(self, full: bool) -> Subscription:
-        """A new spectator; its first message (the snapshot) is already queued."""
+    def subscribe(self, full: bool, peer: str = "") -> Subscription:
+        """A new spectator (from ``peer``, an address); its first message (the snapshot) is
+        already queued."""
         if full and self.delay_s <= 0:
             raise errors.Conflict("this referee offers no full view (spectator_delay_s is 0)")
         if self.closed:
@@ -169,6 +173,13 @@ class SpectatorHub:
             raise errors.Exhausted(
                 f"match {self.watched.match_id} already has {self.max_spectators} spectators"
             )
+        if peer and sum(1 for s in self.subs if s.peer == peer) >= self.max_per_peer:
+            # Each spectator costs the referee a write per event: one client must not slow a
+            # fast match down with a crowd of them (64 once made one ten times slower).
+            raise errors.Exhausted(
+                f"your address already watches match {self.watched.match_id} "
+                f"{self.max_per_peer} times (limits.max_spectators_per_peer)"
+            )
         if self.total.n >= self.total.limit:
             raise errors.Exhausted(
                 f"the referee already has {self.total.limit} spectators "
@@ -176,7 +187,7 @@ class SpectatorHub:
             )
         if self._deal is not None:
             self.events(self._deal)  # everyone is sent what the snapshot is about to show
-        sub = Subscription(full, self.queue_limit)
+        sub = Subscription(full, self.queue_limit, peer)
         loop = asyncio.get_running_loop()
         sub.put(loop.time() + self._delay(full), Shared(self._snapshot(full)), loop.time())
         self.subs.append(sub)

@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import json
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
@@ -19,16 +20,21 @@ from fastapi.responses import JSONResponse, Response
 from google.protobuf.json_format import MessageToDict
 from pydantic import BaseModel
 from sse_starlette.sse import EventSourceResponse
+from starlette.background import BackgroundTask
 
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
 from kozel.server.replay.file import ReplayError, decode_replay
+from kozel.server.replay.limits import ReplayLimits
+from kozel.web.cpu import CpuGate
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
 
 NAME = r"^[^\x00-\x1f\x7f]{1,64}$"  # bot and ladder names as the store allows them
-MatchId = Annotated[str, PathParam(pattern=REPLAY_ID.pattern, description="8 to 64 hex digits")]
+# Anchored: a path parameter's pattern is searched for, not matched (use fullmatch in Python).
+MATCH_ID = f"^{REPLAY_ID.pattern}$"
+MatchId = Annotated[str, PathParam(pattern=MATCH_ID, description="8 to 64 hex digits")]
 BotName = Annotated[str, PathParam(pattern=NAME, description="a bot name")]
 LadderName = Annotated[str, PathParam(pattern=NAME, description="a ladder name")]
 
@@ -44,6 +50,16 @@ class WebLimits:
     replay_cache: int = 16  # replays kept converted to JSON (by ETag)
     max_replay_bytes: int = 32 * 1024 * 1024  # a bigger replay file is refused
     recent_matches: int = 20  # a bot page's latest matches
+    # Connections (kozel.web.conns): at once in all (kept below the descriptor limit) and
+    # from one address; seconds for a request's head, and idle between requests.
+    max_connections: int = 1000
+    max_connections_per_address: int = 64
+    header_timeout_s: int = 10
+    idle_timeout_s: int = 5
+    # Live streams of one match from one client address (the referee caps a match's in all).
+    max_live_per_address: int = 8
+    # Requests of one address waiting their turn under the CPU cap (429 beyond).
+    max_waiting_per_address: int = 32
 
     @property
     def default_page(self) -> int:
@@ -169,6 +185,27 @@ class Api:
         self.sources = sources
         self.limits = limits
         self._json: OrderedDict[str, bytes] = OrderedDict()
+        self.live: dict[tuple[str, str], int] = {}  # live streams by (match id, address)
+        self.gate: CpuGate | None = None  # the CPU cap's turns, when there is a cap
+
+    def live_slot(self, match_id: str, address: str) -> Callable[[], None] | None:
+        """Take one of ``address``'s live slots of a match: what gives it back (once, however
+        often it is called), or None when the address holds its share already."""
+        key = (match_id, address)
+        if self.live.get(key, 0) >= self.limits.max_live_per_address:
+            return None
+        self.live[key] = self.live.get(key, 0) + 1
+        given_back = False
+
+        def give_back() -> None:
+            nonlocal given_back
+            if given_back:
+                return
+            given_back = True
+            if (left := self.live.pop(key) - 1) > 0:
+                self.live[key] = left
+
+        return give_back
 
     @property
     def queries(self) -> WebQueries:
@@ -200,12 +237,19 @@ class Api:
         out = MessageToDict(
             d, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
         )
-        out["sealed"] = await self.sources.sealed(match_id)
+        try:
+            out["sealed"] = await self.sources.sealed(match_id)
+        except LiveError:
+            out["sealed"] = True  # it cannot be told now: kept secret
         return out
 
     async def replay_file(self, match_id: str) -> tuple[bytes, str]:
-        """A replay's bytes and ETag; 404 unknown, 403 sealed."""
-        if await self.sources.sealed(match_id):
+        """A replay's bytes and ETag; 404 unknown, 403 sealed, 503 when that cannot be told."""
+        try:
+            sealed = await self.sources.sealed(match_id)
+        except LiveError as exc:
+            raise HTTPException(exc.status, exc.message, headers={"Retry-After": "5"}) from None
+        if sealed:
             raise HTTPException(
                 403, f"replay {match_id} is sealed until its duplicate twin match has been played"
             )
@@ -227,17 +271,17 @@ class Api:
             self._json.move_to_end(etag)
             return cached
         try:
-            body = await asyncio.to_thread(_convert, data)
+            body = await asyncio.to_thread(_convert, data, self.sources.replays.limits)
         except ReplayError as exc:
-            raise HTTPException(500, f"replay {match_id} cannot be read: {exc}") from None
+            raise HTTPException(422, f"replay {match_id} cannot be read: {exc}") from None
         self._json[etag] = body
         while len(self._json) > self.limits.replay_cache:
             self._json.popitem(last=False)
         return body
 
 
-def _convert(data: bytes) -> bytes:
-    return json.dumps(replay_to_json(decode_replay(data)), separators=(",", ":")).encode()
+def _convert(data: bytes, limits: ReplayLimits) -> bytes:
+    return json.dumps(replay_to_json(decode_replay(data, limits)), separators=(",", ":")).encode()
 
 
 def _not_modified(request: Request, etag: str) -> bool:
@@ -313,9 +357,33 @@ def build_router(api: Api) -> APIRouter:
         }
 
     @r.get(
-        "/bots/{name}",
+        "/bots/{name:path}/ratings",
+        response_model=RatingHistory,
+        summary="A bot's rating after each rated match on a ladder, oldest first",
+    )
+    async def ratings(
+        name: BotName,
+        request: Request,
+        ladder: Annotated[str | None, Query(pattern=NAME, description="required")] = None,
+        limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history,
+    ) -> Any:
+        if not request.scope.get("raw_path", b"/ratings").endswith(b"/ratings"):
+            # The name itself ends with "/ratings" (its slash sent as %2F): the bot's page.
+            page = BotPage.model_validate(await bot(name + "/ratings"))
+            return JSONResponse(page.model_dump(mode="json"))
+        if ladder is None:
+            raise HTTPException(422, [{"loc": ["query", "ladder"], "msg": "Field required"}])
+        q = api.queries
+        if await asyncio.to_thread(q.bot, name) is None:
+            raise HTTPException(404, f"no bot {name}")
+        points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
+        return {"bot": name, "ladder": ladder, "points": points}
+
+    @r.get(
+        "/bots/{name:path}",
         response_model=BotPage,
-        summary="A bot: its ladders, latest matches and results against each opponent",
+        summary="A bot: its ladders, latest matches and results against each opponent "
+        "(a / in its name is sent as %2F)",
     )
     async def bot(name: BotName) -> dict[str, Any]:
         q = api.queries
@@ -326,22 +394,6 @@ def build_router(api: Api) -> APIRouter:
         found["recent_matches"] = recent
         found["opponents"] = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
         return found
-
-    @r.get(
-        "/bots/{name}/ratings",
-        response_model=RatingHistory,
-        summary="A bot's rating after each rated match on a ladder, oldest first",
-    )
-    async def ratings(
-        name: BotName,
-        ladder: Annotated[str, Query(pattern=NAME)],
-        limit: Annotated[int, Query(ge=1, le=lim.max_history)] = lim.max_history,
-    ) -> dict[str, Any]:
-        q = api.queries
-        if await asyncio.to_thread(q.bot, name) is None:
-            raise HTTPException(404, f"no bot {name}")
-        points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
-        return {"bot": name, "ladder": ladder, "points": points}
 
     @r.get(
         "/matches",
@@ -437,33 +489,49 @@ def build_router(api: Api) -> APIRouter:
         response_class=Response,
         responses={200: {"content": {"text/event-stream": {}}}},
     )
-    async def live_events(match_id: MatchId, full: bool = False) -> Response:
+    async def live_events(match_id: MatchId, request: Request, full: bool = False) -> Response:
+        address = request.client.host if request.client else ""
+        give_back = api.live_slot(match_id, address)
+        if give_back is None:
+            return JSONResponse(
+                {
+                    "detail": f"your address follows this match {lim.max_live_per_address} "
+                    "times already (web.max_live_per_address); close a stream first"
+                },
+                status_code=429,
+            )
         try:
-            stream = await api.sources.watch(match_id, full)
+            stream = await api.sources.watch(match_id, full, address)
         except LiveError as exc:
+            give_back()
             return JSONResponse({"detail": exc.message}, status_code=exc.status)
 
         async def events():
-            n = 0
-            async for ev in stream:
-                n += 1
-                kind = next(
-                    (
-                        k
-                        for k in (
-                            "snapshot",
-                            "deal_start",
-                            "event",
-                            "deal_end",
-                            "match_end",
-                            "dropped",
-                        )
-                        if k in ev
-                    ),
-                    "event",
-                )
-                yield {"event": kind, "id": str(n), "data": json.dumps(ev)}
+            try:
+                async for item in _named(stream):
+                    if api.gate is not None:  # each event waits its address's turn
+                        await api.gate.turn(address, bounded=False)
+                    yield item
+            finally:
+                give_back()
 
-        return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-cache"})
+        return EventSourceResponse(
+            events(),
+            ping=15,
+            headers={"Cache-Control": "no-cache"},
+            background=BackgroundTask(give_back),
+        )
 
     return r
+
+
+EVENT_KINDS = ("snapshot", "deal_start", "event", "deal_end", "match_end", "dropped")
+
+
+async def _named(stream: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, str]]:
+    """Spectator events as SSE messages named by their kind."""
+    n = 0
+    async for ev in stream:
+        n += 1
+        kind = next((k for k in EVENT_KINDS if k in ev), "event")
+        yield {"event": kind, "id": str(n), "data": json.dumps(ev)}

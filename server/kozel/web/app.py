@@ -26,9 +26,19 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.staticfiles import StaticFiles
 
 from kozel.server.lobby import REPLAY_ID
+from kozel.server.peers import PROXY_KEY_ENV, trusted_addresses
 from kozel.web.api import NAME, Api, WebLimits, build_router
-from kozel.web.cpu import CpuBudget, CpuCap
+from kozel.web.conns import (
+    ConnLimits,
+    Guard,
+    connection_cap,
+    guarded_protocol,
+    raise_fd_limit,
+)
+from kozel.web.cpu import CpuBudget, CpuCap, CpuGate
 from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
+from kozel.web.readonly import DATABASE_URL_ENV
+from kozel.web.repeats import Repeats
 from kozel.web.sources import Sources
 
 STATIC = resources.files("kozel.web") / "static"
@@ -44,7 +54,9 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 PAGES = ("home", "standings", "bot", "matches", "viewer", "live")
-_NAME = re.compile(NAME)
+BACKLOG = 2048  # connections the kernel queues (also while a web child restarts)
+ACCEPT_BATCH = 16  # connections accepted in one turn of the event loop
+_NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
 
 
 def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTMLResponse:
@@ -103,19 +115,37 @@ def create_app(
         redoc_url=None,
         description="Read-only: ladders, standings, bots, matches, replays and live "
         "matches of a Kozel Arena referee. No token needed.",
+        # Starlette's own redirect names the Host header the client sent (forgeable):
+        # trailing_slash below redirects to a path only.
+        redirect_slashes=False,
     )
     app.state.api = api
     app.include_router(build_router(api))
     app.include_router(ops_router(sources, ops_token_sha256))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     if cpu_share > 0:
-        app.add_middleware(CpuCap, budget=CpuBudget(cpu_share))
+        api.gate = CpuGate(CpuBudget(cpu_share), api.limits.max_waiting_per_address)
+        app.add_middleware(CpuCap, gate=api.gate)
+
+    @app.middleware("http")
+    async def trailing_slash(request: Request, call_next: Any) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        # One leading / and no \ (browsers read /\host as //host): never another host.
+        if len(raw) > 1 and raw.endswith(b"/") and b"\\" not in raw:
+            target = "/" + raw.decode("latin-1").strip("/")
+            if request.url.query:
+                target += "?" + request.url.query
+            return RedirectResponse(target, status_code=308)
+        return await call_next(request)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
         response = await call_next(request)
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
+        # Everything may change from one request to the next: caches ask again (an ETag,
+        # where there is one, makes that cheap).
+        response.headers.setdefault("Cache-Control", "no-cache")
         return response
 
     def wants_html(request: Request) -> bool:
@@ -158,14 +188,14 @@ def create_app(
 
     @app.get("/ladders/{ladder}", include_in_schema=False)
     async def ladder_page(ladder: str) -> Response:
-        if not _NAME.match(ladder) or ladder not in await api.ladder_names():
+        if not _NAME.fullmatch(ladder) or ladder not in await api.ladder_names():
             return not_found("There is no such ladder.")
         return shell("standings", "Standings")
 
-    @app.get("/bots/{name}", include_in_schema=False)
+    @app.get("/bots/{name:path}", include_in_schema=False)  # a name may hold a /
     async def bot_page(name: str) -> Response:
         if (
-            not _NAME.match(name)
+            not _NAME.fullmatch(name)
             or sources.store is None
             or await asyncio.to_thread(sources.store.bot, name) is None
         ):
@@ -174,13 +204,13 @@ def create_app(
 
     @app.get("/matches/{match_id}", include_in_schema=False)
     async def viewer_page(match_id: str) -> Response:
-        if not REPLAY_ID.match(match_id) or await api.details(match_id) is None:
+        if not REPLAY_ID.fullmatch(match_id) or await api.details(match_id) is None:
             return not_found("There is no such match.")
         return shell("viewer", "Match")
 
     @app.get("/live/{match_id}", include_in_schema=False)
     async def live_page(match_id: str) -> Response:
-        if not REPLAY_ID.match(match_id):
+        if not REPLAY_ID.fullmatch(match_id):
             return not_found("There is no such match.")
         if any(m["match_id"] == match_id for m in await sources.running()):
             return shell("live", "Live")
@@ -206,7 +236,7 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(2048)  # connections wait in the backlog until the server accepts them
+        sock.listen(BACKLOG)  # connections wait in the backlog until the server accepts them
     except OSError as exc:
         sock.close()
         raise OSError(
@@ -226,16 +256,37 @@ class _Server(uvicorn.Server):
 class WebServer:
     """uvicorn serving the app as a task of the running event loop."""
 
-    def __init__(self, app: FastAPI, listen: str) -> None:
+    def __init__(
+        self, app: FastAPI, listen: str, limits: WebLimits | None = None, proxies: str = ""
+    ) -> None:
+        """``proxies``: the addresses (comma-separated, CIDR allowed) whose
+        ``X-Forwarded-For`` names the client (per-address limits then count the client's
+        address); "" trusts no such header."""
         host, port = parse_listen(listen)
+        limits = limits or WebLimits()
+        conns = ConnLimits(
+            limits.max_connections,
+            limits.max_connections_per_address,
+            limits.header_timeout_s,
+            limits.idle_timeout_s,
+        )
+        self.guard = Guard(conns, connection_cap(conns.max_connections, raise_fd_limit()))
+        if proxies:
+            self.guard.exempt = trusted_addresses(proxies)
         config = uvicorn.Config(
             app,
             host=host,
             port=port,
+            http=guarded_protocol(self.guard),
+            # asyncio accepts up to this many connections in one go, before any of them is
+            # refused (and closed): a small batch keeps a flood below the descriptor limit.
+            backlog=ACCEPT_BATCH,
+            timeout_keep_alive=conns.idle_timeout_s,
             log_level="warning",
             access_log=False,
             lifespan="off",
-            proxy_headers=False,
+            proxy_headers=bool(proxies),
+            forwarded_allow_ips=proxies or None,
             timeout_graceful_shutdown=2,
         )
         self.server = _Server(config)
@@ -253,6 +304,7 @@ class WebServer:
                 self.task.result()
                 raise OSError("the web server stopped at start")
             await asyncio.sleep(0.01)
+        sock.listen(BACKLOG)  # asyncio listened with ACCEPT_BATCH: the kernel queue stays long
         return port
 
     async def stop(self) -> None:
@@ -270,6 +322,16 @@ def idle_priority() -> None:
     that no normal process wants."""
     if hasattr(os, "SCHED_IDLE"):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+# Of the referee's own KOZEL_* variables (which may hold its admin token and database URL),
+# only these reach the web child.
+CHILD_KEEPS = frozenset({"KOZEL_ENGINE_PURE"})
+
+
+def inherited_env() -> dict[str, str]:
+    """The referee's environment without its ``KOZEL_*`` settings (secrets among them)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("KOZEL_") or k in CHILD_KEEPS}
 
 
 class WebChild:
@@ -330,7 +392,7 @@ class WebChild:
             text=True,
             preexec_fn=self._preexec,
             pass_fds=(fd,),
-            env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
+            env={**inherited_env(), **self.env, "PYTHONUNBUFFERED": "1"},
         )
         return proc
 
@@ -338,13 +400,19 @@ class WebChild:
         """Pass the child's output to the log (it never fills a pipe); start it again when it
         exits while the referee runs."""
         delay = self.RESTART_S
+        repeats = Repeats()  # a line repeated in a flood is logged once a minute, with a count
         while True:
             proc = self.proc
             assert proc is not None and proc.stdout is not None
             began = time.monotonic()
             for line in proc.stdout:
-                if not line.startswith("web pages on "):
-                    self._log.warning("web_child_output", line=line.rstrip()[:500])
+                text = line.rstrip()[:500]
+                if line.startswith("web pages on ") or (left_out := repeats.admit(text)) is None:
+                    continue
+                if left_out:
+                    self._log.warning("web_child_output", line=text, repeated=left_out)
+                else:
+                    self._log.warning("web_child_output", line=text)
             code = proc.wait()
             if self._stopping.is_set():
                 return
@@ -377,6 +445,22 @@ class WebChild:
             self._sock = None
 
 
+def _child_env(config: Any, ops_sha256: str) -> dict[str, str]:
+    """What the web child is told through its environment (never on its command line, which
+    any local user can read): the store's URL (a read-only role when ``web.database_url``
+    names one) and the admin token's hash; never the admin token."""
+    env = {OPS_TOKEN_ENV: ops_sha256} if ops_sha256 else {}
+    if config.web_proxy_key:  # its visitors' addresses count for the referee's limits
+        env[PROXY_KEY_ENV] = config.web_proxy_key
+    if config.ladders:
+        from kozel.ladder.store import default_url
+
+        env[DATABASE_URL_ENV] = (
+            config.web_database_url or config.database_url or default_url(config.data_dir)
+        )
+    return env
+
+
 def _child_command(config: Any, referee: str) -> list[str]:
     cmd = [
         sys.executable,
@@ -390,14 +474,15 @@ def _child_command(config: Any, referee: str) -> list[str]:
         "--referee",
         referee,
     ]
-    if config.ladders:
-        from kozel.ladder.store import default_url
-
-        cmd += ["--db", config.database_url or default_url(config.data_dir)]
-    for key, value in config.web_limits:
+    for spec in config.ladders:
+        if spec.duplicate:
+            cmd += ["--duplicate-ladder", spec.name]
+    for key, value in [*config.web_limits, *config.replay_limits.pairs()]:
         cmd += ["--limit", f"{key}={value}"]
     if config.web_cpu_share:
         cmd += ["--cpu-share", str(config.web_cpu_share)]
+    if config.trusted_proxies:
+        cmd += ["--trusted-proxies", config.trusted_proxies]
     return cmd
 
 
@@ -418,7 +503,10 @@ async def start_in_referee(
         if lobby.store is not None:  # the same database, opened for reading only
             from kozel.web.readonly import ReadOnlyStore
 
-            store = ReadOnlyStore(str(lobby.store.engine.url.render_as_string(hide_password=False)))
+            store = ReadOnlyStore(
+                config.web_database_url
+                or lobby.store.engine.url.render_as_string(hide_password=False)
+            )
         server = WebServer(
             create_app(
                 LobbySources(lobby, store),
@@ -426,11 +514,15 @@ async def start_in_referee(
                 ops_token_sha256=ops,
             ),
             config.web_listen,
+            WebLimits(**dict(config.web_limits)),
+            config.trusted_proxies,
         )
     else:
-        env = {OPS_TOKEN_ENV: ops} if ops else {}
         server = WebChild(
-            _child_command(config, referee), config.web_nice, config.web_idle, env=env
+            _child_command(config, referee),
+            config.web_nice,
+            config.web_idle,
+            env=_child_env(config, ops),
         )
     try:
         if isinstance(server, WebChild):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -49,20 +50,87 @@ class CpuBudget:
         return 0.0 if self._tokens >= 0 else -self._tokens / self.share
 
 
-class CpuCap:
-    """ASGI middleware: an HTTP request starts only when the budget allows (one at a time
-    while it is spent, in the order they came)."""
+class CpuGate:
+    """Turns to spend the budget: while it is spent, waiting work starts one piece at a time,
+    client addresses in turn (each address's own in the order they came). A request is one
+    piece, and so is each event a live stream sends: a crowd of streams or requests from
+    one address waits behind itself, and a page from another address is next but one. An
+    address with ``max_waiting`` requests waiting has more refused at once."""
 
-    def __init__(self, app: Any, budget: CpuBudget) -> None:
-        self.app = app
+    def __init__(self, budget: CpuBudget, max_waiting: int = 32) -> None:
         self.budget = budget
-        self._turn = asyncio.Lock()
+        self.max_waiting = max_waiting
+        self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self._turns: asyncio.Task[None] | None = None
         self.waited_s = 0.0  # in all, for the curious (tests, a debugger)
+
+    async def turn(self, address: str, bounded: bool = True) -> bool:
+        """Wait for ``address``'s next turn; False (at once) when ``bounded`` and the address
+        has ``max_waiting`` waiting already."""
+        if not self._waiting and self.budget.delay() <= 0:
+            return True
+        queue = self._waiting.setdefault(address, deque())
+        if bounded and len(queue) >= self.max_waiting:
+            if not queue:
+                del self._waiting[address]
+            return False
+        loop = asyncio.get_running_loop()
+        turn = loop.create_future()
+        queue.append(turn)
+        if self._turns is None or self._turns.done():
+            self._turns = loop.create_task(self._give_turns())
+        started = loop.time()
+        try:
+            await turn
+        finally:
+            if not turn.done():  # the client went away: its place is given up
+                turn.cancel()
+            self.waited_s += loop.time() - started
+        return True
+
+    async def _give_turns(self) -> None:
+        while self._waiting:
+            if (wait := self.budget.delay()) > 0:
+                await asyncio.sleep(wait)  # the bucket refills: nothing to wait on but time
+                continue
+            address, queue = self._waiting.popitem(last=False)
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    break
+            if queue:
+                self._waiting[address] = queue  # back of the line
+
+
+class CpuCap:
+    """ASGI middleware: an HTTP request starts on its address's turn (:class:`CpuGate`); 429
+    when its address has too many waiting."""
+
+    def __init__(self, app: Any, gate: CpuGate) -> None:
+        self.app = app
+        self.gate = gate
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope.get("path") not in EXEMPT:
-            async with self._turn:
-                while (wait := self.budget.delay()) > 0:
-                    self.waited_s += wait
-                    await asyncio.sleep(wait)
+            client = scope.get("client")
+            if not await self.gate.turn(str(client[0]) if client else ""):
+                await _too_many(send)
+                return
         await self.app(scope, receive, send)
+
+
+async def _too_many(send: Any) -> None:
+    body = b'{"detail":"too many requests from your address are waiting; retry later"}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", b"5"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -3,7 +3,8 @@ store and every ladder, as ``kozel cluster status`` shows them (:mod:`kozel.ladd
 
 Read-only, and only for operators: HTTP Basic with any user name and the referee's admin token
 as the password. The web never holds that token: it is handed the token's SHA-256
-(``KOZEL_OPS_TOKEN_SHA256``) and compares hashes in constant time. Without it the page does not
+(``KOZEL_OPS_TOKEN_SHA256``) and compares hashes in constant time; wrong passwords are answered
+later and later per address, as bad admin tokens are over gRPC. Without it the page does not
 exist (404). Rendered on the server, every value escaped; the page reloads itself every 10 s.
 """
 
@@ -22,6 +23,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from kozel.ladder.cluster_status import ClusterStatus, read_status
+from kozel.server.throttle import FailureThrottle
 from kozel.web.sources import Sources
 
 REALM = 'Basic realm="Kozel Arena operators", charset="UTF-8"'
@@ -36,11 +38,17 @@ def token_sha256(token: str) -> str:
 
 def ops_router(sources: Sources, expected_sha256: str) -> APIRouter:
     router = APIRouter(include_in_schema=False)
+    bad = FailureThrottle()  # wrong passwords by client address, each answered later
 
     async def status(request: Request) -> ClusterStatus:
         if not expected_sha256 or sources.store is None:
             raise HTTPException(404, "not found")
+        host = request.client.host if request.client else ""
+        if bad.crowded(host):  # refused before the password is even looked at
+            raise HTTPException(429, "too many refused attempts pending", {"Retry-After": "5"})
         if not _authorized(request, expected_sha256):
+            if request.headers.get("authorization"):  # a browser's first try carries none
+                await bad.wait(host, bad.failed(host)[1])
             raise HTTPException(401, "operators only", headers={"WWW-Authenticate": REALM})
         return await asyncio.to_thread(read_status, sources.store)
 

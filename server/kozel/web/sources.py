@@ -20,7 +20,9 @@ from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
 from kozel.server import errors
+from kozel.server.peers import FORWARDED, FORWARDED_PEER, PROXY_KEY
 from kozel.server.replay.archive import ReplayArchive
+from kozel.server.replay.file import ReplayError
 from kozel.v1 import game_pb2, match_pb2_grpc
 from kozel.v1 import match_pb2 as mpb
 
@@ -66,16 +68,20 @@ class Sources:
     replays: ReplayArchive
 
     async def sealed(self, match_id: str) -> bool:
-        """Whether a match's replay and full view stay secret (a duplicate first half)."""
+        """Whether a match's replay and full view stay secret (a duplicate first half);
+        :class:`LiveError` (503) when that cannot be told now (then it is kept secret)."""
         raise NotImplementedError
 
     async def running(self) -> list[dict[str, Any]]:
         """The matches running now, newest first."""
         raise NotImplementedError
 
-    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
-        """The spectator stream of a running match (checked and subscribed before it is
-        returned); raises :class:`LiveError`."""
+    async def watch(
+        self, match_id: str, full: bool, client: str = ""
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The spectator stream of a running match for ``client`` (its address: the
+        referee's per-address spectator limits count it), checked and subscribed before it
+        is returned; raises :class:`LiveError`."""
         raise NotImplementedError
 
     def live_detail(self, match_id: str) -> mpb.GetMatchResponse | None:
@@ -170,7 +176,9 @@ class LobbySources(Sources):
         runner = self.lobby.runners.get(match_id)
         return from_runner(runner) if runner is not None else None
 
-    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+    async def watch(
+        self, match_id: str, full: bool, client: str = ""
+    ) -> AsyncIterator[dict[str, Any]]:
         runner = self.lobby.runners.get(match_id)
         hub = runner.spectators if runner is not None else None
         if hub is None:
@@ -182,7 +190,7 @@ class LobbySources(Sources):
                 "stay secret until its twin has been played",
             )
         try:
-            sub = hub.subscribe(full)
+            sub = hub.subscribe(full, f"{FORWARDED_PEER}{client}" if client else "")
         except errors.Refused as exc:
             raise LiveError(_HTTP_STATUS.get(type(exc), 503), exc.message) from None
 
@@ -202,11 +210,16 @@ class StandaloneSources(Sources):
     """The store and the replays (a folder), without a lobby; a referee (``referee``, a gRPC
     address) for live matches, the list of running matches and the replays it holds.
 
-    Sealing: with a referee, a replay is public once the referee's ``DownloadReplay`` gives it
-    (it refuses sealed halves; a public replay never becomes sealed again, so the answer is
-    kept). Without one (or for replays the referee does not know), on a duplicate ladder (named
-    in ``duplicate_ladders``) a match's replay is withheld until a later finished match of the
-    same ladder and bots has a replay with the same seed (its twin).
+    Sealing fails closed. With a referee, a replay is public once the referee's
+    ``DownloadReplay`` gives it (it refuses sealed halves; a public replay never becomes sealed
+    again, so the answer is kept); a refusal, and any failure that leaves the question open
+    (the referee busy, unreachable, too slow), keeps it sealed for now (:class:`LiveError` 503
+    from :meth:`sealed`). When the referee does not know the match (another referee's, or
+    none is followed), the replay itself decides: a duplicate first half (its
+    ``duplicate_first_half``, or a match of a ladder named in ``duplicate_ladders``) stays
+    sealed until a later finished match of the same ladder and bots has a replay with the same
+    seed (its twin); a replay that cannot be read is sealed too (one past the replay limits
+    is refused as such: :class:`LiveError` 422, never served).
     """
 
     FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
@@ -219,9 +232,11 @@ class StandaloneSources(Sources):
         referee: str = "",
         duplicate_ladders: frozenset[str] = frozenset(),
         check_limit: int = 32 * 1024 * 1024,
+        proxy_key: str = "",
     ) -> None:
         super().__init__(store, replays)
         self.referee = referee
+        self.proxy_key = proxy_key  # shown to the referee with its visitors' addresses
         self.duplicate_ladders = duplicate_ladders
         self.check_limit = check_limit
         self._channel: grpc.aio.Channel | None = None
@@ -239,7 +254,11 @@ class StandaloneSources(Sources):
             except LiveError as exc:
                 if exc.status == 403:
                     return True
-                data = None  # the referee cannot tell: judge from the store
+                raise LiveError(
+                    503,
+                    f"cannot tell now whether match {match_id} is sealed (the referee "
+                    f"answered: {exc.message}); retry in a moment",
+                ) from None
             except OverflowError:
                 data = b""  # it was sent, so it is not sealed (the download will refuse it)
             if data is not None:
@@ -249,30 +268,34 @@ class StandaloneSources(Sources):
                         self._fetched.pop(next(iter(self._fetched)))
                     self._fetched[match_id] = data
                 return False
-        return await asyncio.to_thread(self._sealed_by_twin, match_id)
+        return await asyncio.to_thread(self._sealed_here, match_id)
 
-    def _sealed_by_twin(self, match_id: str) -> bool:
-        if self.store is None or not self.duplicate_ladders:
+    def _sealed_here(self, match_id: str) -> bool:
+        """(Blocking.) Judged from the replay itself, and its twin in the store; a file past
+        the replay limits is refused as such (:class:`LiveError`, which callers that only
+        list it take as sealed), one that cannot be read otherwise is sealed."""
+        try:
+            replay = self.replays.read(match_id)
+        except ReplayError as exc:  # served to nobody either way: say why
+            raise LiveError(422, f"replay {match_id} cannot be read: {exc}") from None
+        except (OSError, ValueError):
+            return True  # it cannot be told: sealed
+        if replay is None:
+            return False  # no replay (yet): nothing to give away; not remembered
+        if not replay.duplicate_first_half and replay.ladder not in self.duplicate_ladders:
+            self._public.add(match_id)
             return False
-        row = self.store.match_detail(match_id)
-        if row is None or row.ladder not in self.duplicate_ladders:
-            return False
-        if self._twin_played(self.store, row):
+        store = self.store
+        row = store.match_detail(match_id) if store is not None else None
+        if store is not None and row is not None and self._twin_played(store, row, replay.seed):
             self._public.add(match_id)
             return False
         return True
 
-    def _twin_played(self, store: Store, row) -> bool:
+    def _twin_played(self, store: Store, row, seed: bytes) -> bool:
         from kozel.web.queries import MatchFilter, WebQueries
 
         bots = sorted(x.bot for x in row.seats)
-        try:
-            first = self.replays.read(row.id)
-        except (OSError, ValueError):
-            return False
-        if first is None:
-            return False
-        seed = first.seed
         page, _ = WebQueries(store).matches(
             MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at, status="finished"),
             limit=20,
@@ -368,11 +391,20 @@ class StandaloneSources(Sources):
             for m in page
         ]
 
-    async def watch(self, match_id: str, full: bool) -> AsyncIterator[dict[str, Any]]:
+    async def watch(
+        self, match_id: str, full: bool, client: str = ""
+    ) -> AsyncIterator[dict[str, Any]]:
         if not self.referee:
             raise LiveError(503, "this web server follows no referee (kozel web --referee)")
         stub = match_pb2_grpc.MatchServiceStub(self._chan())
-        call = stub.WatchMatch(mpb.WatchMatchRequest(match_id=match_id, full=full))
+        # The visitor's address, counted where the referee trusts this web (its own child
+        # shows the key; another web must be named in the referee's trusted_proxies).
+        metadata = [(FORWARDED, client)] if client else []
+        if self.proxy_key and client:
+            metadata.append((PROXY_KEY, self.proxy_key))
+        call = stub.WatchMatch(
+            mpb.WatchMatchRequest(match_id=match_id, full=full), metadata=metadata or None
+        )
         it = call.__aiter__()
         first = asyncio.ensure_future(it.__anext__())
         # A refusal comes at once; a full view's first message may wait for the delay, so

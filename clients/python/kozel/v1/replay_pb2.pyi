@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Replay(_message.Message):
-    __slots__ = ("format_version", "protocol_version", "engine_version", "match_id", "ruleset", "players", "seats", "seed", "seed_commitment", "time_control", "deals", "result", "started_at", "ended_at", "table_id", "ladder")
+    __slots__ = ("format_version", "protocol_version", "engine_version", "match_id", "ruleset", "players", "seats", "seed", "seed_commitment", "time_control", "deals", "result", "started_at", "ended_at", "table_id", "ladder", "duplicate_first_half")
     FORMAT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +28,7 @@ class Replay(_message.Message):
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     LADDER_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIRST_HALF_FIELD_NUMBER: _ClassVar[int]
     format_version: int
     protocol_version: int
     engine_version: str
@@ -44,7 +45,8 @@ class Replay(_message.Message):
     ended_at: _timestamp_pb2.Timestamp
     table_id: str
     ladder: str
-    def __init__(self, format_version: _Optional[int] = ..., protocol_version: _Optional[int] = ..., engine_version: _Optional[str] = ..., match_id: _Optional[str] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., players: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[ReplaySeat, _Mapping]]] = ..., seed: _Optional[bytes] = ..., seed_commitment: _Optional[str] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., deals: _Optional[_Iterable[_Union[ReplayDeal, _Mapping]]] = ..., result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., table_id: _Optional[str] = ..., ladder: _Optional[str] = ...) -> None: ...
+    duplicate_first_half: bool
+    def __init__(self, format_version: _Optional[int] = ..., protocol_version: _Optional[int] = ..., engine_version: _Optional[str] = ..., match_id: _Optional[str] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., players: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[ReplaySeat, _Mapping]]] = ..., seed: _Optional[bytes] = ..., seed_commitment: _Optional[str] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., deals: _Optional[_Iterable[_Union[ReplayDeal, _Mapping]]] = ..., result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., table_id: _Optional[str] = ..., ladder: _Optional[str] = ..., duplicate_first_half: _Optional[bool] = ...) -> None: ...
 
 class ReplaySeat(_message.Message):
     __slots__ = ("seat", "name", "side")

@@ -22,7 +22,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from kozel.ladder.store import Store
-from kozel.server.replay.file import decode_replay, read_replay, write_replay
+from kozel.server.replay.file import ReplayTooLarge, decode_replay, read_replay, write_replay
+from kozel.server.replay.limits import ReplayLimits
 from kozel.v1 import replay_pb2
 
 MATCH_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
@@ -48,10 +49,12 @@ def check_id(match_id: str) -> str:
 
 class ReplayArchive(ABC):
     """The replays of finished and aborted matches, by match id. Blocking calls (all but the
-    seal methods): run them in a worker thread from the event loop."""
+    seal methods): run them in a worker thread from the event loop. Replays are read within
+    ``limits``."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: ReplayLimits | None = None) -> None:
         self._sealed: set[str] = set()
+        self.limits = limits or ReplayLimits()
 
     # -- naming, writing, reading (the backend) ------------------------------------------------
 
@@ -81,9 +84,15 @@ class ReplayArchive(ABC):
 
     def read(self, match_id: str) -> replay_pb2.Replay | None:
         """The replay of ``match_id``, None if there is none; ``ReplayError`` if what is kept
-        is no replay, ``OSError`` if it cannot be read."""
-        data = self.read_bytes(match_id)
-        return None if data is None else decode_replay(data)
+        is no replay or past the limits, ``OSError`` if it cannot be read."""
+        try:
+            data = self.read_bytes(match_id, self.limits.max_bytes)
+        except OverflowError:
+            raise ReplayTooLarge(
+                f"replay {match_id}: the file is larger than {self.limits.max_bytes} bytes "
+                "(limits.replay_max_bytes)"
+            ) from None
+        return None if data is None else decode_replay(data, self.limits)
 
     # -- sealing -------------------------------------------------------------------------------
 
@@ -109,8 +118,8 @@ class ReplayArchive(ABC):
 class FolderArchive(ReplayArchive):
     """One ``<match id>.kzr`` file per match in ``folder`` (created on the first write)."""
 
-    def __init__(self, folder: Path | str) -> None:
-        super().__init__()
+    def __init__(self, folder: Path | str, limits: ReplayLimits | None = None) -> None:
+        super().__init__(limits)
         self.folder = Path(folder)
 
     def path(self, match_id: str) -> Path:
@@ -135,7 +144,7 @@ class FolderArchive(ReplayArchive):
 
     def read_location(self, location: str) -> replay_pb2.Replay | None:
         try:
-            return read_replay(location)
+            return read_replay(location, self.limits)
         except FileNotFoundError:
             return None
 
@@ -159,22 +168,30 @@ class StoreArchive(FolderArchive):
     """The host's folder first, then the copy in the ladder store (a shared PostgreSQL), which
     has every ladder replay any referee committed."""
 
-    def __init__(self, folder: Path | str, store: Store) -> None:
-        super().__init__(folder)
+    def __init__(
+        self, folder: Path | str, store: Store, limits: ReplayLimits | None = None
+    ) -> None:
+        super().__init__(folder, limits)
         self.store = store
 
     def read_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
         data = super().read_bytes(match_id, limit)
         if data is None:
-            data = self.store.replay_bytes(check_id(match_id))
-            if data is not None and limit is not None and len(data) > limit:
-                raise OverflowError(limit)
+            data = self.store.replay_bytes(check_id(match_id), limit)
         return data
 
     def read_location(self, location: str) -> replay_pb2.Replay | None:
         found = super().read_location(location)
         if found is None:  # another host's folder: its copy in the store, by the file's name
             match_id = Path(location).name.removesuffix(SUFFIX)
-            data = self.store.replay_bytes(match_id) if MATCH_ID.fullmatch(match_id) else None
-            found = None if data is None else decode_replay(data)
+            if not MATCH_ID.fullmatch(match_id):
+                return None
+            try:
+                data = self.store.replay_bytes(match_id, self.limits.max_bytes)
+            except OverflowError:
+                raise ReplayTooLarge(
+                    f"replay {match_id}: larger than {self.limits.max_bytes} bytes "
+                    "(limits.replay_max_bytes)"
+                ) from None
+            found = None if data is None else decode_replay(data, self.limits)
         return found

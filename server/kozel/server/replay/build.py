@@ -37,8 +37,11 @@ def build_replay(
     engine_version: str = ENGINE_VERSION,
     protocol_version: int = PROTOCOL_VERSION,
     ladder: str = "",
+    duplicate_first_half: bool = False,
 ) -> replay_pb2.Replay:
-    """The replay of ``match``. ``steps[i]`` holds one :class:`StepMeta` per action of deal i.
+    """The replay of ``match``. ``steps[i]`` holds one :class:`StepMeta` per action of deal i;
+    ``duplicate_first_half`` marks the first half of a duplicate pair (secret until its twin
+    has ended).
 
     For an aborted match (``result.reason`` ABORTED) the deal in play is added as a last,
     unscored deal.
@@ -70,6 +73,7 @@ def build_replay(
         result=result,
         table_id=table_id,
         ladder=ladder,
+        duplicate_first_half=duplicate_first_half,
     )
     replay.started_at.FromDatetime(started_at)
     replay.ended_at.FromDatetime(ended_at)

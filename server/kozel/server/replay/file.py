@@ -1,4 +1,6 @@
-"""The replay file (``.kzr``): one gzip-compressed ``Replay`` message, written atomically."""
+"""The replay file (``.kzr``): one gzip-compressed ``Replay`` message, written atomically, and
+read within bounds (:mod:`kozel.server.replay.limits`): a file that would cost more than they
+allow is refused before it is decompressed or parsed past them."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from kozel.server.replay.limits import ReplayLimits
 from kozel.v1 import replay_pb2
 
 FORMAT_VERSION = 1
@@ -19,6 +22,10 @@ FORMAT_VERSION = 1
 
 class ReplayError(ValueError):
     """A file or byte string that is not a readable replay."""
+
+
+class ReplayTooLarge(ReplayError):
+    """A replay past one of the reader's limits (named in the message, with its key)."""
 
 
 def encode_replay(replay: replay_pb2.Replay) -> bytes:
@@ -62,17 +69,24 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def read_replay(path: Path | str) -> replay_pb2.Replay:
-    """Read a replay file; raises ``OSError`` if unreadable, :class:`ReplayError` if no replay."""
-    return decode_replay(Path(path).read_bytes())
+def read_replay(path: Path | str, limits: ReplayLimits | None = None) -> replay_pb2.Replay:
+    """Read a replay file; raises ``OSError`` if unreadable, :class:`ReplayError` if no replay
+    or past ``limits`` (the defaults when None)."""
+    limits = limits or ReplayLimits()
+    with Path(path).open("rb") as f:
+        data = f.read(limits.max_bytes + 1)
+    if len(data) > limits.max_bytes:
+        raise ReplayTooLarge(
+            f"the file is larger than {limits.max_bytes} bytes (limits.replay_max_bytes)"
+        )
+    return decode_replay(data, limits)
 
 
-def decode_replay(data: bytes) -> replay_pb2.Replay:
-    """A replay from file content; raises :class:`ReplayError` for anything else."""
-    try:
-        raw = gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise ReplayError(f"not a replay: not gzip-compressed ({exc})") from None
+def decode_replay(data: bytes, limits: ReplayLimits | None = None) -> replay_pb2.Replay:
+    """A replay from file content; raises :class:`ReplayError` for anything else, and
+    :class:`ReplayTooLarge` past ``limits`` (the defaults when None)."""
+    limits = limits or ReplayLimits()
+    raw = _gunzip(data, limits.max_bytes)
     replay = replay_pb2.Replay()
     try:
         replay.ParseFromString(raw)
@@ -85,4 +99,48 @@ def decode_replay(data: bytes) -> replay_pb2.Replay:
             f"unknown replay format_version {replay.format_version}; "
             f"this reader knows version {FORMAT_VERSION}"
         )
+    _check_counts(replay, len(raw), limits)
     return replay
+
+
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """The content of every gzip member of ``data``, refused once it passes ``limit`` bytes
+    (never decompressed past it)."""
+    out = bytearray()
+    rest = data
+    try:
+        while True:
+            member = zlib.decompressobj(wbits=31)  # gzip framing
+            out += member.decompress(rest, limit + 1 - len(out))
+            if len(out) > limit:
+                raise ReplayTooLarge(
+                    f"its content is larger than {limit} bytes once decompressed "
+                    "(limits.replay_max_bytes)"
+                )
+            if not member.eof:
+                raise ReplayError("not a replay: not gzip-compressed (the data ends early)")
+            rest = member.unused_data
+            if not rest:
+                return bytes(out)
+    except zlib.error as exc:
+        raise ReplayError(f"not a replay: not gzip-compressed ({exc})") from None
+
+
+def _check_counts(replay: replay_pb2.Replay, size: int, limits: ReplayLimits) -> None:
+    deals = len(replay.deals)
+    if deals > limits.max_deals:
+        raise ReplayTooLarge(
+            f"it has {deals} deals; at most {limits.max_deals} are read (limits.replay_max_deals)"
+        )
+    steps = sum(len(d.steps) for d in replay.deals)
+    if steps > limits.max_steps:
+        raise ReplayTooLarge(
+            f"it has {steps} steps; at most {limits.max_steps} are read (limits.replay_max_steps)"
+        )
+    replay.DiscardUnknownFields()
+    unknown = size - replay.ByteSize()  # also bytes of a field repeated where one is kept
+    if unknown > limits.max_unknown_bytes:
+        raise ReplayTooLarge(
+            f"it holds {unknown} bytes this reader does not know; at most "
+            f"{limits.max_unknown_bytes} are read (limits.replay_max_unknown_bytes)"
+        )

@@ -61,9 +61,13 @@ type Replay struct {
 	// The ladder the match was rated on, if any ("" for tables and queues). With the seat names
 	// (bot names) it lets a referee commit the result from the replay alone, after a crash or
 	// a store outage.
-	Ladder        string `protobuf:"bytes,16,opt,name=ladder,proto3" json:"ladder,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Ladder string `protobuf:"bytes,16,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	// True for the first half of a duplicate pair: its twin deals the same decks from the same
+	// seed with the seats rotated, so until the twin has ended this replay (its seed and decks)
+	// is secret. A reader that cannot tell whether the twin has ended keeps it sealed.
+	DuplicateFirstHalf bool `protobuf:"varint,17,opt,name=duplicate_first_half,json=duplicateFirstHalf,proto3" json:"duplicate_first_half,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Replay) Reset() {
@@ -206,6 +210,13 @@ func (x *Replay) GetLadder() string {
 		return x.Ladder
 	}
 	return ""
+}
+
+func (x *Replay) GetDuplicateFirstHalf() bool {
+	if x != nil {
+		return x.DuplicateFirstHalf
+	}
+	return false
 }
 
 // A bot at a seat.
@@ -576,7 +587,7 @@ var File_kozel_v1_replay_proto protoreflect.FileDescriptor
 
 const file_kozel_v1_replay_proto_rawDesc = "" +
 	"\n" +
-	"\x15kozel/v1/replay.proto\x12\bkozel.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13kozel/v1/game.proto\"\x86\x05\n" +
+	"\x15kozel/v1/replay.proto\x12\bkozel.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13kozel/v1/game.proto\"\xb8\x05\n" +
 	"\x06Replay\x12%\n" +
 	"\x0eformat_version\x18\x01 \x01(\rR\rformatVersion\x12)\n" +
 	"\x10protocol_version\x18\x02 \x01(\rR\x0fprotocolVersion\x12%\n" +
@@ -595,7 +606,8 @@ const file_kozel_v1_replay_proto_rawDesc = "" +
 	"started_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bended_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x19\n" +
 	"\btable_id\x18\x0f \x01(\tR\atableId\x12\x16\n" +
-	"\x06ladder\x18\x10 \x01(\tR\x06ladder\"H\n" +
+	"\x06ladder\x18\x10 \x01(\tR\x06ladder\x120\n" +
+	"\x14duplicate_first_half\x18\x11 \x01(\bR\x12duplicateFirstHalf\"H\n" +
 	"\n" +
 	"ReplaySeat\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x12\n" +
