@@ -1,8 +1,9 @@
 """A brute-force reference for the open-hand solver: plain minimax through the engine's own
 ``Deal`` (``legal_actions``, ``clone``, ``apply``), with no pruning and no move ordering.
 
-The only shortcut is a memo of exact values at leads (card points are additive, so what a side
-takes from a lead on does not depend on how the lead was reached). A declaration window is
+The only shortcut is a memo of exact values by the whole state of the deal (hands, talon
+position, the trick on the table, the window's answers): card points are additive, so what a
+side takes from a state on does not depend on how the state was reached. A declaration window is
 solved as the sealed matrix game it is: every joint answer of the holders is played through
 the engine, and the window's value is the maximin over the maximizing side's joint answers,
 which the reference checks equals the minimax (a saddle point; the solver relies on it).
@@ -44,20 +45,27 @@ class Brute:
         self.nodes += 1
         if deal.over:
             return 0
-        key = None
-        if deal.decision is Decision.LEAD and not deal.trick:
-            key = (tuple(deal.hands), deal.talon_pos, deal.leader)
-            got = self.memo.get(key)
-            if got is not None:
-                return got
+        key = (
+            tuple(deal.hands),
+            deal.talon_pos,
+            deal.decision,
+            deal.leader,
+            tuple((p.seat, p.kind, p.cards) for p in deal.trick),
+            deal.trick_combo,
+            deal.window_mid,
+            tuple(sorted(deal.pending)),
+            tuple(sorted((s, a.kind) for s, a in deal.answers.items())),
+        )
+        got = self.memo.get(key)
+        if got is not None:
+            return got
         if deal.decision is Decision.DECLARE:
             v = self.window(deal)
         else:
             seat = deal.to_act[0]
             vals = [self.after(deal, seat, a) for a in deal.legal_actions(seat)]
             v = max(vals) if seat in self.mine else min(vals)
-        if key is not None:
-            self.memo[key] = v
+        self.memo[key] = v
         return v
 
     def profile_value(self, deal: Deal, declare: frozenset[int]) -> int:

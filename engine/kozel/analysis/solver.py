@@ -187,6 +187,7 @@ class Search:
         self.tt: dict[int, int] = {}  # key -> low << 16 | high << 8 | best lead index
         self.nodes = 0
         self.limit = _BIG
+        self.windows = [0, 0]  # windows searched, at leads and mid-trick (a statistic)
 
     # -- keys and draws ------------------------------------------------------------------------
 
@@ -597,6 +598,7 @@ class Search:
         side of declaring (its combination wins the window) and of what the lower ones make
         of it (see the module docstring)."""
         self.count()
+        self.windows[mid] += 1
         if mid:
             found = self.holders(hands, responders[idx:], leader)
         else:
@@ -689,20 +691,23 @@ class OpenHand:
             found = self._searches[key] = Search(self.deal, _mine(self.deal, key))
         return found
 
-    def solve(self, deal: Deal, seat: int | None = None) -> Solution:
+    def solve(self, deal: Deal, seat: int | None = None, side: int | None = None) -> Solution:
         """The values of ``seat``'s legal actions in ``deal`` (a position of the same deal;
-        by default the one seat to act, or the first one asked in a window)."""
+        by default the one seat to act, or the first one asked in a window) for ``side`` (by
+        default the seat's own; with three sides, another side's values are what it takes
+        when the two others play against it)."""
         if deal.over:
             raise ValueError("the deal is over: there is no decision to value")
         if seat is None:
             seat = deal.to_act[0]
         if seat not in deal.to_act:
             raise ValueError(f"seat {seat} is not asked now; awaiting {list(deal.to_act)}")
-        side = deal.side_of[seat]
+        if side is None:
+            side = deal.side_of[seat]
         search = self.search_for(side)
         search.nodes = 0
         search.limit = _BIG if self.max_nodes is None else self.max_nodes
-        flip = search.mine[seat] is False
+        flip = not search.mine[self.seat_of(side)]
         root = _Root(search, deal)
         actions = deal.legal_actions(seat)
         if deal.decision is Decision.DECLARE:
@@ -716,6 +721,10 @@ class OpenHand:
             else:
                 values.append(ActionValue(a, low, high))
         return Solution(seat, tuple(values), search.nodes, not self.two_sided)
+
+    def seat_of(self, side: int) -> int:
+        """A seat of ``side`` (the search's table is by seat)."""
+        return next(s for s in self.deal.active if self.deal.side_of[s] == side)
 
 
 class _Root:
