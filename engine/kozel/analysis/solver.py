@@ -77,6 +77,25 @@ def _may_be_combo(hand: int) -> bool:
     )
 
 
+_STRENGTHS: Final[dict[tuple[int, bool], list[int]]] = {}
+
+
+def _strengths(trump: int, shokha: bool) -> list[int]:
+    """How much keeping each card is worth (a guess, for ordering moves and estimates), summed
+    by suit: index ``suit * 512 + the suit's 9-bit pattern``."""
+    found = _STRENGTHS.get((trump, shokha))
+    if found is None:
+        single = [
+            40
+            if c == 0 and shokha
+            else (16 + 2 * (c % 9) if c // 9 == trump else c % 9) + _points(1 << c)
+            for c in range(36)
+        ]
+        found = [sum(single[9 * (i >> 9) + r] for r in range(9) if i >> r & 1) for i in range(2048)]
+        _STRENGTHS[trump, shokha] = found
+    return found
+
+
 class Unsupported(ValueError):
     """A position the solver does not cover (the money game); the message says why."""
 
@@ -117,6 +136,7 @@ class Solution:
     values: tuple[ActionValue, ...]
     nodes: int
     paranoid: bool  # three sides: each against the two others
+    estimated: bool = False  # past a horizon, positions were guessed at: values are estimates
 
     @property
     def exact(self) -> bool:
@@ -142,8 +162,9 @@ class Search:
     values it keeps is valid for every position of that deal, so one :class:`Search` serves
     every decision of a deal (:class:`OpenHand` keeps one per maximizing side)."""
 
-    def __init__(self, deal: Deal, mine: tuple[bool, ...]) -> None:
+    def __init__(self, deal: Deal, mine: tuple[bool, ...], horizon: int = _BIG) -> None:
         rules = deal.rules
+        self.horizon = horizon  # a talon position: see estimate()
         self.tables: Tables = deal.tables
         self.mine = mine  # by seat: whether the seat plays for the maximizing side
         self.active = deal.active
@@ -161,16 +182,7 @@ class Search:
             live[i] = live[i + 1] | bits[i]
         self.talon_live = live
         self.shokha_bit = 1 if rules.shokha else 0
-        trump = deal.trump
-        single = [
-            40
-            if c == 0 and rules.shokha
-            else (16 + 2 * (c % 9) if c // 9 == trump else c % 9) + _points(1 << c)
-            for c in range(36)
-        ]
-        self.suit_strengths = [  # by suit * 512 + the suit's 9-bit pattern
-            sum(single[9 * (i >> 9) + r] for r in range(9) if i >> r & 1) for i in range(2048)
-        ]
+        self.suit_strengths = _strengths(deal.trump, rules.shokha)
         self.order = tuple(
             tuple(s2 for k in range(deal.players) if (s2 := (s + k) % deal.players) in deal.active)
             if s in deal.active
@@ -188,6 +200,7 @@ class Search:
         self.nodes = 0
         self.limit = _BIG
         self.windows = [0, 0]  # windows searched, at leads and mid-trick (a statistic)
+        self.estimates = 0  # positions beyond the horizon guessed at
 
     # -- keys and draws ------------------------------------------------------------------------
 
@@ -268,6 +281,18 @@ class Search:
         if self.nodes > self.limit:
             raise _Out
 
+    def estimate(self, hands: list[int], rem: int) -> int:
+        """A guess at a position beyond the horizon: the points left, shared in proportion to
+        the strength of the hands (for searches cut short on purpose; never exact)."""
+        self.estimates += 1
+        ours = theirs = 1
+        for s in self.active:
+            if self.mine[s]:
+                ours += self.strength(hands[s])
+            else:
+                theirs += self.strength(hands[s])
+        return rem * ours // (ours + theirs)
+
     # -- move ordering -------------------------------------------------------------------------
 
     def strength(self, mask: int) -> int:
@@ -341,6 +366,8 @@ class Search:
                     break
             else:
                 return 0
+        if pos >= self.horizon and pos < self.n_bits:
+            return self.estimate(hands, rem)
         self.count()
         key = self.key(hands, pos, leader)
         tt = self.tt
@@ -674,10 +701,15 @@ class OpenHand:
     deal: its tables of values carry over from decision to decision. ``max_nodes`` bounds the
     search of each decision (None: no bound)."""
 
-    def __init__(self, deal: Deal, max_nodes: int | None = None) -> None:
+    def __init__(
+        self, deal: Deal, max_nodes: int | None = None, horizon: int | None = None
+    ) -> None:
         check_supported(deal)
         self.deal = deal
         self.max_nodes = max_nodes
+        # A talon position past which positions are guessed at (Search.estimate), not solved:
+        # for estimates when solving to the end is too dear; None (the default) solves exactly.
+        self.horizon = _BIG if horizon is None else horizon
         sides = sorted({deal.side_of[s] for s in deal.active})
         self.two_sided = len(sides) == 2
         self.first_side = sides[0]
@@ -688,7 +720,8 @@ class OpenHand:
         key = self.first_side if self.two_sided else side
         found = self._searches.get(key)
         if found is None:
-            found = self._searches[key] = Search(self.deal, _mine(self.deal, key))
+            mine = _mine(self.deal, key)
+            found = self._searches[key] = Search(self.deal, mine, self.horizon)
         return found
 
     def solve(self, deal: Deal, seat: int | None = None, side: int | None = None) -> Solution:
@@ -706,6 +739,7 @@ class OpenHand:
             side = deal.side_of[seat]
         search = self.search_for(side)
         search.nodes = 0
+        search.estimates = 0
         search.limit = _BIG if self.max_nodes is None else self.max_nodes
         flip = not search.mine[self.seat_of(side)]
         root = _Root(search, deal)
@@ -720,7 +754,7 @@ class OpenHand:
                 values.append(ActionValue(a, root.rem - high, root.rem - low))
             else:
                 values.append(ActionValue(a, low, high))
-        return Solution(seat, tuple(values), search.nodes, not self.two_sided)
+        return Solution(seat, tuple(values), search.nodes, not self.two_sided, search.estimates > 0)
 
     def seat_of(self, side: int) -> int:
         """A seat of ``side`` (the search's table is by seat)."""

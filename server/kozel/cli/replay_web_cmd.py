@@ -8,6 +8,7 @@ import re
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -21,6 +22,14 @@ def add_subparsers(rsub: argparse._SubParsersAction) -> None:
     )
     h.add_argument("file", type=Path)
     h.add_argument("-o", "--output", type=Path, help="the HTML file (default: FILE with .html)")
+    h.add_argument(
+        "--analysis",
+        action="store_true",
+        help="analyse the match and embed it: every decision's values in the viewer "
+        "(as kozel analyze, with its cache; docs/analysis.md)",
+    )
+    h.add_argument("--budget", type=int, default=200, metavar="MS", help="as kozel analyze")
+    h.add_argument("--jobs", type=int, default=1, help="as kozel analyze")
     h.set_defaults(func=cmd_html)
     f = rsub.add_parser("fetch", help="download a replay by id")
     f.add_argument("replay_id")
@@ -42,8 +51,17 @@ def cmd_html(args: argparse.Namespace) -> int:
     except (OSError, ReplayError) as exc:
         print(f"{args.file}: cannot read the replay: {exc}", file=sys.stderr)
         return 2
+    analysis = None
+    if args.analysis:
+        from kozel.cli.analyze_cmd import analysis_of
+
+        found = analysis_of(args.file.read_bytes(), args.budget, args.jobs)
+        if isinstance(found, str):
+            print(f"{args.file}: cannot analyse the replay: {found}", file=sys.stderr)
+            return 1
+        analysis = found
     out = args.output or args.file.with_suffix(".html")
-    out.write_text(replay_html(replay), encoding="utf-8")
+    out.write_text(replay_html(replay, analysis), encoding="utf-8")
     print(f"wrote {out} (open it in a browser: file://{out.resolve()})")
     return 0
 
@@ -75,13 +93,18 @@ def _fetch_grpc(address: str, replay_id: str) -> bytes:
             raise LookupError(f"{exc.code().name}: {exc.details()}") from None
 
 
+def fetch_for(server: str) -> Callable[[str, str], bytes]:
+    """The replay fetcher for ``server``: a web server's URL, else a referee's gRPC address."""
+    return _fetch_http if re.match(r"^https?://", server) else _fetch_grpc
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
     from kozel.server.replay.file import ReplayError, decode_replay
 
     if not REPLAY_ID.match(args.replay_id):
         print("error: a replay id is 8 to 64 lowercase hex digits", file=sys.stderr)
         return 2
-    fetch = _fetch_http if re.match(r"^https?://", args.server) else _fetch_grpc
+    fetch = fetch_for(args.server)
     try:
         data = fetch(args.server, args.replay_id)
         replay = decode_replay(data)

@@ -73,8 +73,14 @@ def cmd_web(args: argparse.Namespace) -> int:
     from kozel.web.api import WebLimits
 
     try:
-        limits = WebLimits(**{k: int(v) for k, _, v in (x.partition("=") for x in args.limit)})
-    except (TypeError, ValueError) as exc:
+        defaults = WebLimits()
+        limits = WebLimits(
+            **{
+                k: type(getattr(defaults, k))(v)
+                for k, _, v in (x.partition("=") for x in args.limit)
+            }
+        )
+    except (AttributeError, TypeError, ValueError) as exc:
         print(
             f"error: --limit KEY=N with KEY one of {', '.join(WebLimits.__dataclass_fields__)}"
             f" ({exc})"

@@ -146,6 +146,13 @@ class WebSettings(_Section):
     opponents_window: int = Field(2000, ge=1, le=100_000)  # matches counted per opponent
     replay_cache: int = Field(16, ge=0, le=10_000)  # replays kept converted to JSON
     max_replay_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # a bigger replay is refused
+    # A match's analysis (GET /api/matches/{id}/analysis, docs/analysis.md): the budgets per
+    # decision, analyses kept and queued, and the share of cpu_share its worker may use.
+    analysis_budget_ms: int = Field(50, ge=1, le=60_000)
+    analysis_open_nodes: int = Field(200_000, ge=1, le=10**9)
+    analysis_cache: int = Field(16, ge=0, le=10_000)
+    analysis_queue: int = Field(4, ge=1, le=1000)
+    analysis_share: float = Field(0.5, gt=0, lt=1)
 
     @field_validator("listen")
     @classmethod
