@@ -25,7 +25,7 @@ from rich.table import Table
 
 from kozel.analysis.review import Settings
 from kozel.cli import replay_web_cmd
-from kozel.server.text import rich_text
+from kozel.server.text import escape, rich_text
 
 MAX_JOBS = 64
 MAX_BUDGET_MS = 60_000
@@ -113,7 +113,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     for name in args.replay:
         data = _read(name, args.server)
         if isinstance(data, str):
-            console.print(f"{rich_text(name)}: cannot read the replay: {rich_text(data)}")
+            print(f"{escape(name)}: cannot read the replay: {escape(data)}", file=sys.stderr)
             worst = 2
             continue
         inputs.append((name, data))
@@ -204,7 +204,7 @@ def _report(
     out = Console()
     for name, result in results:
         if isinstance(result, str):
-            out.print(f"{rich_text(name)}: not analysed: {rich_text(result)}")
+            print(f"{escape(name)}: not analysed: {escape(result)}")
             continue
         out.print(render(name, result, args.top))
 

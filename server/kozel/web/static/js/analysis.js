@@ -45,8 +45,9 @@ const Analysis = (function () {
     const status = K.el("p", { class: "muted", "data-analysis-status": "" });
     const button = K.el("button", { type: "button", "data-action": "analyse", text: "Analyse this match",
       onclick: () => { button.disabled = true; poll(viewer, replay, panel, status); } });
-    panel.append(K.el("p", {}, button, " ", K.el("span", { class: "muted",
-      text: "every decision scored: the value of each legal action, the loss of the one played" })), status);
+    const ask = K.el("p", {}, button, " ", K.el("span", { class: "muted",
+      text: "every decision scored: the value of each legal action, the loss of the one played" }));
+    panel.append(ask, status);
   }
 
   async function poll(viewer, replay, panel, status) {
@@ -57,7 +58,10 @@ const Analysis = (function () {
       catch (error) { status.textContent = "the analysis cannot be fetched: " + error; return; }
       let body = null;
       try { body = await response.json(); } catch (e) { /* not JSON */ }
-      if (response.status === 200 && body) { status.remove(); show(viewer, replay, body, panel); return; }
+      if (response.status === 200 && body) {
+        status.remove(); panel.querySelector("[data-action='analyse']").parentNode.remove();
+        show(viewer, replay, body, panel); return;
+      }
       if (response.status !== 202 || !body) {
         status.textContent = `no analysis: ${response.status} ${body && body.detail ? body.detail : response.statusText}`;
         status.className = "error";
