@@ -44,6 +44,8 @@ _DECLARE_K: Final = ActionKind.DECLARE
 _MOSCOW: Final = Combo.MOSCOW
 _BIG: Final = 1 << 30
 _NO_MOVE: Final = 255
+MAX_ENTRIES: Final = 1_000_000
+"""The most positions a search keeps (about 130 bytes each): past it the table starts again."""
 _ACES_TENS_SHOKHA: Final = ACES | TENS | 1
 
 
@@ -398,6 +400,8 @@ class Search:
             lo = hi = best
         if best_i == _NO_MOVE:
             best_i = first
+        if len(tt) >= MAX_ENTRIES and key not in tt:
+            tt.clear()  # the memory stays bounded; what is lost is found again
         tt[key] = lo << 16 | hi << 8 | best_i
         return best
 
