@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import random
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -48,8 +49,11 @@ def solver_digest() -> str:
         h.update(repr(world.hands).encode())
         if deal.talon_left == 0 and deal.decision in ("lead", "respond") and players == 3:
             side = deal.side_of[seat]
+            def share(pts: Sequence[int], tricks: Sequence[int], s: int = side) -> float:
+                return pts[s] / 120
+
             try:
-                endgame = Solver(deal, side, lambda p, t, s=side: p[s] / 120, 20_000).values()
+                endgame = Solver(deal, side, share, 20_000).values()
             except Exhausted:
                 endgame = []
             h.update(repr([round(v, 12) for v in endgame]).encode())

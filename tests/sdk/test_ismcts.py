@@ -180,7 +180,7 @@ def test_a_short_talon_is_solved_with_the_cards_open() -> None:
         while not deal.over:
             seat = deal.to_act[0]
             req, legal = request_for(deal, seat)
-            if 0 < deal.talon_left <= bots[seat].open_talon and len(legal) > 1:
+            if 0 < deal.talon_left <= (bots[seat].open_talon or 0) and len(legal) > 1:
                 before = bots[seat].stats["solved"]
                 choice = bots[seat].choose(req)
                 assert 0 <= choice < len(legal)
