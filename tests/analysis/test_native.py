@@ -49,6 +49,7 @@ def solver_digest() -> str:
         h.update(repr(world.hands).encode())
         if deal.talon_left == 0 and deal.decision in ("lead", "respond") and players == 3:
             side = deal.side_of[seat]
+
             def share(pts: Sequence[int], tricks: Sequence[int], s: int = side) -> float:
                 return pts[s] / 120
 
