@@ -139,3 +139,15 @@ def test_the_html_file_embeds_the_analysis_and_runs_offline(tmp_path: Path, page
     assert page.query_selector("[data-a-decision] tr[data-a-played='1']") is not None
     assert page.query_selector("[data-action='analyse']") is None  # embedded: no request
     assert page.errors == []  # nothing refused by the file's CSP
+
+
+def test_kozel_analyze_takes_a_replay_id_on_a_web_server(web: str, tmp_path: Path) -> None:
+    import subprocess
+
+    res = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "analyze", IDS["one"], "--server", web,
+         "--budget", "5", "--open-nodes", "20000", "--json", "--no-cache"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["match_id"] == IDS["one"]
