@@ -112,6 +112,7 @@ def test_the_viewer_shows_every_decision_scored(web: str, page) -> None:
     assert classes <= {"a-best", "a-good", "a-inaccuracy", "a-mistake", "a-blunder"}
     assert "a-best" in classes
     assert page.query_selector("[data-a-graph] svg polyline") is not None
+    assert page.query_selector("[data-a-match-graph] svg polyline") is not None
     before = page.inner_text("[data-a-decision]")
     page.keyboard.press("ArrowRight")
     page.wait_for_function("document.querySelector('[data-where]').dataset.step === '2'")

@@ -87,7 +87,8 @@ const Analysis = (function () {
         `"as known" averages the deals of the hidden cards that seat could not tell apart, "open" plays with every card seen. ` +
         `Loss: best minus played (as known). Labels: inaccuracy ≥ ${t.inaccuracy}, mistake ≥ ${t.mistake}, blunder ≥ ${t.blunder} points.` }),
       summaryTable(a, names), mistakes(a, names, viewer, position), K.el("h3", { text: "This decision" }), decisionBox,
-      K.el("h3", { text: "Expected card points through the deal" }), graph);
+      K.el("h3", { text: "Expected card points through the deal" }), graph,
+      K.el("h3", { text: "Points lost through the match" }), matchGraph(a, replay, viewer, position, t));
     viewer.onDraw((d, f) => {
       const deal = byDeal.get(replay.deals[d].index);
       drawDecision(decisionBox, deal, f, replay.deals[d], names, t);
@@ -194,6 +195,40 @@ const Analysis = (function () {
     const legend = sides.map((s) => K.el("span", { class: "a-legend a-side" + s, text: `side ${s}: ` +
       replay.seats.filter((x) => x.side === s).map((x) => x.name).join(" + ") }));
     box.replaceChildren(g, K.el("div", {}, legend, K.el("span", { class: "muted", text: " · the dashed line is 60 points" })));
+  }
+
+  // A line per seat: its points lost, added up decision by decision over the whole match;
+  // a dot per labelled decision (a click goes there); a tick between deals.
+  function matchGraph(a, replay, viewer, position, t) {
+    const W = 640, H = 160, P = 24;
+    const all = [];
+    for (const deal of a.deals) for (const d of deal.decisions) all.push({ deal: deal.index, d });
+    const box = K.el("div", { class: "a-graph", "data-a-match-graph": "" });
+    if (!all.length) return box;
+    const seats = [...new Set(all.map((x) => x.d.seat))].sort();
+    const sum = Object.fromEntries(seats.map((s) => [s, 0]));
+    const lines = Object.fromEntries(seats.map((s) => [s, []]));
+    const dots = [];
+    all.forEach((x, i) => { sum[x.d.seat] += x.d.loss; lines[x.d.seat].push([i, sum[x.d.seat]]); if (x.d.label !== "good") dots.push([i, x]); });
+    const top = Math.max(1, ...seats.map((s) => sum[s]));
+    const px = (i) => P + (W - 2 * P) * i / Math.max(1, all.length - 1);
+    const py = (v) => H - P - (H - 2 * P) * v / top;
+    const g = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "a-svg", role: "img", "aria-label": "points lost through the match" });
+    all.forEach((x, i) => { if (i && x.deal !== all[i - 1].deal) g.append(svg("line", { x1: px(i), x2: px(i), y1: P / 2, y2: H - P / 2, class: "a-half" })); });
+    for (const s of seats) {
+      g.append(svg("polyline", { points: lines[s].map(([i, v]) => `${px(i)},${py(v)}`).join(" "), class: "a-line a-side" + replay.seats[s].side }));
+    }
+    for (const [i, x] of dots) {
+      const dot = svg("circle", { cx: px(i), cy: py(lines[x.d.seat].find(([j]) => j === i)[1]), r: 4, class: "a-dot a-" + x.d.label });
+      dot.addEventListener("click", () => viewer.goto(position.get(x.deal), x.d.step));
+      const title = svg("title", {});
+      title.textContent = `deal ${x.deal}, step ${x.d.step}: ${replay.seats[x.d.seat].name} −${K.num(x.d.loss, 1)} (${x.d.label})`;
+      dot.append(title);
+      g.append(dot);
+    }
+    box.append(g, K.el("div", {}, seats.map((s) => K.el("span", { class: "a-legend a-side" + replay.seats[s].side,
+      text: `${replay.seats[s].name}: ${K.num(sum[s], 1)}` })), K.el("span", { class: "muted", text: ` · most ${K.num(top, 1)} points; a line between deals` })));
+    return box;
   }
 
   return { attach, grade };
