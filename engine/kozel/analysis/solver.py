@@ -98,6 +98,23 @@ def _strengths(trump: int, shokha: bool) -> list[int]:
     return found
 
 
+def _dominated(discard: int, hand: int) -> bool:
+    """Whether a discard gives away a card while keeping a lower one of the same suit. For a
+    seat that plays alone such a discard is never better than the one that swaps the two:
+    the higher card does whatever the lower one could (it beats all the lower one beats, and
+    fewer cards beat it), gives away no more points now, and if it is taken later its points
+    go where the lower one's would have gone (see docs/analysis.md). A seat with a partner
+    may not want the stronger card (the partner could no longer take the trick over)."""
+    for suit in range(4):
+        mask = 0x1FF << 9 * suit
+        part = discard & mask
+        if part:
+            kept = hand & mask & ~part
+            if kept & ((1 << part.bit_length()) - 1):  # a kept card below a given one
+                return True
+    return False
+
+
 class Unsupported(ValueError):
     """A position the solver does not cover (the money game); the message says why."""
 
@@ -192,6 +209,11 @@ class Search:
             for s in range(deal.players)
         )
         self.others = tuple(o[1:] for o in self.order)
+        # by seat: no active seat plays with it in this search (a partner, or with three sides
+        # the other seat against the maximizing one): its discards can be pruned (_dominated)
+        self.alone = tuple(
+            sum(mine[o] == mine[s] for o in deal.active) == 1 for s in range(deal.players)
+        )
         self.original = rules.beat_target == BeatTarget.ORIGINAL_LEAD
         self.round_robin = rules.draw_mode == DrawMode.ROUND_ROBIN
         self.combos_on = rules.combos != Combos.NONE
@@ -336,16 +358,20 @@ class Search:
             out.insert(0, first)
         return out
 
-    def response_order(self, moves: tuple[Action, ...], cards: int) -> list[Action]:
+    def response_order(self, moves: tuple[Action, ...], cards: int, hand: int) -> list[Action]:
         """The answers to try, likely best first: beats that take points cheaply, discards
-        that give little away."""
+        that give little away. With ``hand`` (the answering seat plays alone, not -1), the
+        discards :func:`_dominated` by another are left out."""
         trick = _points(cards)
         scored: list[int] = []  # (-score) * 64 + index: sorted as plain ints
+        plain = ~self.shokha_bit
         for i in range(len(moves)):
             a = moves[i]
             m = a[1]
             if a[0] is _BEAT:
                 score = 2 * (trick + _points(m)) - self.strength(m)
+            elif hand >= 0 and _dominated(m & plain, hand & plain):
+                continue
             else:
                 score = -2 * (trick + _points(m)) - self.strength(m)
             scored.append((1000 - score) << 6 | i)
@@ -513,7 +539,8 @@ class Search:
         maximize = self.mine[seat]
         best = -1 if maximize else _BIG
         last = idx + 1 == len(responders)
-        for a in self.response_order(moves, cards):
+        hand = hands[seat] if self.alone[seat] else -1
+        for a in self.response_order(moves, cards, hand):
             v = self.answer(
                 hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat, win_mask,
                 cards, combo, a, last, alpha, beta,
