@@ -176,6 +176,28 @@ def check_supported(deal: Deal) -> None:
         )
 
 
+class Trick:
+    """What a trick in play fixes: the hands before it was led (``start``: an interruption
+    returns the cards played), its leader, who answers in order, the lead's cards and
+    whether a declared combination was led. No responders: a lead to come."""
+
+    __slots__ = ("start", "leader", "responders", "lead_mask", "combo")
+
+    def __init__(
+        self,
+        start: list[int],
+        leader: int,
+        responders: tuple[int, ...],
+        lead_mask: int,
+        combo: bool,
+    ) -> None:
+        self.start = start
+        self.leader = leader
+        self.responders = responders
+        self.lead_mask = lead_mask
+        self.combo = combo
+
+
 class Search:
     """The search of one deal (its talon and rules) for one maximizing side; the table of
     values it keeps is valid for every position of that deal, so one :class:`Search` serves
@@ -415,7 +437,8 @@ class Search:
         b0 = min(hi, beta)
         best_i = _NO_MOVE
         if self.combos_on and self.window_due(hands, hands):
-            best = self.window(hands, hands, pos, rem, leader, (), 0, 0, 0, 0, 0, False, a0, b0)
+            t = Trick(hands, leader, (), 0, False)
+            best = self.window(hands, t, pos, rem, 0, leader, 0, 0, a0, b0)
         else:
             best, best_i = self.leads(hands, pos, rem, leader, first, a0, b0)
         if best <= a0:
@@ -472,7 +495,6 @@ class Search:
         alpha: int,
         beta: int,
     ) -> int:
-        start = hands
         h = hands[:]
         h[leader] &= ~cards
         responders = self.others[leader]
@@ -482,69 +504,36 @@ class Search:
                 break
         if not responders:
             return self.finish(h, pos, rem, leader, cards, alpha, beta)
-        return self.respond(
-            h, start, pos, rem, leader, responders, 0, cards, leader, cards, cards, combo,
-            alpha, beta,
-        )  # fmt: skip
-
-    def respond(
-        self,
-        hands: list[int],
-        start: list[int],
-        pos: int,
-        rem: int,
-        leader: int,
-        responders: tuple[int, ...],
-        idx: int,
-        lead_mask: int,
-        win_seat: int,
-        win_mask: int,
-        cards: int,
-        combo: bool,
-        alpha: int,
-        beta: int,
-    ) -> int:
-        """The value with ``responders[idx]`` to answer the trick (after a mid-trick window,
-        if one is due)."""
-        if self.interrupts and not combo and self.interrupt_due(hands, start, responders, idx):
-            return self.window(
-                hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat,
-                win_mask, cards, True, alpha, beta,
-            )  # fmt: skip
-        return self.answers(
-            hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat, win_mask,
-            cards, combo, alpha, beta,
-        )  # fmt: skip
+        t = Trick(hands, leader, responders, cards, combo)
+        return self.answers(h, t, pos, rem, 0, leader, cards, cards, True, alpha, beta)
 
     def answers(
         self,
         hands: list[int],
-        start: list[int],
+        t: Trick,
         pos: int,
         rem: int,
-        leader: int,
-        responders: tuple[int, ...],
         idx: int,
-        lead_mask: int,
         win_seat: int,
         win_mask: int,
         cards: int,
-        combo: bool,
+        check: bool,
         alpha: int,
         beta: int,
     ) -> int:
+        """The value with ``t.responders[idx]`` to answer the trick (after a mid-trick window,
+        if one is due and ``check``), ``win_seat`` winning it with ``win_mask``, ``cards``
+        on the table."""
+        if check and self.interrupts and not t.combo and self.interrupt_due(hands, t, idx):
+            return self.window(hands, t, pos, rem, idx, win_seat, win_mask, cards, alpha, beta)
         self.count()
-        seat = responders[idx]
-        moves = self.tables.responses(hands[seat], lead_mask if self.original else win_mask)
+        seat = t.responders[idx]
+        moves = self.tables.responses(hands[seat], t.lead_mask if self.original else win_mask)
         maximize = self.mine[seat]
         best = -1 if maximize else _BIG
-        last = idx + 1 == len(responders)
         hand = hands[seat] if self.alone[seat] else -1
         for a in self.response_order(moves, cards, hand):
-            v = self.answer(
-                hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat, win_mask,
-                cards, combo, a, last, alpha, beta,
-            )  # fmt: skip
+            v = self.answer(hands, t, pos, rem, idx, win_seat, win_mask, cards, a, alpha, beta)
             if maximize:
                 if v > best:
                     best = v
@@ -561,36 +550,30 @@ class Search:
     def answer(
         self,
         hands: list[int],
-        start: list[int],
+        t: Trick,
         pos: int,
         rem: int,
-        leader: int,
-        responders: tuple[int, ...],
         idx: int,
-        lead_mask: int,
         win_seat: int,
         win_mask: int,
         cards: int,
-        combo: bool,
         a: Action,
-        last: bool,
         alpha: int,
         beta: int,
     ) -> int:
-        """The value after ``responders[idx]`` answers with ``a``."""
-        seat = responders[idx]
+        """The value after ``t.responders[idx]`` answers with ``a``."""
+        seat = t.responders[idx]
         h = hands[:]
         played = a[1]
         h[seat] &= ~played
         if a[0] is _BEAT:
             win_seat = seat
             win_mask = played
-        if last:
+        if idx + 1 == len(t.responders):
             return self.finish(h, pos, rem, win_seat, cards | played, alpha, beta)
-        return self.respond(
-            h, start, pos, rem, leader, responders, idx + 1, lead_mask, win_seat, win_mask,
-            cards | played, combo, alpha, beta,
-        )  # fmt: skip
+        return self.answers(
+            h, t, pos, rem, idx + 1, win_seat, win_mask, cards | played, True, alpha, beta
+        )
 
     def finish(
         self, hands: list[int], pos: int, rem: int, winner: int, cards: int, alpha: int, beta: int
@@ -616,13 +599,11 @@ class Search:
                 holder = True
         return holder
 
-    def interrupt_due(
-        self, hands: list[int], start: list[int], responders: tuple[int, ...], idx: int
-    ) -> bool:
-        if not self.window_due(start, start):
+    def interrupt_due(self, hands: list[int], t: Trick, idx: int) -> bool:
+        if not self.window_due(t.start, t.start):
             return False
         table = self.combo_table
-        return any(hands[s] in table for s in responders[idx:])
+        return any(hands[s] in table for s in t.responders[idx:])
 
     def holders(
         self, hands: list[int], candidates: tuple[int, ...], ref: int
@@ -638,77 +619,62 @@ class Search:
     def window(
         self,
         hands: list[int],
-        start: list[int],
+        t: Trick,
         pos: int,
         rem: int,
-        leader: int,
-        responders: tuple[int, ...],
         idx: int,
-        lead_mask: int,
         win_seat: int,
         win_mask: int,
         cards: int,
-        mid: bool,
         alpha: int,
         beta: int,
     ) -> int:
         """A window's value: the holders answer in increasing priority, each the best for its
         side of declaring (its combination wins the window) and of what the lower ones make
-        of it (see the module docstring)."""
+        of it (see the module docstring). ``t`` is the trick in play (mid-trick, before
+        ``t.responders[idx]`` plays) or, with no responders, the lead to come."""
         self.count()
+        mid = len(t.responders) > 0
         self.windows[mid] += 1
-        if mid:
-            found = self.holders(hands, responders[idx:], leader)
-        else:
-            found = self.holders(hands, self.active, leader)
-        return self.chain(
-            found, 0, hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat,
-            win_mask, cards, mid, alpha, beta,
-        )  # fmt: skip
+        candidates = t.responders[idx:] if mid else self.active
+        found = self.holders(hands, candidates, t.leader)
+        return self.chain(found, 0, hands, t, pos, rem, idx, win_seat, win_mask, cards, alpha,
+                          beta)  # fmt: skip
 
     def chain(
         self,
         found: list[tuple[int, Combo]],
         i: int,
         hands: list[int],
-        start: list[int],
+        t: Trick,
         pos: int,
         rem: int,
-        leader: int,
-        responders: tuple[int, ...],
         idx: int,
-        lead_mask: int,
         win_seat: int,
         win_mask: int,
         cards: int,
-        mid: bool,
         alpha: int,
         beta: int,
     ) -> int:
         if i == len(found):  # nobody declares
-            if mid:
+            if t.responders:
                 return self.answers(
-                    hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat,
-                    win_mask, cards, False, alpha, beta,
-                )  # fmt: skip
-            return self.leads(hands, pos, rem, leader, _NO_MOVE, alpha, beta)[0]
+                    hands, t, pos, rem, idx, win_seat, win_mask, cards, False, alpha, beta
+                )
+            return self.leads(hands, pos, rem, t.leader, _NO_MOVE, alpha, beta)[0]
         q = found[i][0]
-        vq = self.declared(start, pos, rem, q, alpha, beta)
+        vq = self.declared(t.start, pos, rem, q, alpha, beta)
         if self.mine[q]:
             if vq >= beta:
                 return vq
-            rest = self.chain(
-                found, i + 1, hands, start, pos, rem, leader, responders, idx, lead_mask,
-                win_seat, win_mask, cards, mid, max(alpha, vq), beta,
-            )  # fmt: skip
-            return max(rest, vq)
-        if vq <= alpha:
-            return vq
-        rest = self.chain(
-            found, i + 1, hands, start, pos, rem, leader, responders, idx, lead_mask, win_seat,
-            win_mask, cards, mid, alpha, min(beta, vq),
-        )  # fmt: skip
-        return min(rest, vq)
+            alpha = max(alpha, vq)
+        else:
+            if vq <= alpha:
+                return vq
+            beta = min(beta, vq)
+        rest = self.chain(found, i + 1, hands, t, pos, rem, idx, win_seat, win_mask, cards,
+                          alpha, beta)  # fmt: skip
+        return max(rest, vq) if self.mine[q] else min(rest, vq)
 
     def declared(
         self, hands: list[int], pos: int, rem: int, seat: int, alpha: int, beta: int
@@ -845,14 +811,16 @@ class _Root:
         seat = d.to_act[0]
         if d.decision is Decision.LEAD:
             return s.after_lead(self.hands, self.pos, self.rem, seat, a.cards, False, alpha, beta)
-        trick_combo = d.trick_combo is not None
-        responders = tuple(d.responders)
-        idx = d.resp_i
         return s.answer(
-            self.hands, self.start, self.pos, self.rem, d.trick[0].seat, responders, idx,
-            d.lead_mask, d.win_seat, d.win_mask, self.cards, trick_combo, a,
-            idx + 1 == len(responders), alpha, beta,
+            self.hands, self.trick(), self.pos, self.rem, d.resp_i, d.win_seat, d.win_mask,
+            self.cards, a, alpha, beta,
         )  # fmt: skip
+
+    def trick(self) -> Trick:
+        """The trick in play, in the search's terms."""
+        d = self.deal
+        combo = d.trick_combo is not None
+        return Trick(self.start, d.trick[0].seat, tuple(d.responders), d.lead_mask, combo)
 
     # -- a window at the root ----------------------------------------------------------------
 
@@ -899,10 +867,9 @@ class _Root:
         """The value when nobody declares in the open window."""
         s, d = self.search, self.deal
         if d.window_mid:
-            responders = tuple(d.responders)
             return s.answers(
-                self.hands, self.start, self.pos, self.rem, d.trick[0].seat, responders,
-                d.resp_i, d.lead_mask, d.win_seat, d.win_mask, self.cards, False, alpha, beta,
+                self.hands, self.trick(), self.pos, self.rem, d.resp_i, d.win_seat, d.win_mask,
+                self.cards, False, alpha, beta,
             )  # fmt: skip
         return s.leads(self.hands, self.pos, self.rem, d.leader, _NO_MOVE, alpha, beta)[0]
 
