@@ -9,7 +9,9 @@ orders of the unseen cards give it (no sampling error); else deals are drawn at 
 deal is solved with the cards open (:mod:`kozel.analysis.solver`), so an action's value is
 the card points the seat's side takes from the decision to the end of the deal, averaged over
 the deals, with its standard error (and the standard error of its gap to the best action,
-measured on the same deals).
+measured on the same deals). Where every deal was solved to its end and there are two sides,
+the expected penalty of the seat's side for the deal comes too (each deal's card points
+scored by the ruleset's entry).
 
 Solving a deal to its end is dear while the talon is long (seconds at the first lead of a
 two-player deal), so a deal the solver cannot finish within its share of the budget is solved
@@ -32,10 +34,12 @@ from typing import Final
 from kozel.analysis.solver import OpenHand, Solution
 from kozel.analysis.worlds import Inconsistent, Worlds
 from kozel.engine.actions import Action
+from kozel.engine.cards import points
 from kozel.engine.deal import Deal
 from kozel.engine.errors import IllegalAction
 from kozel.engine.observation import Observation
 from kozel.engine.rules import Ruleset
+from kozel.engine.scoring import deal_penalties
 
 NODES_PER_MS: Final = 400
 """Search nodes per millisecond the budget assumes (the compiled solver does about 400 to 900
@@ -61,6 +65,7 @@ class InfoValue:
     mean: float
     se: float
     gap_se: float
+    penalty: float | None = None  # the seat's side's expected penalty for the deal, where cheap
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +95,16 @@ class _Tally:
         self.sums = [0.0] * n
         self.squares = [0.0] * n
         self.rows: list[tuple[float, list[float]]] = []
+        self.penalties: list[float] | None = [0.0] * n  # None once a deal has none
 
-    def add(self, weight: float, values: list[float]) -> None:
+    def add(self, weight: float, values: list[float], penalties: list[int] | None) -> None:
         self.weight += weight
         self.rows.append((weight, values))
+        if penalties is None:
+            self.penalties = None
+        elif self.penalties is not None:
+            for i, p in enumerate(penalties):
+                self.penalties[i] += weight * p
         for i, v in enumerate(values):
             self.sums[i] += weight * v
             self.squares[i] += weight * v * v
@@ -159,7 +170,8 @@ class _Evaluation:
             if legal != actions:
                 raise Inconsistent  # the model gave a deal the seat could tell apart
             assert tally is not None
-            tally.add(weight, self._values(deal))
+            values, exact = self._values(deal)
+            tally.add(weight, values, _penalties(deal, self.seat, values) if exact else None)
             if not enumerated and count >= MIN_DEALS and self.spent >= self.budget:
                 break
         if actions is None or tally is None:
@@ -179,21 +191,21 @@ class _Evaluation:
             drawn += 1
             yield deal, 1
 
-    def _values(self, deal: Deal) -> list[float]:
-        """The seat's actions' values in one deal: solved to the end while that fits in a
-        share of the budget, else to the horizon."""
+    def _values(self, deal: Deal) -> tuple[list[float], bool]:
+        """The seat's actions' values in one deal, and whether they are exact: solved to the
+        end while that fits in a share of the budget, else to the horizon."""
         share = max(1, self.budget // MIN_DEALS)
         if self.solve_to_end:
             solution = OpenHand(deal, max_nodes=share).solve(deal, self.seat)
             self.spent += solution.nodes
             if solution.exact:
                 self.exact += 1
-                return [float(v.low) for v in solution.values]
+                return [float(v.low) for v in solution.values], True
             self.solve_to_end = False  # the next deals of this decision are as large
         horizon = deal.talon_pos + self.horizon_cards
         solution = OpenHand(deal, max_nodes=share, horizon=horizon).solve(deal, self.seat)
         self.spent += solution.nodes
-        return _middles(solution)
+        return _middles(solution), False
 
     def _result(self, actions: tuple[Action, ...], tally: _Tally, enumerated: bool) -> InfoSet:
         means = tally.means()
@@ -203,10 +215,32 @@ class _Evaluation:
         for i, a in enumerate(actions):
             own = [row[i] for _, row in tally.rows]
             gaps = [row[best] - row[i] for _, row in tally.rows]
-            values.append(InfoValue(a, means[i], tally.se(own, exact), tally.se(gaps, exact)))
+            pen = None if tally.penalties is None else tally.penalties[i] / tally.weight
+            values.append(InfoValue(a, means[i], tally.se(own, exact), tally.se(gaps, exact), pen))
         return InfoSet(
             self.seat, tuple(values), len(tally.rows), self.exact, enumerated, self.spent
         )
+
+
+def _penalties(deal: Deal, seat: int, values: list[float]) -> list[int] | None:
+    """The penalty of ``seat``'s side for the deal after each action of exact ``values``
+    (card points it takes from now; two sides: the other takes the rest), by the ruleset's
+    scoring entry; a side with no trick yet that takes points is counted as taking one. None
+    with three sides (their points are not apart) or in the money game."""
+    sides = deal.active_sides()
+    if len(sides) != 2 or deal.rules.is_money:
+        return None
+    side = deal.side_of[seat]
+    other = sides[1 - sides.index(side)]
+    entry = deal.rules.scoring_for(len(deal.active))
+    pts, trk = deal.card_points(), deal.side_tricks()
+    left = points(deal.rules.deck) - sum(pts)
+    out = []
+    for v in values:
+        mine, theirs = pts[side] + int(v), pts[other] + left - int(v)
+        tricks = [trk[side] or int(v > 0), trk[other] or int(left - v > 0)]
+        out.append(deal_penalties(entry, [mine, theirs], tricks)[0])
+    return out
 
 
 def _middles(solution: Solution) -> list[float]:

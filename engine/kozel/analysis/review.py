@@ -299,6 +299,8 @@ def _decision_json(d: DecisionReview) -> dict[str, Any]:
         if d.info is not None:
             v = d.info.values[i]
             entry["info"] = [round(v.mean, 2), round(v.se, 2)]
+            if v.penalty is not None:
+                entry["penalty"] = round(v.penalty, 3)
         actions.append(entry)
     out: dict[str, Any] = {
         "step": d.step,

@@ -144,6 +144,7 @@ const Analysis = (function () {
       return;
     }
     const values = d.actions.map((x) => (x.info ? x.info[0] : (x.open[0] + x.open[1]) / 2));
+    const penalties = d.actions.some((x) => x.penalty !== undefined);
     const best = values[d.best];
     const rows = d.actions.map((x, i) => {
       const loss = best - values[i];
@@ -153,7 +154,8 @@ const Analysis = (function () {
         K.el("td", {}, actionEl(x.action, replayDeal.trump), i === d.played ? K.el("span", { class: "a-mark", text: " ◀ played" }) : null),
         K.el("td", { class: "num", text: x.info ? `${K.num(x.info[0], 1)} ± ${K.num(x.info[1], 1)}` : "—" }),
         K.el("td", { class: "num", text: open }),
-        K.el("td", { class: "num", text: loss > 0.05 ? "−" + K.num(loss, 1) : "best" }));
+        K.el("td", { class: "num", text: loss > 0.05 ? "−" + K.num(loss, 1) : "best" }),
+        penalties ? K.el("td", { class: "num", text: x.penalty === undefined ? "" : K.num(x.penalty, 2) }) : null);
     });
     const info = d.basis === "infoset"
       ? `${d.deals} deals of the hidden cards${d.enumerated ? " (all of them)" : ""}, ${d.exact_deals} solved to the end`
@@ -163,7 +165,8 @@ const Analysis = (function () {
         K.el("span", { class: "a-badge a-" + d.label, "data-a-label": d.label, text: d.label === "good" ? "good" : `${d.label} −${K.num(d.loss, 1)}` })),
       K.el("div", { class: "scroll" }, K.el("table", { class: "a-actions" },
         K.el("thead", {}, K.el("tr", {}, K.el("th", { text: "Action" }), K.el("th", { class: "num", text: "As known" }),
-          K.el("th", { class: "num", text: "Open" }), K.el("th", { class: "num", text: "Loss" }))),
+          K.el("th", { class: "num", text: "Open" }), K.el("th", { class: "num", text: "Loss" }),
+          penalties ? K.el("th", { class: "num", text: "Penalty", title: "the side's expected penalty for the deal" }) : null)),
         K.el("tbody", {}, rows)))].filter(Boolean));
   }
 
