@@ -98,7 +98,7 @@ def test_replay_html_embeds_the_analysis(tmp_path: Path) -> None:
     out = tmp_path / "m.html"
     res = subprocess.run(
         [sys.executable, "-m", "kozel.cli.main", "replay", "html", str(replay), "-o", str(out),
-         "--analysis", "--budget", "5"],
+         "--analysis", "--budget", "5", "--open-nodes", "20000"],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
         env={"XDG_CACHE_HOME": str(tmp_path / "xdg"), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip

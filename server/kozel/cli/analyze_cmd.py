@@ -142,15 +142,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return worst
 
 
-def analysis_of(data: bytes, budget_ms: int, jobs: int = 1) -> dict[str, Any] | str:
-    """A replay's analysis with the default settings but the budget, through the cache and
-    with a progress bar (for ``kozel replay html --analysis``), or why there is none."""
+def analysis_of(
+    data: bytes, budget_ms: int, open_nodes: int, jobs: int = 1
+) -> dict[str, Any] | str:
+    """A replay's analysis with these budgets, through the cache and with a progress bar
+    (for ``kozel replay html --analysis``), or why there is none."""
     from kozel.server.replay.file import decode_replay
     from kozel.web.analysis import AnalysisError, FileCache, cache_key, check, steps_of
 
-    if not 1 <= budget_ms <= MAX_BUDGET_MS or not 1 <= jobs <= MAX_JOBS:
-        return f"--budget must be 1 to {MAX_BUDGET_MS} and --jobs 1 to {MAX_JOBS}"
-    settings = Settings(budget_ms=budget_ms)
+    if not 1 <= budget_ms <= MAX_BUDGET_MS or not 1 <= jobs <= MAX_JOBS or open_nodes < 1:
+        return f"--budget must be 1 to {MAX_BUDGET_MS}, --jobs 1 to {MAX_JOBS}, --open-nodes 1+"
+    settings = Settings(budget_ms=budget_ms, open_nodes=open_nodes)
     cache = FileCache(default_cache())
     key = cache_key(data, settings)
     found = cache.get(key)

@@ -29,6 +29,7 @@ def add_subparsers(rsub: argparse._SubParsersAction) -> None:
         "(as kozel analyze, with its cache; docs/analysis.md)",
     )
     h.add_argument("--budget", type=int, default=200, metavar="MS", help="as kozel analyze")
+    h.add_argument("--open-nodes", type=int, default=1_000_000, help="as kozel analyze")
     h.add_argument("--jobs", type=int, default=1, help="as kozel analyze")
     h.set_defaults(func=cmd_html)
     f = rsub.add_parser("fetch", help="download a replay by id")
@@ -55,7 +56,7 @@ def cmd_html(args: argparse.Namespace) -> int:
     if args.analysis:
         from kozel.cli.analyze_cmd import analysis_of
 
-        found = analysis_of(args.file.read_bytes(), args.budget, args.jobs)
+        found = analysis_of(args.file.read_bytes(), args.budget, args.open_nodes, args.jobs)
         if isinstance(found, str):
             print(f"{args.file}: cannot analyse the replay: {found}", file=sys.stderr)
             return 1
