@@ -194,6 +194,23 @@ def test_a_short_talon_is_solved_with_the_cards_open() -> None:
     assert off.open_talon is None
 
 
+def test_the_evaluator_knob_plays_its_best_action() -> None:
+    rules = Ruleset.preset("classic")
+    match = Match(rules, 2, 7)
+    bot = _bot(rules, 2, 0)
+    bot.evaluator_nodes = 3000
+    bot.on_deal_start(referee_pb2.DealStart(hand=list(observe(match.deal, 0).hand)))
+    rng = random.Random(2)
+    deal = match.deal
+    while not deal.over:
+        seat = deal.to_act[0]
+        req, legal = request_for(deal, seat)
+        choice = bot.choose(req) if seat == 0 else rng.randrange(len(legal))
+        assert 0 <= choice < len(legal)
+        deal.apply(seat, legal[choice])
+    assert bot.stats["evaluated"] > 5 and bot.stats["searched"] == 0
+
+
 def test_house_bot_names() -> None:
     assert {"ismcts", "ismcts-fast"} <= set(HOUSE_BOTS)
     assert isinstance(HOUSE_BOTS["ismcts"](), IsmctsBot)
