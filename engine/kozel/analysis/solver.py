@@ -19,12 +19,16 @@ information game in which the holders answer in increasing order of priority, ea
 the answers before. Face-down discards change nothing with the cards open. The money game
 (a Bura ends the deal, and the pot is not additive) is refused with :class:`Unsupported`.
 
-The search: alpha-beta with a transposition table at trick boundaries, keyed by the hands,
-the talon position and the leader (card points are additive, so a boundary's value does not
-depend on how it was reached), holding lower and upper bounds and the best lead; MTD(f) at
-the root (null-window probes, each narrowing the value's interval). A node budget stops it:
-the values not finished are reported as intervals (:attr:`ActionValue.low`,
-:attr:`ActionValue.high`), never as a guess.
+The search: alpha-beta with a transposition table at trick boundaries (card points are
+additive, so a boundary's value does not depend on how it was reached), keyed by the talon
+position, the leader and the hands by relative rank (:meth:`Search.key`), holding lower and
+upper bounds and the best lead; moves ordered by a cheap guess; no discard that a seat
+playing alone could better by keeping a higher card of the suit (:func:`_dominated`);
+MTD(f) at the root (null-window probes, each narrowing the value's interval). A node budget
+stops it: the values not finished are reported as intervals (:attr:`ActionValue.low`,
+:attr:`ActionValue.high`), never as a guess. Only a search given a *horizon* (a talon
+position past which positions are estimated, :meth:`Search.estimate`) guesses, and says so
+(:attr:`Solution.estimated`).
 """
 
 from __future__ import annotations
