@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kozel.analysis.review import Settings
-from kozel.cli import replay_web_cmd
+from kozel.cli.replay_fetch import REPLAY_ID, fetch_for
 from kozel.server.text import escape, rich_text
 
 MAX_JOBS = 64
@@ -88,8 +88,8 @@ def _read(name: str, server: str | None) -> bytes | str:
     try:
         if path.exists() or server is None:
             data = path.read_bytes()
-        elif re.fullmatch(replay_web_cmd.REPLAY_ID, name):
-            fetch = replay_web_cmd.fetch_for(server)
+        elif re.fullmatch(REPLAY_ID, name):
+            fetch = fetch_for(server)
             data = fetch(server, name)
         else:
             return "not a file, nor a replay id (8 to 64 lowercase hex digits)"

@@ -4,14 +4,10 @@ downloaded by id from a referee (gRPC) or a web server (HTTP)."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-import urllib.error
-import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
-REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
+from kozel.cli.replay_fetch import REPLAY_ID, fetch_for
 
 
 def add_subparsers(rsub: argparse._SubParsersAction) -> None:
@@ -65,38 +61,6 @@ def cmd_html(args: argparse.Namespace) -> int:
     out.write_text(replay_html(replay, analysis), encoding="utf-8")
     print(f"wrote {out} (open it in a browser: file://{out.resolve()})")
     return 0
-
-
-def _fetch_http(base: str, replay_id: str) -> bytes:
-    url = f"{base.rstrip('/')}/api/matches/{replay_id}/replay.kzr"
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r:
-            return r.read()
-    except urllib.error.HTTPError as exc:
-        raise LookupError(f"{exc.code} {exc.reason}") from None
-
-
-def _fetch_grpc(address: str, replay_id: str) -> bytes:
-    import grpc
-
-    from kozel.v1 import ladder_pb2, ladder_pb2_grpc
-
-    with grpc.insecure_channel(address) as channel:
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        try:
-            return b"".join(
-                m.chunk
-                for m in stub.DownloadReplay(
-                    ladder_pb2.DownloadReplayRequest(replay_id=replay_id), timeout=60
-                )
-            )
-        except grpc.RpcError as exc:
-            raise LookupError(f"{exc.code().name}: {exc.details()}") from None
-
-
-def fetch_for(server: str) -> Callable[[str, str], bytes]:
-    """The replay fetcher for ``server``: a web server's URL, else a referee's gRPC address."""
-    return _fetch_http if re.match(r"^https?://", server) else _fetch_grpc
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
