@@ -123,9 +123,15 @@ def test_soak_bench_samples_memory() -> None:
 
 
 def test_analysis_bench_reports_ms_per_decision_and_memory() -> None:
-    out = bench("analysis", "--players", "2,3", "--deals", "1", "--max-nodes", "3000")
+    out = bench(
+        "analysis", "--players", "2,3", "--deals", "1", "--max-nodes", "3000", "--eval-deals", "1"
+    )
     assert set(out) == {"classic-2p", "classic-3p"}
     for key, r in out.items():
+        assert r["evaluator_decisions"] > 10 and r["evaluator_budget_ms"] == 200
+        assert 0 < r["evaluator_ms_median"] <= r["evaluator_ms_p99"] <= r["evaluator_ms_max"]
+        assert r["evaluator_deals_averaged_mean"] >= 1
+        assert 0 <= r["evaluator_exact_deal_share"] <= 1, key
         assert r["decisions"] > 10 and r["deals"] == 1 and r["max_nodes"] == 3000
         assert 0 < r["ms_per_decision_median"] <= r["ms_per_decision_p99"]
         assert r["ms_per_decision_p99"] <= r["ms_per_decision_max"]
