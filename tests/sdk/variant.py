@@ -2,7 +2,7 @@
 version of a bot against another (both as commands, so both run alike).
 
     kozel play --bot "python -m tests.sdk.variant ismcts {server} {table}" \\
-               --vs "python -m tests.sdk.variant ismcts {server} {table} --set open_talon=null"
+               --vs "python -m tests.sdk.variant ismcts {server} {table} --set open_talon=4"
 """
 
 from __future__ import annotations
