@@ -3,12 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The engine's hot modules, the SDK's search and the referee's core compiled with mypyc
+# The engine's hot modules, the SDK's search, the analysis and the referee's core compiled with mypyc
 # (engine/build_native.py); rebuilt when a source of any changes. Without a C compiler all run
 # as pure Python.
 NATIVE := $(VENV)/.native
 ENGINE_SOURCES := $(wildcard engine/kozel/engine/*.py clients/python/kozel/sdk/*.py \
-  server/kozel/core/*.py) engine/build_native.py
+  engine/kozel/analysis/*.py server/kozel/core/*.py) engine/build_native.py
 
 .PHONY: demo test lint fix setup bench clean lock proto native
 
@@ -77,7 +77,8 @@ lock:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build/native \
-	  engine/kozel/engine/_native clients/python/kozel/sdk/_native server/kozel/core/_native
+	  engine/kozel/engine/_native clients/python/kozel/sdk/_native server/kozel/core/_native \
+	  engine/kozel/analysis/_native
 
 # Regenerate the Python stubs in clients/python/kozel/v1 from proto/ (committed; a test checks
 # they are current).

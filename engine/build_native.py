@@ -1,16 +1,18 @@
 """Compile the engine's hot modules with mypyc (``make setup`` runs this after the install),
-and with them the SDK's search (``kozel.sdk.playout`` and ``kozel.sdk.endgame``) and the
-referee's seat protocol core (``kozel.core.protocol`` and the modules it runs on).
+and with them the SDK's search (``kozel.sdk.playout``), the analysis's solvers
+(``kozel.analysis.solver`` and ``kozel.analysis.endgame``) and the referee's seat protocol core
+(``kozel.core.protocol`` and the modules it runs on).
 
-The extension modules go to ``engine/kozel/engine/_native/``, ``clients/python/kozel/sdk/_native/``
-and ``server/kozel/core/_native/`` (not in git), each with, last, the digest of the sources
-they were built from; each package loads them only while that digest matches the sources (see
-``kozel.engine.native``). They are built in one run, as three groups: the SDK's and the core's
-calls into the engine's classes are native ones (about a third faster than through Python), so
-their builds are linked to one engine build and load only on it. Without a C compiler or the
-Python headers, or if anything fails, this prints one line and the engine runs as pure Python:
-the exit status is 0 either way (when the three groups fail, each linked one is tried alone
-with the engine's, then the engine's alone).
+The extension modules go to ``engine/kozel/engine/_native/``,
+``clients/python/kozel/sdk/_native/``, ``engine/kozel/analysis/_native/`` and
+``server/kozel/core/_native/`` (not in git), each with, last, the digest of the sources they were
+built from; each package loads them only while that digest matches the sources (see
+``kozel.engine.native``). They are built in one run, as four groups: the SDK's, the analysis's
+and the core's calls into the engine's classes are native ones (about a third faster than
+through Python), so their builds are linked to one engine build and load only on it. Without a
+C compiler or the Python headers, or if anything fails, this prints one line and the engine
+runs as pure Python: the exit status is 0 either way (when the groups fail, each linked one is
+tried alone with the engine's, then the engine's alone).
 ``--strict`` makes a failed build exit 1 (for checking the build itself). The compiler's output
 goes to ``build/native/build.log``.
 """
@@ -48,12 +50,17 @@ def _load(path: Path, name: str) -> ModuleType:
 
 
 native = _load(ROOT / "engine" / "kozel" / "engine" / "native.py", "_kozel_engine_native")
-LINKS = (  # the builds linked to the engine's: the SDK's search, the referee's core
+LINKS = (  # the builds linked to the engine's: the SDK's search, the analysis, the referee's core
     _load(ROOT / "clients" / "python" / "kozel" / "sdk" / "native.py", "_kozel_sdk_native").BUILD,
+    _load(ROOT / "engine" / "kozel" / "analysis" / "native.py", "_kozel_analysis_native").BUILD,
     _load(ROOT / "server" / "kozel" / "core" / "native.py", "_kozel_core_native").BUILD,
 )
 ENGINE_GROUP = "kozel.engine"
-LABELS = {"kozel.sdk": "the SDK's search", "kozel.core": "the referee's core"}
+LABELS = {
+    "kozel.sdk": "the SDK's search",
+    "kozel.analysis": "the analysis",
+    "kozel.core": "the referee's core",
+}
 
 
 def _paths(package: Path, modules: tuple[str, ...]) -> list[str]:

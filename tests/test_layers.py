@@ -2,7 +2,8 @@
 
 Each package of ``kozel`` may import itself and the packages listed for it below, nothing else.
 Read from the bottom up: the engine (pure rules) and the generated protocol messages know
-nothing of the project; the sans-I/O core and the bot SDK stand on them alone; ladder data and
+nothing of the project; the analysis (solvers, evaluators) stands on the engine alone; the
+sans-I/O core and the bot SDK stand on them (the SDK's house bot on the analysis); ladder data and
 policy sit below the referee; the referee below the web pages; tools and the command line,
 the composition roots, on top. What a lower layer needs from a higher one (the house bots of
 the SDK, the web pages) it is handed by a composition root (``kozel.cli``, a test).
@@ -34,16 +35,21 @@ _REFEREE = _BASE | {"kozel.core", "kozel.ladder", "kozel.server"}
 LAYERS: dict[str, frozenset[str]] = {
     "kozel.engine": frozenset(),  # the rules: pure, no I/O
     "kozel.v1": frozenset(),  # generated protocol messages
+    "kozel.analysis": frozenset({"kozel.engine"}),  # solvers and evaluators: pure, no I/O
     "kozel.core": frozenset(_BASE),  # the referee's sans-I/O core
-    "kozel.sdk": frozenset(_BASE),  # the Python bot SDK, a client
+    "kozel.sdk": frozenset(_BASE | {"kozel.analysis"}),  # the Python bot SDK, a client
     # training environments and the in-process harness: the SDK's bots and encoding on the
     # referee's own seat protocol
     "kozel.env": frozenset(_BASE | {"kozel.core", "kozel.sdk"}),
     "kozel.ladder": frozenset(_BASE | {"kozel.core"}),  # ladder data and policy
     "kozel.server": frozenset(_REFEREE - {"kozel.server"}),  # the referee (grpc.aio)
-    "kozel.web": frozenset(_REFEREE),  # pages and the JSON API
-    "kozel.tools": frozenset(_REFEREE | {"kozel.sdk", "kozel.env", "kozel.web"}),  # benches
-    "kozel.cli": frozenset(_REFEREE | {"kozel.sdk", "kozel.env", "kozel.web", "kozel.tools"}),
+    "kozel.web": frozenset(_REFEREE | {"kozel.analysis"}),  # pages and the JSON API
+    "kozel.tools": frozenset(
+        _REFEREE | {"kozel.analysis", "kozel.sdk", "kozel.env", "kozel.web"}
+    ),  # benches
+    "kozel.cli": frozenset(
+        _REFEREE | {"kozel.analysis", "kozel.sdk", "kozel.env", "kozel.web", "kozel.tools"}
+    ),  # `kozel`
 }
 
 
@@ -193,7 +199,7 @@ IO_LIBRARIES = frozenset(
         "socket", "sqlalchemy", "structlog", "subprocess", "threading", "time", "urllib",
     }
 )  # fmt: skip
-PURE_PACKAGES = ("kozel.engine", "kozel.core", "kozel.env")
+PURE_PACKAGES = ("kozel.engine", "kozel.analysis", "kozel.core", "kozel.env")
 
 # Within the referee, gRPC (its status codes, its servicer context) belongs to the edge: the
 # servicers, the server's assembly and its interceptors. The lobby, sessions, runners and hubs

@@ -120,3 +120,26 @@ def test_soak_bench_samples_memory() -> None:
     assert [m for m, _ in out["rss_kb_samples"]] == [10, 20]
     assert out["rss_kb_at_10"] > 0 and out["rss_kb_at_20"] > 0
     assert out["errors"] == 0, out["error_details"]
+
+
+def test_analysis_bench_reports_ms_per_decision_and_memory() -> None:
+    out = bench(
+        "analysis", "--players", "2,3", "--deals", "1", "--max-nodes", "3000", "--eval-deals", "1"
+    )
+    assert set(out) == {"classic-2p", "classic-3p"}
+    for key, r in out.items():
+        assert r["evaluator_decisions"] > 10 and r["evaluator_budget_ms"] == 200
+        assert 0 < r["evaluator_ms_median"] <= r["evaluator_ms_p99"] <= r["evaluator_ms_max"]
+        assert r["evaluator_deals_averaged_mean"] >= 1
+        assert 0 <= r["evaluator_exact_deal_share"] <= 1, key
+        assert r["decisions"] > 10 and r["deals"] == 1 and r["max_nodes"] == 3000
+        assert 0 < r["ms_per_decision_median"] <= r["ms_per_decision_p99"]
+        assert r["ms_per_decision_p99"] <= r["ms_per_decision_max"]
+        assert 0 <= r["exact_share"] <= 1 and r["memory_mb_per_deal_max"] > 0, key
+    bad = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "bench", "analysis", "--players", "5"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "--players takes 2, 3 or 4" in bad.stderr

@@ -242,14 +242,17 @@ def test_the_image_runs_the_compiled_engine(built: tuple[Path, Path], tmp_path: 
     copy = f"cp -r engine/kozel/engine/_native {site}/kozel/engine/"
     copy_sdk = f"cp -r clients/python/kozel/sdk/_native {site}/kozel/sdk/"
     copy_core = f"cp -r server/kozel/core/_native {site}/kozel/core/"
+    copy_analysis = f"cp -r engine/kozel/analysis/_native {site}/kozel/analysis/"
     check = next(c for c in commands if "e.NATIVE" in c)
     check_sdk = next(c for c in commands if "s.loaded()" in c)
     check_core = next(c for c in commands if "c.loaded()" in c)
+    check_analysis = next(c for c in commands if "a.loaded()" in c)
     assert commands.index(install) < commands.index(compile_) < commands.index(copy)
     assert commands.index(compile_) < commands.index(copy_sdk)
     assert commands.index(copy) < commands.index(check)
     assert commands.index(copy_sdk) < commands.index(check_sdk)
     assert commands.index(compile_) < commands.index(copy_core) < commands.index(check_core)
+    assert commands.index(compile_) < commands.index(copy_analysis) < commands.index(check_analysis)
     assert any("apt-get install" in c and "gcc" in c for c in commands)
 
     src, wheel = built
@@ -276,22 +279,26 @@ def test_the_image_runs_the_compiled_engine(built: tuple[Path, Path], tmp_path: 
         src / "clients" / "python" / "kozel" / "sdk" / "_native", target / "kozel/sdk/_native"
     )
     shutil.copytree(src / "server" / "kozel" / "core" / "_native", target / "kozel/core/_native")
+    shutil.copytree(
+        src / "engine" / "kozel" / "analysis" / "_native", target / "kozel/analysis/_native"
+    )
     probe = (
         "import kozel.engine as e, kozel.engine.deal as d, kozel.sdk.playout as p,"
-        " kozel.core.protocol as c;"
-        "print(e.NATIVE, e.__file__, d.__file__, p.__file__, c.__file__)"
+        " kozel.core.protocol as c, kozel.analysis.solver as a;"
+        "print(e.NATIVE, e.__file__, d.__file__, p.__file__, c.__file__, a.__file__)"
     )
     env = {**os.environ, "PYTHONPATH": str(target), "KOZEL_ENGINE_PURE": ""}
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60
     )
     assert out.returncode == 0, out.stderr
-    native, package, deal, playout, core = out.stdout.split()
+    native, package, deal, playout, core, analysis = out.stdout.split()
     assert native == "True"
     assert package.startswith(str(target))
     assert deal.startswith(str(target / "kozel/engine/_native"))
     assert playout.startswith(str(target / "kozel/sdk/_native"))
     assert core.startswith(str(target / "kozel/core/_native"))
+    assert analysis.startswith(str(target / "kozel/analysis/_native"))
 
 
 def test_the_default_config_passes_check_config() -> None:

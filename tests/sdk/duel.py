@@ -113,8 +113,13 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=0.025)
     ap.add_argument("--preset", default="classic")
     ap.add_argument("--set", action="append", default=[], help="ATTR=JSON on the IsmctsBot")
+    ap.add_argument("--vs", choices=("greedy", "ismcts"), default="greedy", help="the opponent")
+    ap.add_argument(
+        "--vs-set", action="append", default=[], help="ATTR=JSON on the opponent (ismcts)"
+    )
     args = ap.parse_args()
     attrs = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
+    vs_attrs = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.vs_set)}
 
     def make_bot() -> Bot:
         bot = IsmctsBot(budget_s=args.budget)
@@ -122,16 +127,26 @@ def main() -> None:
             setattr(bot, k, v)
         return bot
 
+    def make_vs() -> Bot:
+        if args.vs == "greedy":
+            return GreedyBot()
+        bot = IsmctsBot(budget_s=args.budget)
+        for k, v in vs_attrs.items():
+            setattr(bot, k, v)
+        return bot
+
     t = time.monotonic()
     out = run(
         make_bot,
-        GreedyBot,
+        make_vs,
         args.players,
         range(args.first_seed, args.first_seed + args.seeds),
         args.preset,
     )
     out["wall_s"] = time.monotonic() - t
-    print(json.dumps({**attrs, **out}))
+    print(
+        json.dumps({**attrs, "vs": args.vs, **{f"vs_{k}": v for k, v in vs_attrs.items()}, **out})
+    )
 
 
 if __name__ == "__main__":

@@ -50,6 +50,17 @@ def test_idle_time_refills_no_more_than_the_burst() -> None:
     assert b.delay() == pytest.approx(0.1)  # 0.05 s owed at half a core
 
 
+def test_a_reserved_share_slows_the_refill() -> None:
+    """While the analysis worker runs, its share is set aside: requests refill at the rest."""
+    b, c = budget(0.25, burst=0.1)
+    b.reserved = 0.125
+    c.cpu += 0.3  # 0.2 s beyond the burst, at an eighth of a core: 1.6 s
+    assert b.delay() == pytest.approx(1.6)
+    b.reserved = 0.0
+    c.wall += 0.4
+    assert b.delay() == pytest.approx(0.4)  # the rest at the whole share again
+
+
 def test_a_share_must_be_positive() -> None:
     with pytest.raises(ValueError, match="above 0"):
         CpuBudget(0)

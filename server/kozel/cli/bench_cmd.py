@@ -56,6 +56,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--reward", choices=["points", "penalties"], default="points")
     o.add_argument("--seed", type=int, default=1)
     o.set_defaults(func=cmd_ismcts_openspiel)
+    a = bsub.add_parser(
+        "analysis",
+        help="the open-hand solver: every decision of random deals, from the first lead",
+    )
+    a.add_argument("--json", action="store_true", help="print JSON only")
+    a.add_argument("--deals", type=int, default=20, help="deals per table size")
+    a.add_argument("--players", default="2,3,4", help="table sizes, e.g. 2 or 2,3,4")
+    a.add_argument(
+        "--max-nodes",
+        type=int,
+        default=2_000_000,
+        help="node budget per decision (0: none, every value exact; default %(default)s)",
+    )
+    a.add_argument(
+        "--eval-deals",
+        type=int,
+        default=3,
+        help="deals per table size on which the information-set evaluator is timed too, at "
+        "its default budget (0: not timed; default %(default)s)",
+    )
+    a.add_argument("--seed", type=int, default=1)
+    a.set_defaults(func=cmd_analysis)
     bench_service_cmd.add_parsers(bsub)
 
 
@@ -259,3 +281,40 @@ def cmd_engine(args: argparse.Namespace) -> int:
     }
     results = bench_engine(args.seconds, args.seed)
     return _report(results, args.json, "engine (random legal play, one core", columns)
+
+
+def cmd_analysis(args: argparse.Namespace) -> int:
+    from kozel.tools.bench_analysis import bench_analysis
+
+    try:
+        players = [int(p) for p in args.players.split(",")]
+        if (
+            any(p not in (2, 3, 4) for p in players)
+            or args.deals < 1
+            or args.max_nodes < 0
+            or args.eval_deals < 0
+        ):
+            raise ValueError
+    except ValueError:
+        print(
+            "kozel bench analysis: --players takes 2, 3 or 4 (comma-separated), --deals at "
+            "least 1, --max-nodes and --eval-deals 0 or more",
+            file=sys.stderr,
+        )
+        return 2
+    results = bench_analysis(
+        players, args.deals, args.max_nodes or None, args.seed, args.eval_deals
+    )
+    columns = {
+        "ms/decision median": "{r[ms_per_decision_median]:.1f}",
+        "p99": "{r[ms_per_decision_p99]:.0f}",
+        "max": "{r[ms_per_decision_max]:.0f}",
+        "first lead median": "{r[first_lead_ms_median]:.0f}",
+        "exact": "{r[exact_share]:.1%}",
+        "nodes/s": "{r[nodes_per_s]:,}",
+        "MB/deal (max)": "{r[memory_mb_per_deal_max]:.1f}",
+    }
+    if args.eval_deals:
+        columns["evaluator ms median"] = "{r[evaluator_ms_median]:.0f}"
+        columns["evaluator p99"] = "{r[evaluator_ms_p99]:.0f}"
+    return _report(results, args.json, "analysis (the open-hand solver, one core", columns)

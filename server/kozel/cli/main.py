@@ -12,6 +12,7 @@ import sys
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from kozel.cli import (  # after the environment above
+    analyze_cmd,
     bench_cmd,
     bot_cmd,
     cluster_cmd,
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     table_cmd.add_parser(sub)
     play_cmd.add_parser(sub)
     web_cmd.add_parser(sub)
+    analyze_cmd.add_parser(sub)
     return parser
 
 

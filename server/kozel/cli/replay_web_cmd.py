@@ -4,15 +4,11 @@ downloaded by id from a referee (gRPC) or a web server (HTTP)."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from kozel.cli.limit_args import add_limit_flag, limits_of
-
-REPLAY_ID = re.compile(r"^[0-9a-f]{8,64}$")
+from kozel.cli.replay_fetch import REPLAY_ID, fetch_for
 
 
 def add_subparsers(rsub: argparse._SubParsersAction) -> None:
@@ -24,6 +20,15 @@ def add_subparsers(rsub: argparse._SubParsersAction) -> None:
     h.add_argument("file", type=Path)
     h.add_argument("-o", "--output", type=Path, help="the HTML file (default: FILE with .html)")
     add_limit_flag(h)
+    h.add_argument(
+        "--analysis",
+        action="store_true",
+        help="analyse the match and embed it: every decision's values in the viewer "
+        "(as kozel analyze, with its cache; docs/analysis.md)",
+    )
+    h.add_argument("--budget", type=int, default=200, metavar="MS", help="as kozel analyze")
+    h.add_argument("--open-nodes", type=int, default=1_000_000, help="as kozel analyze")
+    h.add_argument("--jobs", type=int, default=1, help="as kozel analyze")
     h.set_defaults(func=cmd_html)
     f = rsub.add_parser("fetch", help="download a replay by id")
     f.add_argument("replay_id")
@@ -49,49 +54,19 @@ def cmd_html(args: argparse.Namespace) -> int:
     except (OSError, ReplayError) as exc:
         print(f"{args.file}: cannot read the replay: {exc}", file=sys.stderr)
         return 2
+    analysis = None
+    if args.analysis:
+        from kozel.cli.analyze_cmd import analysis_of
+
+        found = analysis_of(args.file.read_bytes(), args.budget, args.open_nodes, args.jobs)
+        if isinstance(found, str):
+            print(f"{args.file}: cannot analyse the replay: {found}", file=sys.stderr)
+            return 1
+        analysis = found
     out = args.output or args.file.with_suffix(".html")
-    out.write_text(replay_html(replay), encoding="utf-8")
+    out.write_text(replay_html(replay, analysis), encoding="utf-8")
     print(f"wrote {out} (open it in a browser: file://{out.resolve()})")
     return 0
-
-
-def _too_big(limit: int) -> LookupError:
-    return LookupError(f"the server sent more than {limit} bytes (limits.replay_max_bytes)")
-
-
-def _fetch_http(base: str, replay_id: str, limit: int) -> bytes:
-    url = f"{base.rstrip('/')}/api/matches/{replay_id}/replay.kzr"
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r:
-            data: bytes = r.read(limit + 1)
-    except urllib.error.HTTPError as exc:
-        raise LookupError(f"{exc.code} {exc.reason}") from None
-    if len(data) > limit:
-        raise _too_big(limit)
-    return data
-
-
-def _fetch_grpc(address: str, replay_id: str, limit: int) -> bytes:
-    import grpc
-
-    from kozel.v1 import ladder_pb2, ladder_pb2_grpc
-
-    with grpc.insecure_channel(address) as channel:
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        chunks, size = [], 0
-        call = stub.DownloadReplay(
-            ladder_pb2.DownloadReplayRequest(replay_id=replay_id), timeout=60
-        )
-        try:
-            for m in call:
-                size += len(m.chunk)
-                if size > limit:
-                    call.cancel()
-                    raise _too_big(limit)
-                chunks.append(m.chunk)
-        except grpc.RpcError as exc:
-            raise LookupError(f"{exc.code().name}: {exc.details()}") from None
-        return b"".join(chunks)
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -103,7 +78,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     limits = limits_of(args)
     if limits is None:
         return 2
-    fetch = _fetch_http if re.match(r"^https?://", args.server) else _fetch_grpc
+    fetch = fetch_for(args.server)
     try:
         data = fetch(args.server, args.replay_id, limits.max_bytes)
         replay = decode_replay(data, limits)

@@ -165,6 +165,13 @@ class WebSettings(_Section):
     idle_timeout_s: int = Field(5, ge=1, le=3600)
     max_live_per_address: int = Field(8, ge=1, le=10_000)  # live streams of a match, per address
     max_waiting_per_address: int = Field(32, ge=1, le=100_000)  # requests waiting under cpu_share
+    # A match's analysis (GET /api/matches/{id}/analysis, docs/analysis.md): the budgets per
+    # decision, analyses kept and queued, and the share of cpu_share its worker may use.
+    analysis_budget_ms: int = Field(50, ge=1, le=60_000)
+    analysis_open_nodes: int = Field(200_000, ge=1, le=10**9)
+    analysis_cache: int = Field(16, ge=0, le=10_000)
+    analysis_queue: int = Field(4, ge=1, le=1000)
+    analysis_share: float = Field(0.5, gt=0, lt=1)
 
     @field_validator("listen")
     @classmethod

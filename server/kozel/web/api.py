@@ -22,11 +22,14 @@ from pydantic import BaseModel
 from sse_starlette.sse import EventSourceResponse
 from starlette.background import BackgroundTask
 
+from kozel.analysis.review import Settings
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
 from kozel.server.replay.file import ReplayError, decode_replay
 from kozel.server.replay.limits import ReplayLimits
-from kozel.web.cpu import CpuGate
+from kozel.web.analysis import AnalysisError
+from kozel.web.analysis_jobs import AnalysisJobs, Busy, Job
+from kozel.web.cpu import CpuBudget, CpuGate
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
@@ -60,6 +63,11 @@ class WebLimits:
     max_live_per_address: int = 8
     # Requests of one address waiting their turn under the CPU cap (429 beyond).
     max_waiting_per_address: int = 32
+    analysis_budget_ms: int = 50  # the information-set evaluator's budget per decision
+    analysis_open_nodes: int = 200_000  # the open-hand solver's budget per decision
+    analysis_cache: int = 16  # analyses kept (by replay and settings)
+    analysis_queue: int = 4  # analyses queued or running at once; more are refused (503)
+    analysis_share: float = 0.5  # of the web's CPU share (web.cpu_share) for the analysis
 
     @property
     def default_page(self) -> int:
@@ -181,12 +189,21 @@ class Running(BaseModel):
 class Api:
     """The API's state: the sources, the limits, the replay JSON cache."""
 
-    def __init__(self, sources: Sources, limits: WebLimits) -> None:
+    def __init__(
+        self, sources: Sources, limits: WebLimits, budget: CpuBudget | None = None
+    ) -> None:
         self.sources = sources
         self.limits = limits
         self._json: OrderedDict[str, bytes] = OrderedDict()
         self.live: dict[tuple[str, str], int] = {}  # live streams by (match id, address)
         self.gate: CpuGate | None = None  # the CPU cap's turns, when there is a cap
+        self.analysis = AnalysisJobs(
+            Settings(limits.analysis_budget_ms, limits.analysis_open_nodes),
+            budget=budget,
+            share=limits.analysis_share,
+            cache=limits.analysis_cache,
+            queue=limits.analysis_queue,
+        )
 
     def live_slot(self, match_id: str, address: str) -> Callable[[], None] | None:
         """Take one of ``address``'s live slots of a match: what gives it back (once, however
@@ -471,6 +488,34 @@ def build_router(api: Api) -> APIRouter:
             return Response(status_code=304, headers=headers)
         body = await api.replay_json(match_id, data, etag)
         return Response(body, media_type="application/json", headers=headers)
+
+    @r.get(
+        "/matches/{match_id}/analysis",
+        summary="Every decision of the match scored (computed on demand)",
+        description="Format `kozel-analysis/1` (docs/analysis.md): per decision the legal "
+        "actions with their open-hand and information-set values, the loss of the one "
+        "played and its label; per seat and side the summaries. The first request queues "
+        "the analysis and answers 202 with `status` (queued, running), `done` and `total` "
+        "(steps); ask again until 200. 422 for a replay outside the analysis (the money "
+        "game), 503 when the queue is full.",
+        responses={202: {"description": "queued or running: the progress"}},
+    )
+    async def analysis(match_id: MatchId) -> Response:
+        data, _etag = await api.replay_file(match_id)
+        key, known = api.analysis.lookup(data)
+        if isinstance(known, bytes):
+            return Response(known, media_type="application/json")
+        if isinstance(known, str):
+            raise HTTPException(422, f"replay {match_id} cannot be analysed: {known}")
+        if known is None:
+            try:
+                known = api.analysis.start(key, data)
+            except Busy as exc:
+                raise HTTPException(503, str(exc)) from None
+            except AnalysisError as exc:
+                raise HTTPException(422, f"replay {match_id} cannot be analysed: {exc}") from None
+        assert isinstance(known, Job)
+        return JSONResponse(known.progress(), status_code=202)
 
     @r.get("/live", response_model=Running, summary="The matches running now")
     async def live() -> dict[str, Any]:

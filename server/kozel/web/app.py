@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from importlib import resources
 from typing import Any
 
@@ -68,12 +68,17 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
         else '<p class="loading">Loading…</p>'
     )
     script = f'<script src="/static/js/{page}.js"></script>' if page in PAGES else ""
-    extra = (
-        '<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
-        '<script src="/static/vendor/uPlot.iife.min.js"></script>'
-        if page == "bot"
-        else ""
-    )
+    extra = ""
+    if page == "bot":
+        extra = (
+            '<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
+            '<script src="/static/vendor/uPlot.iife.min.js"></script>'
+        )
+    elif page == "viewer":  # the analysis panel (its own module, hooked into the viewer)
+        extra = (
+            '<link rel="stylesheet" href="/static/css/analysis.css">'
+            '<script src="/static/js/analysis.js"></script>'
+        )
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -106,8 +111,16 @@ def create_app(
     ``cpu_share`` > 0 caps this process's CPU time (:mod:`kozel.web.cpu`);
     ``ops_token_sha256`` (the admin token's hash) opens the operators' page
     (:mod:`kozel.web.ops`)."""
-    api = Api(sources, limits or WebLimits())
+    budget = CpuBudget(cpu_share) if cpu_share > 0 else None
+    api = Api(sources, limits or WebLimits(), budget)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await api.analysis.close()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="Kozel Arena",
         version="1",
         openapi_url="/api/openapi.json",
@@ -123,8 +136,8 @@ def create_app(
     app.include_router(build_router(api))
     app.include_router(ops_router(sources, ops_token_sha256))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    if cpu_share > 0:
-        api.gate = CpuGate(CpuBudget(cpu_share), api.limits.max_waiting_per_address)
+    if budget is not None:
+        api.gate = CpuGate(budget, api.limits.max_waiting_per_address)
         app.add_middleware(CpuCap, gate=api.gate)
 
     @app.middleware("http")

@@ -22,7 +22,8 @@ EXEMPT = ("/healthz",)  # probes are answered at once whatever the budget
 class CpuBudget:
     """``share`` of one core on average (``share`` > 0), in bursts of up to ``burst_s`` CPU
     seconds. ``cpu`` is the process's CPU time and ``now`` a monotonic wall clock (both
-    injectable, for tests)."""
+    injectable, for tests). ``reserved`` (below ``share``) is set aside for work done
+    elsewhere (the analysis worker): the bucket refills at ``share - reserved``."""
 
     def __init__(
         self,
@@ -39,15 +40,17 @@ class CpuBudget:
         self._cpu, self._now = cpu, now
         self._tokens = burst_s
         self._last_cpu, self._last_now = cpu(), now()
+        self.reserved = 0.0
 
     def delay(self) -> float:
         """Seconds to wait before the next request may start (0: at once): the CPU spent since
         the last call is charged, the time passed refills the bucket."""
         cpu, now = self._cpu(), self._now()
-        refill = self.share * (now - self._last_now)
+        rate = max(self.share - self.reserved, self.share / 100)
+        refill = rate * (now - self._last_now)
         self._tokens = min(self.burst_s, self._tokens + refill) - (cpu - self._last_cpu)
         self._last_cpu, self._last_now = cpu, now
-        return 0.0 if self._tokens >= 0 else -self._tokens / self.share
+        return 0.0 if self._tokens >= 0 else -self._tokens / rate
 
 
 class CpuGate:

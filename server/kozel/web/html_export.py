@@ -1,5 +1,6 @@
 """One self-contained HTML file holding the replay viewer and one match (``kozel replay
-html``): styles, scripts and the replay JSON inline, so it works from ``file://`` offline. A
+html``), with its analysis if given (``--analysis``): styles, scripts and the replay JSON
+inline, so it works from ``file://`` offline. A
 Content-Security-Policy in the file allows exactly its own inline scripts and styles (by hash)
 and no network at all."""
 
@@ -10,12 +11,14 @@ import hashlib
 import html
 import json
 from importlib import resources
+from typing import Any
 
 from kozel.v1 import replay_pb2
 from kozel.web.replay_json import replay_to_json
 
 _STATIC = resources.files("kozel.web") / "static"
 _SCRIPTS = ("js/common.js", "js/cards.js", "js/viewer.js")
+_ANALYSIS_SCRIPTS = ("js/common.js", "js/cards.js", "js/analysis.js", "js/viewer.js")
 
 
 def _hash(text: str) -> str:
@@ -28,16 +31,25 @@ def _script_json(data: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def replay_html(replay: replay_pb2.Replay) -> str:
-    """The HTML file's text for ``replay``."""
+def replay_html(replay: replay_pb2.Replay, analysis: dict[str, Any] | None = None) -> str:
+    """The HTML file's text for ``replay`` (and its ``analysis``, kozel-analysis JSON)."""
     css = (_STATIC / "css/site.css").read_text(encoding="utf-8")
-    scripts = [(_STATIC / s).read_text(encoding="utf-8") for s in _SCRIPTS]
+    names = _SCRIPTS if analysis is None else _ANALYSIS_SCRIPTS
+    if analysis is not None:
+        css += "\n" + (_STATIC / "css/analysis.css").read_text(encoding="utf-8")
+    scripts = [(_STATIC / s).read_text(encoding="utf-8") for s in names]
     csp = (
         "default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; "
         f"style-src {_hash(css)}; script-src {' '.join(_hash(s) for s in scripts)}"
     )
     title = html.escape(f"Kozel match {replay.match_id}")
     body_scripts = "\n".join(f"<script>{s}</script>" for s in scripts)
+    embedded = (
+        ""
+        if analysis is None
+        else f'<script type="application/json" id="analysis-data">{_script_json(analysis)}'
+        "</script>\n"
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{html.escape(csp)}">
@@ -48,6 +60,6 @@ def replay_html(replay: replay_pb2.Replay) -> str:
 <header class="top"><span class="brand">♠ Kozel Arena</span><nav><span>replay file</span></nav></header>
 <main id="main"><p class="loading">Loading…</p></main>
 <script type="application/json" id="replay-data">{_script_json(replay_to_json(replay))}</script>
-{body_scripts}
+{embedded}{body_scripts}
 </body></html>
 """

@@ -31,7 +31,7 @@ pick, and ``match_aware`` values a deal's penalties by the match win chance they
 (:func:`_match_term`; at two players the same as the linear reward).
 
 Once the talon is empty (penalty game) the deal is played down without draws, and each
-determinization's endgame is solved exactly instead (:mod:`kozel.sdk.endgame`, alpha-beta over
+determinization's endgame is solved exactly instead (:mod:`kozel.analysis.endgame`, alpha-beta over
 the remaining tricks, each end rewarded as a playout's is, by the ruleset's scoring entry);
 the action best on average over the determinizations is played. Above two players
 only positions of at most ``endgame_cards`` cards in hand are solved (the other seats are
@@ -51,30 +51,25 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
+from kozel.analysis.endgame import Exhausted, Solver
+from kozel.analysis.infoset import evaluate
+from kozel.analysis.solver import OpenHand, Unsupported
+from kozel.analysis.worlds import Inconsistent, Unlikely, Unmodelled, Worlds, mask
 from kozel.engine import (
     Action,
-    ActionKind,
-    Combo,
     Deal,
     IllegalAction,
     RulesError,
     Ruleset,
 )
-from kozel.engine.cards import CODES, SUIT_OF
-from kozel.engine.rules import Elimination, FirstLead, Scheme, TrumpMode
+from kozel.engine.cards import SUIT_OF, points
+from kozel.engine.rules import Elimination, Scheme, TrumpMode
 from kozel.engine.scoring import deal_penalties
 from kozel.sdk import playout
-from kozel.sdk.endgame import Exhausted, Solver
 from kozel.sdk.house import GreedyBot
+from kozel.sdk.observed import observation
 from kozel.v1 import game_pb2, referee_pb2
 
-_KIND = {
-    game_pb2.ACTION_KIND_LEAD: ActionKind.LEAD,
-    game_pb2.ACTION_KIND_BEAT: ActionKind.BEAT,
-    game_pb2.ACTION_KIND_DISCARD: ActionKind.DISCARD,
-}
-_COMBO = {game_pb2.COMBO_MOSCOW: Combo.MOSCOW, game_pb2.COMBO_MOLODKA: Combo.MOLODKA}
-_CARD = {c: i for i, c in enumerate(CODES)}
 _UCB_C = 0.7
 
 
@@ -111,13 +106,6 @@ def _whole(value: Any) -> Any:
     return value
 
 
-def _mask(codes: Sequence[str]) -> int:
-    m = 0
-    for c in codes:
-        m |= 1 << _CARD[c]
-    return m
-
-
 class _Clock:
     """The think budget: CPU time of the thinking thread (so a busy machine does not make the
     bot weaker), within a wall-clock deadline that keeps the answer inside the move clock."""
@@ -144,15 +132,6 @@ def _mean_se(total: float, squares: float, n: int) -> tuple[float, float]:
     """The mean of ``n`` values and its standard error, from their sum and sum of squares."""
     mean = total / n
     return mean, math.sqrt(max(0.0, squares / n - mean * mean) / n)
-
-
-class _Fail(Exception):
-    """This determinization does not reproduce the observation."""
-
-
-class _Unlikely(Exception):
-    """This determinization reproduces the observation, but the opponent's answers in it are
-    not the ones its model would give (a drawn world dropped, not a failure of the model)."""
 
 
 class IsmctsBot(GreedyBot):
@@ -186,9 +165,16 @@ class IsmctsBot(GreedyBot):
     model_slack = 0.1
     search_talon: int | None = None  # search only with at most this many cards in the talon
     # (greedy's pick before that; None: always)
-    endgame = True  # solve the deal exactly once the talon is empty (kozel.sdk.endgame)
+    endgame = True  # solve the deal exactly once the talon is empty (kozel.analysis.endgame)
     solver_nodes = 20_000  # per determinization, else back to the playouts
     endgame_cards = 9  # above two players, solved only with at most this many cards in hand
+    open_talon: int | None = None  # two sides, at most this many talon cards: every
+    # determinization solved to the end with the cards open (kozel.analysis.solver); None:
+    # playouts until the talon is empty. Off: at 4 it measured no stronger at 100 ms (deals
+    # won 0.500 [0.463, 0.537] of 715 against None, docs/bots.md)
+    open_nodes = 20_000  # per determinization, else back to the playouts
+    evaluator_nodes = 0  # > 0: play the information-set evaluator's best action, this budget
+    # (off: at 40,000 nodes it won 0.45 [0.38, 0.52] of 182 deals against ismcts, docs/bots.md)
     playout_solve = False  # playouts end in an exact solve once the talon is empty (weaker
     # at 25 ms: 0.50 of 482 paired deals against 0.54 without, the solves eat the playouts)
     solve_talon = 8  # ... when the talon holds at most this many cards at the decision
@@ -203,7 +189,7 @@ class IsmctsBot(GreedyBot):
         self.start_hand = 0
         self.prev_last_winner: int | None = None
         self.totals: tuple[int, ...] = ()  # penalty totals per side before this deal
-        self._plan: _Plan | None = None
+        self._plan: Worlds | None = None
         self._models: dict[int, _MatchModel] = {}  # by seats per side, for this match's rules
         self._want = 0
         self.stats = {
@@ -216,6 +202,7 @@ class IsmctsBot(GreedyBot):
             "unsolved": 0,
             "overruled": 0,
             "unlikely": 0,
+            "evaluated": 0,
         }
 
     # -- what the seat learns --------------------------------------------------------------
@@ -234,7 +221,7 @@ class IsmctsBot(GreedyBot):
             self.rules = None  # unknown knobs: play greedy
 
     def on_deal_start(self, msg: referee_pb2.DealStart) -> None:
-        self.start_hand = _mask(msg.hand)
+        self.start_hand = mask(msg.hand)
         self.totals = tuple(msg.penalty_totals)
 
     def _term(self, deal: Deal, side: int) -> Callable[[Sequence[int | None]], float] | None:
@@ -258,6 +245,10 @@ class IsmctsBot(GreedyBot):
             or (self.search_talon is not None and request.observation.talon > self.search_talon)
         ):
             return super().choose(request)
+        if self.evaluator_nodes and self.rules is not None and not self.rules.is_money:
+            picked = self._evaluate(request)
+            if picked is not None:
+                return picked
         started = time.monotonic()
         wall = self.max_wall_s
         if request.move_ms:
@@ -284,11 +275,67 @@ class IsmctsBot(GreedyBot):
             picked = self._solve(worlds, me, ranked, clock)
             if picked is not None:
                 return picked
+        elif (
+            self.open_talon is not None
+            and not self.rules.is_money
+            and 0 < worlds[0].talon_left <= self.open_talon
+            and len({worlds[0].side_of[s] for s in worlds[0].active}) == 2
+        ):
+            picked = self._solve_open(worlds, me, ranked, clock)
+            if picked is not None:
+                return picked
         return self._search(worlds, me, ranked[: self.candidates], clock)
+
+    def _evaluate(self, request: referee_pb2.DecisionRequest) -> int | None:
+        """The information-set evaluator's best action (:mod:`kozel.analysis.infoset`: the
+        open-hand values averaged over determinizations, solved to a horizon while the talon
+        is long), greedy's order breaking ties; None where it does not apply."""
+        assert self.rules is not None
+        obs = observation(request.observation, request.kind)
+        try:
+            result = evaluate(
+                self.rules, obs, self.start_hand, seed=self.rng.randrange(1 << 30),
+                nodes=self.evaluator_nodes, prev_last_winner=self.prev_last_winner,
+            )  # fmt: skip
+        except (Inconsistent, Unmodelled, Unsupported, IllegalAction):
+            return None
+        self.stats["evaluated"] += 1
+        scores = self.scores(request) or [0.0] * len(result.values)
+        return max(
+            range(len(result.values)), key=lambda i: (round(result.values[i].mean, 6), scores[i])
+        )
+
+    def _solve_open(
+        self, worlds: list[Deal], me: int, ranked: list[int], clock: _Clock
+    ) -> int | None:
+        """A short talon (two sides): each determinization solved to the end of the deal with
+        the cards open (:mod:`kozel.analysis.solver`), each action's card points turned into
+        the reward of the penalties they bring; the action best on average over as many as
+        the clock allows (greedy's order breaks ties); None if one is too large to solve."""
+        assert self.rules is not None
+        side = self.rules.side_of(worlds[0].players)[me]
+        reward = _open_reward(
+            self.rules, worlds[0], side, self.points_weight, self._term(worlds[0], side)
+        )
+        totals = [0.0] * len(ranked)
+        done = 0
+        while done < len(worlds) and (done < 1 or not clock.up()):
+            world = worlds[done]
+            solution = OpenHand(world, self.open_nodes).solve(world, me)
+            if not solution.exact:
+                self.stats["unsolved"] += 1
+                return None
+            for i, v in enumerate(solution.values):
+                totals[i] += reward(world, v.low)
+            done += 1
+            if done == len(worlds) and not clock.up():
+                self._more(worlds)
+        self.stats["solved"] += 1
+        return max(ranked, key=lambda i: (totals[i], -ranked.index(i)))
 
     def _solve(self, worlds: list[Deal], me: int, ranked: list[int], clock: _Clock) -> int | None:
         """The talon is empty: each determinization's endgame solved exactly
-        (:mod:`kozel.sdk.endgame`), the action best on average over as many as the clock
+        (:mod:`kozel.analysis.endgame`), the action best on average over as many as the clock
         allows (greedy's order breaks ties); None if a position is too large to solve."""
         assert self.rules is not None
         side = self.rules.side_of(worlds[0].players)[me]
@@ -483,11 +530,9 @@ class IsmctsBot(GreedyBot):
         self._plan = None
         rules = self.rules
         assert rules is not None
-        if rules.trump_mode == TrumpMode.RANDOM_MIDDLE or rules.midtrick_interrupt:
-            return []
         try:
-            plan = _Plan(rules, obs, self.start_hand, self.prev_last_winner)
-        except _Fail:
+            plan = Worlds(rules, observation(obs), self.start_hand, self.prev_last_winner)
+        except (Inconsistent, Unmodelled):
             return []
         want = len(request.legal_actions)
         worlds: list[Deal] = []
@@ -498,13 +543,13 @@ class IsmctsBot(GreedyBot):
         while len(worlds) < limit and (tries < 2 or not clock.up()):
             tries += 1
             try:
-                deal = plan.sample(self.rng, slack)
-            except _Unlikely:
+                deal = plan.sample(self.rng, slack, _read_greedy)
+            except Unlikely:
                 self.stats["unlikely"] += 1
                 if tries >= 400 and not worlds:
                     slack = None  # the opponent does not play as modelled here
                 continue
-            except (_Fail, IllegalAction):
+            except (Inconsistent, IllegalAction):
                 fails += 1
                 if fails >= 8 and not worlds:
                     return []  # this position is beyond the model: play greedy
@@ -515,7 +560,7 @@ class IsmctsBot(GreedyBot):
             self._plan, self._want = plan, want
         return worlds
 
-    def _slack(self, plan: _Plan) -> float | None:
+    def _slack(self, plan: Worlds) -> float | None:
         """``model_slack`` when the opponent's answers are read (two players, penalty game)."""
         assert self.rules is not None
         if not self.read_opponent or len(plan.active) != 2 or self.rules.is_money:
@@ -530,255 +575,47 @@ class IsmctsBot(GreedyBot):
         slack = self._slack(plan)
         for _ in range(tries):
             try:
-                deal = plan.sample(self.rng, slack)
-            except _Unlikely:
+                deal = plan.sample(self.rng, slack, _read_greedy)
+            except Unlikely:
                 self.stats["unlikely"] += 1
                 continue
-            except (_Fail, IllegalAction):
+            except (Inconsistent, IllegalAction):
                 continue
             if len(deal.legal_actions(plan.me)) == self._want:
                 worlds.append(deal)
                 return
 
 
-class _Plan:
-    """What one observation fixes: the deal's set-up, the plays in order, and which cards
-    each seat must have held by when."""
-
-    def __init__(
-        self,
-        rules: Ruleset,
-        obs: game_pb2.Observation,
-        start_hand: int,
-        prev_last_winner: int | None,
-    ) -> None:
-        self.rules = rules
-        self.me = me = obs.seat
-        self.players = n = obs.players
-        self.active = active = tuple(s.seat for s in obs.seats if s.active)
-        self.dealer = obs.dealer
-        deck = [c for c in range(36) if rules.deck >> c & 1]
-        self.deck = deck
-        if not obs.trump_card:
-            raise _Fail
-        self.indicator = _CARD[obs.trump_card]
-        self.first_leader: int | None = None
-        if rules.first_lead == FirstLead.PREV_LAST_TRICK and prev_last_winner is not None:
-            self.first_leader = next(
-                s for k in range(n) if (s := (prev_last_winner + k) % n) in active
-            )
-        tricks = list(obs.tricks) + (
-            [obs.trick] if obs.HasField("trick") and obs.trick.plays else []
-        )
-        self.tricks = tricks
-        na = len(active)
-        # Deck positions: the deal goes clockwise from the dealer's left, four rounds; then the
-        # trump card, which lies under the talon.
-        order = _clockwise(active, obs.dealer, n)
-        deal_order = order[1:] + order[:1]
-        slots: dict[int, list[tuple[int, int]]] = {s: [] for s in active}  # (time, position)
-        for p in range(4 * na):
-            slots[deal_order[p % na]].append((0, p))
-        talon = list(range(4 * na + 1, len(deck))) + [4 * na]  # positions, top first
-        self.indicator_pos = 4 * na
-        held = dict.fromkeys(active, 4)
-        tpos = 0
-        for t, trick in enumerate(obs.tricks):  # completed tricks: then the draw
-            for play in trick.plays:
-                held[play.seat] -= play.count
-            tpos = _draw(
-                slots,
-                held,
-                talon,
-                tpos,
-                _clockwise(active, trick.winner, n),
-                rules.draw_mode == "round_robin",
-                t + 1,
-            )
-        if len(deck) - 4 * na - tpos != obs.talon:
-            raise _Fail  # the draw model does not match what the seat saw
-        self.slots = slots
-        self.undrawn = talon[tpos:]
-        # Demands: cards a seat must have held by a trick (its slot's time <= the trick).
-        now = len(obs.tricks)
-        demands: dict[int, list[tuple[int, int]]] = {s: [] for s in active}
-        seen = 0
-        for t, trick in enumerate(tricks):
-            for play in trick.plays:  # the cards this seat saw played (all of its own)
-                if play.cards:
-                    m = _mask(play.cards)
-                    seen |= m
-                    demands[play.seat] += [(c, t) for c in _bits(m)]
-        hand = _mask(obs.hand)
-        seen |= hand
-        demands[me] += [(c, now) for c in _bits(hand)]
-        for sv in obs.seats:
-            if sv.seat != me and sv.known_cards and sv.seat in demands:
-                m = _mask(sv.known_cards)
-                seen |= m
-                demands[sv.seat] += [(c, now) for c in _bits(m)]
-        start = start_hand
-        if start and (start & seen) == start:
-            got = {c for c, _ in demands[me]}
-            demands[me] = [(c, 0 if start >> c & 1 else d) for c, d in demands[me]]
-            if not all(c in got for c in _bits(start)):
-                raise _Fail
-        # The trump card, once drawn, is known to be in its drawer's hand; if it is known
-        # nowhere now and was never played face up, it went in a face-down discard.
-        self.shed_indicator = obs.trump_card_drawn and not seen >> self.indicator & 1
-        seen |= 1 << self.indicator
-        self.keep = {s: {c for c, _ in ds} for s, ds in demands.items()}  # never discarded
-        self.demands = {
-            s: [(c, d) for c, d in ds if c != self.indicator] for s, ds in demands.items()
-        }
-        self.unseen = [c for c in deck if not seen >> c & 1]
-
-    def sample(self, rng: random.Random, slack: float | None = None) -> Deal:
-        """A deal drawn at random from the ones consistent with the observation, replayed up
-        to now. With ``slack`` (two players), the opponent's answers are read as GreedyBot's:
-        a deal in which it would have answered otherwise is dropped (:class:`_Unlikely`) but
-        with chance ``slack`` for each such answer."""
-        deck: list[int | None] = [None] * len(self.deck)
-        deck[self.indicator_pos] = self.indicator
-        free: list[int] = []
-        for s, slots in self.slots.items():
-            open_slots = sorted((tm, p) for tm, p in slots if p != self.indicator_pos)
-            taken = [False] * len(open_slots)
-            for card, due in sorted(self.demands[s], key=lambda cd: -cd[1]):
-                for i in range(len(open_slots) - 1, -1, -1):
-                    if not taken[i] and open_slots[i][0] <= due:
-                        taken[i] = True
-                        deck[open_slots[i][1]] = card
-                        break
-                else:
-                    raise _Fail
-            free += [p for (tm, p), used in zip(open_slots, taken) if not used]
-        free += [p for p in self.undrawn if p != self.indicator_pos]
-        pool = self.unseen[:]
-        if len(pool) != len(free):
-            raise _Fail
-        rng.shuffle(pool)
-        for p, c in zip(free, pool):
-            deck[p] = c
-        deal = Deal.start(
-            self.rules,
-            self.players,
-            deck,  # type: ignore[arg-type]  # every slot holds a card by now
-            self.dealer,
-            active=self.active,
-            first_leader=self.first_leader,
-        )
-        keep = self.keep
-        shed = self.shed_indicator
-        for trick in self.tricks:
-            for play in trick.plays:
-                _answer_windows(deal, trick)
-                if play.forced:
-                    continue
-                if deal.to_act != (play.seat,):
-                    raise _Fail
-                read = None
-                if (
-                    slack is not None
-                    and play.seat != self.me
-                    and deal.decision == "respond"
-                    and not trick.combo
-                ):
-                    # The opponent's answer as GreedyBot would give it with this hand: a world
-                    # where it would have answered otherwise is kept only with chance ``slack``.
-                    read = playout.policy_greedy(
-                        deal, deal.legal_actions(play.seat), deal.trump, rng, 0.0
-                    )
-                    if (
-                        read.kind is ActionKind.BEAT
-                        if not play.cards
-                        else read.cards != _mask(play.cards)
-                    ) and rng.random() >= slack:
-                        raise _Unlikely
-                if play.cards:
-                    cards = _mask(play.cards)
-                else:  # another seat's face-down discard: cards it had and need not keep
-                    hand = [c for c in _bits(deal.hands[play.seat]) if c not in keep[play.seat]]
-                    if len(hand) < play.count:
-                        raise _Fail
-                    if (
-                        read is not None
-                        and read.kind is ActionKind.DISCARD
-                        and not read.cards & ~sum(1 << c for c in hand)
-                        and (
-                            not shed
-                            or read.cards >> self.indicator & 1
-                            or self.indicator not in hand
-                        )
-                    ):
-                        picked = _bits(read.cards)  # the discard GreedyBot would make
-                        if shed and self.indicator in picked:
-                            shed = False
-                    elif shed and self.indicator in hand:  # the known trump card goes first
-                        hand.remove(self.indicator)
-                        picked = [self.indicator, *rng.sample(hand, play.count - 1)]
-                        shed = False
-                    else:
-                        picked = rng.sample(hand, play.count)
-                    cards = sum(1 << c for c in picked)
-                kind = _KIND[play.kind]
-                if play is trick.plays[0] and trick.combo:
-                    continue  # led by the declaration window
-                deal.apply(play.seat, Action(kind, cards))
-        _answer_windows(deal, None)
-        if self.me not in deal.to_act:
-            raise _Fail
-        return deal
+def _read_greedy(deal: Deal, seat: int, rng: random.Random) -> Action:
+    """How GreedyBot would answer in ``deal`` (the model of ``read_opponent``)."""
+    return playout.policy_greedy(deal, deal.legal_actions(seat), deal.trump, rng, 0.0)
 
 
-def _answer_windows(deal: Deal, trick: game_pb2.Trick | None) -> None:
-    """Answer declaration windows as the observed trick shows: its leader declared its combo."""
-    while deal.decision == "declare":
-        for s in deal.to_act:
-            if trick is not None and trick.combo and trick.leader == s:
-                deal.apply(s, Action(ActionKind.DECLARE, 0, _COMBO[trick.combo]))
-            else:
-                deal.apply(s, Action(ActionKind.PASS))
-            if deal.decision != "declare":
-                break
+def _open_reward(
+    rules: Ruleset,
+    deal: Deal,
+    side: int,
+    points_weight: float,
+    term: Callable[[Sequence[int | None]], float] | None = None,
+) -> Callable[[Deal, int], float]:
+    """The reward of ``side`` taking ``value`` more card points in a determinization (two
+    sides: the other takes the rest), by :func:`_solver_reward`; a side that has no trick
+    yet is counted as taking one when it takes points."""
+    final = _solver_reward(rules, deal, side, points_weight, term)
+    other = next(deal.side_of[s] for s in deal.active if deal.side_of[s] != side)
+    total = points(rules.deck)
 
+    def reward(world: Deal, value: int) -> float:
+        pts = world.card_points()
+        trk = [1 if t else 0 for t in world.side_tricks()]
+        left = total - sum(pts)
+        pts[side] += value
+        pts[other] += left - value
+        trk[side] |= value > 0
+        trk[other] |= left - value > 0
+        return final(pts, trk)
 
-def _bits(m: int) -> list[int]:
-    return [c for c in range(36) if m >> c & 1]
-
-
-def _clockwise(active: Sequence[int], start: int, n: int) -> list[int]:
-    return [s for k in range(n) if (s := (start + k) % n) in active]
-
-
-def _draw(
-    slots: dict[int, list[tuple[int, int]]],
-    held: dict[int, int],
-    talon: list[int],
-    pos: int,
-    order: list[int],
-    round_robin: bool,
-    time_: int,
-) -> int:
-    """Who takes which talon positions after a trick (RULES.md: the winner first, clockwise,
-    up to four cards each; one card a turn or a whole hand a turn)."""
-    end = len(talon)
-    need = [4 - held[s] for s in order]
-    if round_robin:
-        for r in range(max(need, default=0)):
-            for i, s in enumerate(order):
-                if need[i] > r and pos < end:
-                    slots[s].append((time_, talon[pos]))
-                    held[s] += 1
-                    pos += 1
-    else:
-        for i, s in enumerate(order):
-            take = min(need[i], end - pos)
-            for p in talon[pos : pos + take]:
-                slots[s].append((time_, p))
-            held[s] += take
-            pos += take
-    return pos
+    return reward
 
 
 def _solver_reward(

@@ -42,10 +42,12 @@ const Viewer = (function () {
       btn("next deal", "deal ▶", () => moveDeal(1)), speedSel, viewSel, where, permalink);
     const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "" });
     const board = K.el("div", { class: "board", "data-board": "" });
+    const extras = K.el("div", { class: "extras", "data-extras": "" }); // panels of other modules
+    const listeners = []; // told (deal, frame) after every draw
     const scores = K.el("div", { class: "scores" });
     const keys = K.el("p", { class: "keys", text: "Keys: " + KEYS });
     const downloads = data.download ? K.el("p", {}, K.link("download .kzr", data.download.kzr), " · ", K.link("JSON", data.download.json)) : null;
-    root.replaceChildren(...[title, summary, controls, stepInfo, board, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
+    root.replaceChildren(...[title, summary, controls, stepInfo, board, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
 
     summary.textContent = [
       `${data.players} players`, `ruleset ${data.preset}`,
@@ -168,6 +170,7 @@ const Viewer = (function () {
       if (!fr) { board.replaceChildren(K.el("p", { text: deal.error || "no frames" })); stepInfo.replaceChildren(); return; }
       drawBoard(deal, fr);
       drawStep(deal);
+      for (const fn of listeners) fn(st.d, st.f);
     }
 
     // -- moving ---------------------------------------------------------------------------
@@ -233,7 +236,9 @@ const Viewer = (function () {
     drawScores();
     draw();
     root.dataset.ready = "1";
-    return { move, moveTrick, moveDeal, state: st };
+    const goto = (d, f) => { if (d >= 0 && d < deals.length) { st.d = d; st.f = Math.min(Math.max(f, 0), last(d)); draw(); } };
+    const onDraw = (fn) => { listeners.push(fn); fn(st.d, st.f); };
+    return { move, moveTrick, moveDeal, goto, onDraw, extras, state: st };
   }
 
   async function boot() {
@@ -252,6 +257,7 @@ const Viewer = (function () {
       }
       document.title = "Match " + data.match_id.slice(0, 12) + " · Kozel Arena";
       Viewer.instance = start(data, root);
+      if (typeof Analysis !== "undefined") Analysis.attach(Viewer.instance, data); // analysis.js
     } catch (error) { K.fail(error); }
   }
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kozel.analysis.endgame import Exhausted, Solver
 from kozel.engine import Deal, Match, Ruleset
-from kozel.sdk.endgame import Exhausted, Solver
 from kozel.sdk.ismcts import _solver_reward
 from kozel.sdk.playout import reward
 
