@@ -189,6 +189,22 @@ def test_a_welcome_without_resume_loses_the_matches_of_the_old_session() -> None
     assert out == [Lost(M, "the referee did not resume the session")] and s.lost == 1
 
 
+def test_a_stop_as_a_match_starts_plays_it_instead_of_abandoning_it() -> None:
+    """Regression: asked to stop with no MatchStart read yet, the client cancelled its stream
+    and the match the referee had just started was forfeited. Now it sends Leave and plays
+    what the referee started meanwhile; the referee's close ends it."""
+    s = _session(join_queue=("classic", 2))
+    s.open()
+    s.receive(rpb.PlayResponse(welcome=rpb.Welcome(resume_token="t")))
+    assert s.stop() == [Send(rpb.PlayRequest(leave=rpb.Leave()))]
+    (start,) = s.receive(rpb.PlayResponse(match_start=rpb.MatchStart(match_id=M)))
+    assert isinstance(start, Deliver) and not s.finished
+    s.receive(rpb.PlayResponse(match_end=_end()))
+    assert s.finished and s.ended(Ended.CLOSED, 1.0).done
+    idle = _session(join_queue=("classic", 2))  # not connected: nothing to wait for
+    assert [type(e) for e in idle.stop()] == [Cancel]
+
+
 def test_matches_not_announced_after_a_resume_are_over_when_the_referee_closes() -> None:
     s = _session(join_queue=("classic", 2))
     s.open()

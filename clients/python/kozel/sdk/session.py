@@ -224,9 +224,11 @@ class Session:
         return [Send(referee_pb2.PlayRequest(leave=referee_pb2.Leave()))]
 
     def stop(self) -> list[Effect]:
-        """Asked to stop: no new match; the running ones finish."""
+        """Asked to stop: no new match; the running ones finish. On a live stream Leave is
+        sent even with none running, and the referee closes the stream: a match it started
+        meanwhile (its MatchStart on the way) is played, not abandoned to a forfeit."""
         self.target = len(self.results) + self.lost + len(self.matches)
-        if self.matches:
+        if self.matches or self.welcomed:
             return self.leave()
         return [Cancel("asked to stop with no match running")]
 
