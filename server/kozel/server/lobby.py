@@ -28,6 +28,7 @@ from kozel.server.seats import LocalLink, SeatLink
 from kozel.server.session import Session
 from kozel.server.spectators import SpectatorCount, SpectatorHub
 from kozel.server.store_queue import StoreQueue
+from kozel.server.tournament_runtime import TournamentRuntime
 
 log = structlog.get_logger("kozel.lobby")
 
@@ -81,6 +82,8 @@ class Lobby:
         self.matches: dict[str, asyncio.Task[FinishedMatch]] = {}
         self.runners: dict[str, MatchRunner] = {}  # running matches (details, spectators)
         self.ladders: dict[str, LadderRuntime] = {}
+        # Tournaments served here (kozel.server.tournament_runtime): joined like ladders, by name.
+        self.tournaments: dict[str, TournamentRuntime] = {}
         self.store: Store | None = None  # the ladders' store (one per referee), if any
         # Whether a ladder's rated matches may start: the store answers and this referee hosts
         # the ladder (not a standby waiting for another referee to let go of it).
@@ -132,6 +135,10 @@ class Lobby:
         return ladder
 
     def join_ladder(self, name: str, session: Session) -> None:
+        if name in self.tournaments:
+            session.ladder = name
+            self.tournaments[name].join(session)
+            return
         ladder = self.ladders.get(name)
         if ladder is None:
             raise errors.NotFound(
@@ -225,7 +232,17 @@ class Lobby:
             table.done.set_exception(errors.Expired(f"table {table.id!r} never filled"))
             table.done.exception()  # retrieved: nobody may be waiting
 
+    def has_table(self, table_id: str) -> bool:
+        """Whether a bot may join ``table_id`` here (a table, or a tournament game's seat)."""
+        return table_id in self.tables or any(
+            t.expects_table(table_id) for t in self.tournaments.values()
+        )
+
     def join_table(self, table_id: str, session: Session) -> None:
+        for tournament in self.tournaments.values():
+            if tournament.expects_table(table_id):
+                tournament.join_table(table_id, session)
+                return
         table = self.tables.get(table_id)
         if table is None:
             raise errors.NotFound(f"no table {table_id!r}")
@@ -280,6 +297,9 @@ class Lobby:
 
     def requeue(self, session: Session) -> None:
         """Queue the free slots of a session that queued (after a match, or on resume)."""
+        if session.ladder in self.tournaments:
+            self.tournaments[session.ladder].rejoin(session)
+            return
         if session.ladder is not None:
             self.ladders[session.ladder].join(session)
             return
@@ -292,7 +312,9 @@ class Lobby:
 
     def forget(self, session: Session) -> None:
         """Take a session that cannot play now out of every queue and unstarted table."""
-        if session.ladder is not None:
+        if session.ladder in self.tournaments:
+            self.tournaments[session.ladder].forget(session)
+        elif session.ladder is not None:
             self.ladders[session.ladder].forget(session)
         for key, queue in list(self.queues.items()):
             while session in queue:

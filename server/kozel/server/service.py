@@ -271,10 +271,11 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             if opened is not None and opened.done():
                 raise HelloError(grpc.StatusCode.DEADLINE_EXCEEDED, "too late")
             if redirected:  # checked last: nothing below waits, so the pass is still there
+                host = self.lobby.tournaments.get(hello.join_ladder.ladder) or self.cluster
                 why = (
                     "this referee shares no ladder with other referees"
-                    if self.cluster is None
-                    else await self.cluster.expects(redirected, bot.id, hello.join_ladder.ladder)
+                    if host is None
+                    else await host.expects(redirected, bot.id, hello.join_ladder.ladder)
                 )
                 if why:
                     raise HelloError(grpc.StatusCode.UNAUTHENTICATED, why)
@@ -300,7 +301,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 queue_rules.check_players(hello.join_queue.players)
             except RulesError as exc:
                 raise HelloError(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
-        elif hello.join_table.table_id not in self.lobby.tables:
+        elif not self.lobby.has_table(hello.join_table.table_id):
             raise HelloError(grpc.StatusCode.NOT_FOUND, f"no table {hello.join_table.table_id!r}")
         session = Session(hello, self.config.max_matches_per_stream, self._idle)
         self.sessions[session.resume_token] = session
@@ -310,8 +311,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                 session.bot = bot
                 session.name = bot.name
                 self.lobby.join_ladder(hello.join_ladder.ladder, session)
-                if redirected and self.cluster is not None:
-                    self.cluster.arrive(redirected, session)  # checked above, in this same step
+                host = self.lobby.tournaments.get(hello.join_ladder.ladder) or self.cluster
+                if redirected and host is not None:
+                    host.arrive(redirected, session)  # checked above, in this same step
             elif queue_rules is not None:
                 self.lobby.join_queue(queue_rules, hello.join_queue.players, session)
             else:
@@ -324,7 +326,8 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
 
     async def _authenticate(self, hello: rpb.Hello, peer: str):
         """The ladder bot a Hello's token names; bad tokens are refused, counted, slowed."""
-        ladder = self.lobby.ladders.get(hello.join_ladder.ladder)
+        name = hello.join_ladder.ladder
+        ladder = self.lobby.ladders.get(name) or self.lobby.tournaments.get(name)
         if ladder is None:
             raise HelloError(
                 grpc.StatusCode.NOT_FOUND,
