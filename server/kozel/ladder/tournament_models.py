@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from kozel.ladder.models import Base
@@ -54,6 +54,8 @@ class TournamentGameRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    # Its replay stays sealed (its seed and decks hidden) until every game of its seed is over.
+    sealed: Mapped[bool] = mapped_column(Boolean, default=True)
     replay_path: Mapped[str | None] = mapped_column(String(512), nullable=True)
 
 

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 from kozel.ladder.matchmaking import live_referees
 from kozel.ladder.models import BotRow
 from kozel.ladder.presence import SCHEDULER_NS, ladder_key
-from kozel.ladder.store import Store, StoreError, _keep_replay, db_now
+from kozel.ladder.store import Store, StoreError, db_now
 from kozel.ladder.tournament_models import TournamentGameRow, TournamentRow, TournamentTicketRow
 from kozel.tournament import assign
 from kozel.tournament.director import EventState, run
@@ -76,6 +76,7 @@ class GameAssignment:
 @dataclass
 class Polled:
     assignments: list[GameAssignment] = field(default_factory=list)
+    public: list[str] = field(default_factory=list)  # its games whose replays may be shown now
     scheduled: bool = False  # this referee scheduled the event in this poll
     done: bool = False  # the event is over
 
@@ -199,6 +200,7 @@ def poll(
             out.scheduled = True
             _schedule(s, row, now, live, expire_s)
         out.done = row.state == "finished"
+        out.public = _unseal(s, name, referee_id)
         for game in s.scalars(
             select(TournamentGameRow).where(
                 TournamentGameRow.tournament == name, TournamentGameRow.status == "assigned"
@@ -208,6 +210,51 @@ def poll(
             if game.host_id == referee_id or any(p["referee"] == referee_id for p in passes):
                 out.assignments.append(_assignment(row, game, live))
     return out
+
+
+def _unseal(s: Session, name: str, referee_id: str) -> list[str]:
+    """This referee's finished games no game of the same seed is still to be played with:
+    their replays may be shown from now on."""
+    rows = list(
+        s.scalars(
+            select(TournamentGameRow).where(
+                TournamentGameRow.tournament == name,
+                TournamentGameRow.host_id == referee_id,
+                TournamentGameRow.status == "finished",
+                TournamentGameRow.sealed.is_(True),
+            )
+        )
+    )
+    if not rows:
+        return []
+    busy = set(
+        s.scalars(
+            select(TournamentGameRow.seed).where(
+                TournamentGameRow.tournament == name, TournamentGameRow.status != "finished"
+            )
+        )
+    )
+    out = []
+    for g in rows:
+        if g.seed not in busy:
+            g.sealed = False
+            out.append(g.match_id or "")
+    return out
+
+
+def sealed(store: Store, referee_id: str) -> list[str]:
+    """(Blocking.) This referee's finished games whose replays are still sealed (at start)."""
+    with store.transaction() as s:
+        return [
+            m or ""
+            for m in s.scalars(
+                select(TournamentGameRow.match_id).where(
+                    TournamentGameRow.host_id == referee_id,
+                    TournamentGameRow.status == "finished",
+                    TournamentGameRow.sealed.is_(True),
+                )
+            )
+        ]
 
 
 def _replace_tickets(
@@ -403,7 +450,6 @@ def finish(
     match_id: str,
     result: dict[str, Any],
     replay_path: str,
-    replay: bytes | None = None,
 ) -> bool:
     """(Blocking; after the replay is written.) Commit a played game's result. The first
     result of a game counts: a game given back meanwhile (its host seemed lost) and assigned
@@ -422,8 +468,7 @@ def finish(
         g.status, g.match_id, g.result = "finished", match_id, result
         g.replay_path, g.ended_at = replay_path, datetime.now(UTC)
         g.passes = None
-        if replay is not None and store.keeps_replays:
-            _keep_replay(s, match_id, replay)
+        g.sealed = True
         return True
 
 
@@ -475,6 +520,7 @@ class GameRow:
     attempts: int
     replay_path: str
     result: dict[str, Any] | None
+    sealed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -508,6 +554,7 @@ def view(store: Store, name: str) -> View | None:
             g.attempts,
             g.replay_path or "",
             g.result,
+            g.sealed,
         )
         for g in games
     }
@@ -515,11 +562,16 @@ def view(store: Store, name: str) -> View | None:
 
 
 def replays_of(store: Store, name: str) -> list[tuple[str, str, str]]:
-    """(Blocking.) (key, match id, replay location) of every finished game of an event."""
+    """(Blocking.) (key, match id, replay location) of every finished game of an event whose
+    replay is no longer sealed."""
     with store.transaction() as s:
         rows = s.execute(
             select(TournamentGameRow.key, TournamentGameRow.match_id, TournamentGameRow.replay_path)
-            .where(TournamentGameRow.tournament == name, TournamentGameRow.status == "finished")
+            .where(
+                TournamentGameRow.tournament == name,
+                TournamentGameRow.status == "finished",
+                TournamentGameRow.sealed.is_(False),
+            )
             .order_by(TournamentGameRow.key)
         ).all()
     return [(k, m or "", p or "") for k, m, p in rows]

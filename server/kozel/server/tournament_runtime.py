@@ -202,6 +202,10 @@ class TournamentRuntime:
                 continue
             self.ok = True
             self.scheduling, self.done = polled.scheduled, polled.done
+            for match_id in polled.public:
+                self.replays.unseal(match_id)
+                if self.store.keeps_replays:  # every referee serves it from now on
+                    self.queue.submit(self._publish, match_id)
             try:
                 self._apply(polled.assignments)
             except Exception:
@@ -225,8 +229,11 @@ class TournamentRuntime:
         )
 
     async def _recover(self) -> None:
-        """Settle the games this referee hosted before it stopped or crashed."""
+        """Settle the games this referee hosted before it stopped or crashed (and seal again
+        the replays still to be hidden)."""
         try:
+            for match_id in await asyncio.to_thread(ts.sealed, self.store, self.referee_id):
+                self.replays.seal(match_id)
             games = await asyncio.to_thread(ts.hosted, self.store, self.referee_id)
         except Exception:
             log.warning("tournament_recovery_failed", tournament=self.name, exc_info=True)
@@ -241,9 +248,9 @@ class TournamentRuntime:
             else:
                 result = result_of(self.rules, self.spec.players, replay.result)
                 location = self.replays.location(match_id)
-                data = self.replays.read_bytes(match_id) if self.store.keeps_replays else None
+                self.replays.seal(match_id)
                 await asyncio.to_thread(
-                    ts.finish, self.store, name, key, match_id, result, location, data
+                    ts.finish, self.store, name, key, match_id, result, location
                 )
                 log.info("tournament_game_recovered", tournament=name, key=key, match_id=match_id)
 
@@ -402,6 +409,7 @@ class TournamentRuntime:
                 absent[i] = now
                 log.info("tournament_seat_absent", match_id=h.game.match_id, bot=name)
             links.append(here if here is not None else AbsentLink(h.game.seats[i].name))
+        self.replays.seal(h.game.match_id)  # its seed and decks: hidden until its seed is over
         h.runner = self._start(
             links,
             self.rules,
@@ -438,9 +446,14 @@ class TournamentRuntime:
 
     def _finish(self, g: ts.GameAssignment, result: dict[str, Any], location: str) -> None:
         """(In the write queue's thread.)"""
-        data = self.replays.read_bytes(g.match_id) if self.store.keeps_replays else None
-        ts.finish(self.store, self.name, g.key, g.match_id, result, location, data)
+        ts.finish(self.store, self.name, g.key, g.match_id, result, location)
         self._loop.call_soon_threadsafe(self._wake.set)  # the next round may be paired now
+
+    def _publish(self, match_id: str) -> None:
+        """(In the write queue's thread.) Keep an unsealed replay in a store that keeps them."""
+        data = self.replays.read_bytes(match_id)
+        if data is not None:
+            self.store.keep_replay(match_id, data)
 
     def status(self) -> dict[str, object]:
         return {

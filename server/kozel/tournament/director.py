@@ -310,11 +310,10 @@ def _bracket_pairing(
 ) -> PairingState:
     """A bracket match: ``base`` seed groups, one more while tied (up to ``extra`` more), then
     the higher seed goes through."""
-    seed_round = {"W": 0, "L": 100, "F": 200}[match.side] + match.round
     groups = base
     while True:
         pairing = Pairing(
-            f"s{st.index}.{match.id}", st.index, seed_round, order, groups, label=match.id
+            f"s{st.index}.{match.id}", st.index, match.round, order, groups, label=match.id
         )
         state = ctx.play(pairing)
         if not state.done or state.outcome is None:

@@ -2,8 +2,10 @@
 points a finished match gives each seat.
 
 A pairing is played as seed groups: each group is one seed dealt ``players`` times, the bots
-rotated one seat each time, so every bot plays every seat of the same deals (duplicate). All
-pairings of a round play the same seeds, so a round is duplicate across its tables as well.
+rotated one seat each time, so every bot plays every seat of the same deals (duplicate). Each
+pairing has seeds of its own (from the event's seed and the pairing's key): a game's deals
+are known to nobody outside its pairing, and its replay stays sealed until every game of its
+seed is over.
 """
 
 from __future__ import annotations
@@ -57,16 +59,11 @@ class Pairing:
     order: tuple[str, ...]
     groups: int  # seed groups played (knockouts: more when tied)
     label: str = ""  # a knockout's bracket match id
-    seed_round: int = -1  # whose seeds it plays (default: its round)
 
 
-def group_seed(event_seed: bytes, stage: int, round_: int, group: int) -> bytes:
-    """The 32-byte seed of one seed group: every pairing of a round deals the same seeds."""
-    material = (
-        b"kozel-tournament/v1"
-        + event_seed
-        + b"".join(x.to_bytes(4, "big") for x in (stage, round_, group))
-    )
+def group_seed(event_seed: bytes, pairing: str, group: int) -> bytes:
+    """The 32-byte seed of one seed group of a pairing (by its key)."""
+    material = b"kozel-tournament/v1" + event_seed + pairing.encode() + group.to_bytes(4, "big")
     return hashlib.sha256(material).digest()
 
 
@@ -79,10 +76,9 @@ def rotated(order: Sequence[str], turn: int) -> tuple[str, ...]:
 
 def games_of(pairing: Pairing, event_seed: bytes) -> list[Game]:
     """Every game of a pairing: each seed group once per rotation."""
-    seed_round = pairing.round if pairing.seed_round < 0 else pairing.seed_round
     out: list[Game] = []
     for group in range(pairing.groups):
-        seed = group_seed(event_seed, pairing.stage, seed_round, group)
+        seed = group_seed(event_seed, pairing.key, group)
         out.extend(
             Game(
                 f"{pairing.key}.g{group}.t{turn}",

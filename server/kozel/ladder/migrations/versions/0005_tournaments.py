@@ -39,6 +39,7 @@ def upgrade() -> None:
         sa.Column("started_at", sa.DateTime(timezone=True)),
         sa.Column("ended_at", sa.DateTime(timezone=True)),
         sa.Column("result", sa.JSON),
+        sa.Column("sealed", sa.Boolean, nullable=False, server_default=sa.true()),
         sa.Column("replay_path", sa.String(512)),
         sa.UniqueConstraint("tournament", "key"),
     )
