@@ -274,15 +274,21 @@ def parse_tournaments(data: Any, source: str = "tournaments") -> list[Tournament
     try:
         return list(TournamentFile.model_validate(data).tournaments)
     except ValidationError as exc:
+        errors = exc.errors()
+        locs = [tuple(str(p) for p in e["loc"] if str(p) not in _UNION_TAGS) for e in errors]
         lines = []
-        for err in exc.errors():
-            loc = [
-                str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union"))
-            ]
-            loc = [p for p in loc if p not in ("round_robin", "gauntlet", "swiss", "knockout")]
-            where = ".".join(loc) or "(top)"
-            lines.append(f"{source}: {where}: {_problem(err)}")
+        for err, loc in zip(errors, locs):
+            # A list whose items failed is also reported too short: its items say why.
+            if err["type"] == "too_short" and any(o[: len(loc)] == loc != o for o in locs):
+                continue
+            msg = _problem(err)
+            if (m := _PATH.match(msg)) is not None:  # a check of the whole event names a field
+                loc, msg = (*loc, m.group(1)), m.group(2)
+            lines.append(f"{source}: {'.'.join(loc) or '(top)'}: {msg}")
         raise SpecError("\n".join(lines)) from None
+
+
+_PATH = re.compile(r"^([a-z_]+(?:\.[a-z0-9_]+)*): (.*)$", re.S)
 
 
 def _problem(err: ErrorDetails) -> str:
