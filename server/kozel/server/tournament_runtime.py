@@ -336,7 +336,8 @@ class TournamentRuntime:
         self.reserved[session] += 1
 
     def _maybe_launch(self, h: Hosting) -> None:
-        if all(x is not None for x in h.links):
+        """Start once every seat is filled, but for those the scheduler gave up on (absent)."""
+        if all(x is not None or s.kind == "absent" for x, s in zip(h.links, h.game.seats)):
             self._launch(h)
 
     # Redirected bots and command bots arrive through the servicer.
