@@ -22,9 +22,7 @@ BOTS = ["greedy-1", "ghost", "greedy-2", "random-1", "greedy-3", "random-2", "ra
 
 
 def _event() -> dict:
-    bots = [
-        {"name": n} if n == "ghost" else {"name": n, "house": n.split("-")[0]} for n in BOTS
-    ]
+    bots = [{"name": n} if n == "ghost" else {"name": n, "house": n.split("-")[0]} for n in BOTS]
     return {
         "name": "bracket",
         "ruleset": {"preset": "classic", "options": {"fixed_deals": 1}},

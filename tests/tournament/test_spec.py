@@ -28,7 +28,10 @@ def _event(**fields: object) -> dict:
         ({"stages": [{"format": "swiss"}]}, "stages.0.rounds: Field required"),
         ({"groups": 0}, "groups: Input should be greater than or equal to 1"),
         ({"players": 4, "stages": [{"format": "knockout"}]}, "stages.0.format: a knockout"),
-        ({"stages": [{"format": "gauntlet", "challengers": ["x"]}]}, "stages.0.challengers: no bot"),
+        (
+            {"stages": [{"format": "gauntlet", "challengers": ["x"]}]},
+            "stages.0.challengers: no bot",
+        ),
         ({"winners": ["fame"]}, "winners: unknown winner rule 'fame'"),
         ({"time_control": {"move_ms": 1}}, "time_control.move_ms"),
         ({"forfeits": {"absent_wait": 3}}, "forfeits.absent_wait: Extra inputs"),
@@ -37,7 +40,10 @@ def _event(**fields: object) -> dict:
             {"stages": [{"format": "swiss", "rounds": 2}, {"format": "knockout", "top": 9}]},
             "stages.1.top: 9 is more than the 6 bots left",
         ),
-        ({"stages": [{"format": "swiss", "rounds": 2, "tie_breaks": ["luck"]}]}, "stages.0.tie_breaks: unknown tie-break"),
+        (
+            {"stages": [{"format": "swiss", "rounds": 2, "tie_breaks": ["luck"]}]},
+            "stages.0.tie_breaks: unknown tie-break",
+        ),
     ],
 )
 def test_errors_name_the_field(fields: dict, expected: str) -> None:

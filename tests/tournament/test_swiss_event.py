@@ -96,7 +96,9 @@ def _check_tie_breaks(stage: dict) -> None:
         assert row["score"] == score[name]
         assert row["tie_breaks"]["buchholz"] == sum(opp)
         assert row["tie_breaks"]["buchholz_cut1"] == sum(opp[1:])
-        assert row["tie_breaks"]["sonneborn_berger"] == sum(p * score[o] for o, p in opponents[name])
+        assert row["tie_breaks"]["sonneborn_berger"] == sum(
+            p * score[o] for o, p in opponents[name]
+        )
         assert row["tie_breaks"]["wins"] == wins[name]
     order = [r["name"] for r in stage["standings"]]
     keyed = sorted(
