@@ -342,9 +342,16 @@ def _bracket_standings(
             st.entrants, outcomes, {}, score="pairings", bye_points=0.0, tie_breaks=()
         )
     }
+    won = {n: 0 for n in st.entrants}
+    lost = dict(won)
+    for state in states.values():  # bracket matches played (a tie goes to the higher seed)
+        if state.winner is not None:
+            won[state.winner] += 1
+            lost[next(n for n in state.pairing.order if n != state.winner)] += 1
     out = []
     for place, name in knockout.placings(matches, resolved, st.entrants):
         row = rows[name]
+        row.wins, row.draws, row.losses, row.score = won[name], 0, lost[name], won[name]
         row.place = place
         row.withdrawn = name in ctx.withdrawn
         out.append(row)

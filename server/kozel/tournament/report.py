@@ -23,7 +23,6 @@ def event_json(
     """``games``: what the store knows of each game by key (status, match_id, host_id,
     replay_path, attempts)."""
     names = list(spec.names)
-    current = state.current
     return {
         "name": spec.name,
         "players": spec.players,
@@ -31,11 +30,7 @@ def event_json(
         "groups": spec.groups,
         "done": state.done,
         "seed": seed.hex() if state.done else None,
-        "current": None
-        if current is None
-        else {"stage": current[0], "round": state.stages[current[0]].rounds[current[1]].label}
-        if state.stages[current[0]].rounds
-        else {"stage": current[0], "round": None},
+        "current": _current(state),
         "bots": [{"name": b.name, "kind": b.kind} for b in spec.bots],
         "withdrawn": sorted(state.withdrawn),
         "stages": [_stage(st, games) for st in state.stages],
@@ -50,6 +45,15 @@ def event_json(
         "winners": state.winners,
         "winner_rules": list(spec.winners),
     }
+
+
+def _current(state: EventState) -> dict[str, Any] | None:
+    """The stage and round being played (None once over)."""
+    if state.current is None:
+        return None
+    stage, rnd = state.current
+    rounds = state.stages[stage].rounds
+    return {"stage": stage, "round": rounds[rnd].label if rounds else None}
 
 
 def _stage(st: StageState, games: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -100,6 +104,7 @@ def _pairing(p: PairingState, games: Mapping[str, Mapping[str, Any]]) -> dict[st
                 "status": "decided" if r is not None and not r.played else status,
                 "match_id": row.get("match_id") or (r.match_id if r is not None else ""),
                 "host": row.get("host_id") or "",
+                "replay": bool(row.get("replay")),  # finished, and its replay may be shown
                 "points": list(r.points) if r is not None else None,
                 "forfeited": list(r.forfeited) if r is not None else None,
                 "reason": r.reason if r is not None else "",

@@ -281,14 +281,14 @@ def parse_tournaments(data: Any, source: str = "tournaments") -> list[Tournament
             # A list whose items failed is also reported too short: its items say why.
             if err["type"] == "too_short" and any(o[: len(loc)] == loc != o for o in locs):
                 continue
-            msg = _problem(err)
+            msg, where = _problem(err), loc
             if (m := _PATH.match(msg)) is not None:  # a check of the whole event names a field
-                loc, msg = (*loc, m.group(1)), m.group(2)
-            lines.append(f"{source}: {'.'.join(loc) or '(top)'}: {msg}")
+                where, msg = (*loc, m.group(1)), m.group(2)
+            lines.append(f"{source}: {'.'.join(where) or '(top)'}: {msg}")
         raise SpecError("\n".join(lines)) from None
 
 
-_PATH = re.compile(r"^([a-z_]+(?:\.[a-z0-9_]+)*): (.*)$", re.S)
+_PATH = re.compile(r"^([a-z_]+(?:\.[a-z0-9_]+)*): (.*)$", re.DOTALL)
 
 
 def _problem(err: ErrorDetails) -> str:
