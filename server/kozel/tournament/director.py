@@ -342,7 +342,7 @@ def _bracket_standings(
             st.entrants, outcomes, {}, score="pairings", bye_points=0.0, tie_breaks=()
         )
     }
-    won = {n: 0 for n in st.entrants}
+    won = dict.fromkeys(st.entrants, 0)
     lost = dict(won)
     for state in states.values():  # bracket matches played (a tie goes to the higher seed)
         if state.winner is not None:
