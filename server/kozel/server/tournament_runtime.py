@@ -419,6 +419,9 @@ class TournamentRuntime:
             h.game.seed,
             f"tournament:{self.name}:{h.game.key}",
             on_done=functools.partial(self._done, h),
+            # Neither deal ends nor the match end tell the seed or the decks: the same seed is
+            # being played at other seats (its replay tells them once its seed is over).
+            reveal_seed=False,
             match_id=h.game.match_id,
             absent=absent,
         )
