@@ -16,9 +16,10 @@ SEED = bytes(range(32))
 
 def event(**fields: object) -> TournamentSpec:
     """One event from keyword fields (``bots`` may be a number of house bots)."""
-    body = {"name": "t", **fields}
-    if isinstance(body.get("bots"), int):
-        body["bots"] = [{"name": f"b{i:02d}", "house": "greedy"} for i in range(body["bots"])]
+    body: dict[str, object] = {"name": "t", **fields}
+    count = body.get("bots")
+    if isinstance(count, int):
+        body["bots"] = [{"name": f"b{i:02d}", "house": "greedy"} for i in range(count)]
     (spec,) = parse_tournaments({"tournaments": [body]})
     return spec
 

@@ -138,6 +138,7 @@ def test_brackets(n: int, double: bool, reset: bool, salt: int) -> None:
         final = resolved["GF2"] if reset and resolved["GF2"].loser else resolved["GF"]
         # Out after two losses; without a reset the winners' champion is out after one.
         assert all(c == 2 for b, c in losses.items() if b not in (top, final.loser))
+        assert final.loser
         assert losses[final.loser] in ((1, 2) if not reset else (2,))
         assert losses.get(top, 0) <= 1
     places = knockout.placings(matches, resolved, seeds)

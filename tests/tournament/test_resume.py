@@ -42,6 +42,12 @@ def _serve(home: Path, events: Path) -> RefereeProcess:
     )
 
 
+def _view(store: Store) -> ts.View:
+    view = ts.view(store, "resume")
+    assert view is not None
+    return view
+
+
 def _cut(store: Store, finished: int) -> bool:
     """At least ``finished`` games are over and some are in play: the moment to kill."""
     view = ts.view(store, "resume")
@@ -70,8 +76,8 @@ def _run(home: Path, events: Path, kill_after: int | None) -> tuple[dict, dict, 
             ref.proc.send_signal(signal.SIGKILL)
             ref.proc.wait(30)
             ref = _serve(home, events)
-        wait(lambda: ts.view(store, "resume").state.done, "the event ends", 600)
-        attempts = sum(g.attempts for g in ts.view(store, "resume").games.values())
+        wait(lambda: _view(store).state.done, "the event ends", 600)
+        attempts = sum(g.attempts for g in _view(store).games.values())
         results, shown = _outcome(store)
     finally:
         ref.proc.terminate()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from typing import IO
+from typing import IO, Any
 
 from kozel.ladder import tournament_store as ts
 from kozel.ladder.store import Store
@@ -13,7 +13,7 @@ from kozel.server.replay.archive import ReplayArchive
 from kozel.tournament.report import event_json
 
 
-def results_json(view: ts.View) -> dict[str, object]:
+def results_json(view: ts.View) -> dict[str, Any]:
     """The event as JSON (:func:`kozel.tournament.report.event_json`) from the store's view."""
     games = {
         k: {
