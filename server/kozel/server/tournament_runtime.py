@@ -52,6 +52,7 @@ from kozel.v1 import game_pb2 as pb
 log = structlog.get_logger("kozel.tournament")
 
 MIN_GAP_S = 0.05
+COMMAND_CHECK_S = 0.25  # how often a game waiting for its command bots checks they still run
 
 
 @dataclass
@@ -62,6 +63,8 @@ class Hosting:
     links: list[SeatLink | None]
     sessions: list[Session | None]
     commands: list[CommandRun] = field(default_factory=list)
+    command_seats: dict[int, CommandRun] = field(default_factory=dict)  # not connected yet
+    gone: set[int] = field(default_factory=set)  # command seats whose process ended early
     tables: list[str] = field(default_factory=list)  # the command seats' one-game table ids
     passes: list[str] = field(default_factory=list)
     timer: asyncio.TimerHandle | None = None
@@ -324,9 +327,28 @@ class TournamentRuntime:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         path = self.log_dir / f"{h.game.key}-seat{seat}-{name}.log"
         try:
-            h.commands.append(self.parts.launch(bot.command, self.address, table, name, path))
+            run = self.parts.launch(bot.command, self.address, table, name, path)
         except OSError as exc:
             log.warning("tournament_command_failed", bot=name, error=str(exc))
+            h.gone.add(seat)
+            return
+        h.commands.append(run)
+        h.command_seats[seat] = run
+        if len(h.command_seats) == 1:
+            self._loop.call_later(COMMAND_CHECK_S, self._check_commands, h)
+
+    def _check_commands(self, h: Hosting) -> None:
+        """A command that ended before it connected leaves its seat absent at once."""
+        if h.game.match_id not in self.hosting:
+            return
+        for seat, run in list(h.command_seats.items()):
+            if h.links[seat] is None and not run.alive():
+                log.info("tournament_command_ended", match_id=h.game.match_id, seat=seat)
+                h.gone.add(seat)
+                del h.command_seats[seat]
+        if h.command_seats:
+            self._loop.call_later(COMMAND_CHECK_S, self._check_commands, h)
+        self._maybe_launch(h)
 
     def _seat(self, h: Hosting, seat: int, session: Session) -> None:
         h.sessions[seat] = session
@@ -337,7 +359,8 @@ class TournamentRuntime:
 
     def _maybe_launch(self, h: Hosting) -> None:
         """Start once every seat is filled, but for those the scheduler gave up on (absent)."""
-        if all(x is not None or s.kind == "absent" for x, s in zip(h.links, h.game.seats)):
+        seats = enumerate(zip(h.links, h.game.seats))
+        if all(x is not None or s.kind == "absent" or i in h.gone for i, (x, s) in seats):
             self._launch(h)
 
     # Redirected bots and command bots arrive through the servicer.
@@ -379,6 +402,7 @@ class TournamentRuntime:
         h, seat = self._tables.pop(table_id)
         if h.runner is not None or h.links[seat] is not None:
             raise errors.Conflict(f"table {table_id!r} is taken")
+        h.command_seats.pop(seat, None)
         self._seat(h, seat, session)
         self._maybe_launch(h)
 
