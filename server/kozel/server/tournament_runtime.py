@@ -134,7 +134,7 @@ class TournamentRuntime:
                 f"bot {getattr(session.bot, 'name', '?')!r} is not in tournament {self.name!r}"
             )
         if self.done:
-            raise errors.Unavailable(f"tournament {self.name!r} is over")
+            raise errors.Conflict(f"tournament {self.name!r} is over")
         if session not in self.waiting:
             self.waiting.append(session)
         self._wake.set()
@@ -204,6 +204,8 @@ class TournamentRuntime:
                     log.exception("tournament_poll_failed", tournament=self.name)
                 continue
             self.ok = True
+            if polled.done and not self.done:
+                self._over()
             self.scheduling, self.done = polled.scheduled, polled.done
             for match_id in polled.public:
                 self.replays.unseal(match_id)
@@ -279,6 +281,14 @@ class TournamentRuntime:
                 for seat in a.seats:
                     if seat.referee == self.referee_id and seat.kind == "ticket":
                         self._redirect(a, seat)
+
+    def _over(self) -> None:
+        """The event ended: its waiting bots are told so (their streams end)."""
+        log.info("tournament_over", tournament=self.name)
+        for session in list(self.waiting):
+            self.forget(session)
+            if session.stream is not None and not session.links:
+                session.stream.close(errors.Conflict(f"tournament {self.name!r} is over"))
 
     def _redirect(self, a: ts.GameAssignment, seat: ts.SeatPlan) -> None:
         session = next((s for s in self.waiting if s.id == seat.ticket), None)
