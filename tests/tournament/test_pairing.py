@@ -166,3 +166,67 @@ def test_the_same_results_give_the_same_event() -> None:
     assert again.winners == state.winners and state.done
     other = run(spec, bytes(32), {})
     assert [g.seed for g in other.pending] != [g.seed for g in run(spec, SEED, {}).pending]
+
+
+def test_three_and_four_at_a_table() -> None:
+    three = event(players=3, bots=7, stages=[{"format": "swiss", "rounds": 3}])
+    state, results, _ = play(three, {f"b{i:02d}": i / 7 for i in range(7)})
+    for rnd in state.stages[0].rounds:
+        assert len(rnd.byes) == 1 and all(len(p.pairing.order) == 3 for p in rnd.pairings)
+    assert len({b for rnd in state.stages[0].rounds for b in rnd.byes}) == 3  # each rests once
+    seats = Counter((n, s) for r in results.values() for s, n in enumerate(r.seats))
+    assert all(seats[n, 0] == seats[n, 1] == seats[n, 2] for n, _ in seats)
+    four = event(players=4, bots=5, stages=[{"format": "round_robin"}])
+    state, results, _ = play(four)
+    assert len(results) == 5 * 4  # C(5, 4) tables, four rotations each
+    for r in results.values():  # two sides at four: partners score alike
+        assert r.points[0] == r.points[2] and r.points[1] == r.points[3]
+        assert sorted({r.points[0], r.points[1]}) in ([0.0, 1.0], [0.5])
+
+
+def test_rating_and_previous_seeding_and_top() -> None:
+    spec = event(
+        bots=6,
+        stages=[
+            {"format": "round_robin", "seeding": "rating", "rating_ladder": "main"},
+            {"format": "knockout", "top": 4},
+        ],
+    )
+    ratings = {"b05": 9.0, "b02": 5.0, "b00": 1.0}
+    state = run(spec, SEED, {}, ratings=ratings)
+    assert state.stages[0].entrants[:3] == ["b05", "b02", "b00"]
+    done, _, _ = play(spec, {f"b{i:02d}": i for i in range(6)})
+    first = [r.name for r in done.stages[0].standings]
+    assert done.stages[1].entrants == first[:4]
+
+
+def test_a_bot_that_keeps_forfeiting_is_withdrawn_from_a_swiss() -> None:
+    spec = event(bots=8, forfeits={"withdraw_after": 2}, stages=[{"format": "swiss", "rounds": 4}])
+    state, _, _ = play(spec, absent={"b03"})
+    assert state.withdrawn == {"b03"}
+    rounds = state.stages[0].rounds
+    assert any("b03" in p.pairing.order for p in rounds[0].pairings)
+    assert all("b03" not in p.pairing.order for r in rounds[1:] for p in r.pairings)
+    row = next(r for r in state.stages[0].standings if r.name == "b03")
+    assert row.withdrawn and row.rank == 8
+
+
+def test_head_to_head_and_median_buchholz_break_ties() -> None:
+    from kozel.tournament.games import GameResult
+    from kozel.tournament.standings import PairingOutcome, outcome, standings
+
+    def pairing(key: str, a: str, b: str, pa: float) -> PairingOutcome:
+        return outcome(key, (a, b), [GameResult(key + ".g0.t0", (a, b), (pa, 1 - pa))])
+
+    outs = [
+        pairing("p1", "x", "y", 1.0),
+        pairing("p2", "y", "z", 1.0),
+        pairing("p3", "z", "x", 1.0),
+    ]
+    rows = standings(
+        ["x", "y", "z", "w"], outs, {"w": 1}, score="pairings", bye_points=1.0,
+        tie_breaks=["head_to_head", "median_buchholz"],
+    )  # fmt: skip
+    assert [r.score for r in rows] == [1.0, 1.0, 1.0, 1.0]
+    assert all(r.tie_breaks["head_to_head"] == (0 if r.name == "w" else 1) for r in rows)
+    assert rows[-1].name == "w"  # no opponent: head-to-head 0 (then the seed)
