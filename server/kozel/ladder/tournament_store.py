@@ -351,39 +351,9 @@ def _assign(
     now: float,
     live: Mapping[str, Any],
 ) -> None:
-    bot_ids = dict(
-        s.execute(select(BotRow.name, BotRow.id).where(BotRow.name.in_(list(spec.names)))).all()
-    )
-    by_id = {v: k for k, v in bot_ids.items()}
-    tickets = [
-        assign.Ticket(t.id, by_id[t.bot_id], t.referee_id, t.slots)
-        for t in s.scalars(
-            select(TournamentTicketRow)
-            .where(TournamentTicketRow.tournament == row.name)
-            .order_by(TournamentTicketRow.since, TournamentTicketRow.id)
-        )
-        if t.bot_id in by_id
-    ]
-    snap = assign.Snapshot(
-        now=now,
-        games=[
-            assign.Waiting(g.key, tuple(g.seats), g.pending_since)
-            for g in sorted(games.values(), key=lambda g: g.key)
-            if g.status == "pending"
-        ],
-        kinds={b.name: b.kind for b in spec.bots},
-        concurrency={b.name: b.concurrency for b in spec.bots},
-        tickets=tickets,
-        hosts={
-            rid: not r.draining and bool((r.status or {}).get("admits", True))
-            for rid, r in live.items()
-        },
-    )
-    for g in games.values():
-        if g.status in ("assigned", "running"):
-            snap.busy.update(g.seats)
-            snap.load[g.host_id or ""] += 1
-            snap.active += 1
+    """Assign the games that can start now (:func:`kozel.tournament.assign.plan`): a host, a
+    match id, and a one-time pass for each bot waiting on another referee."""
+    snap = _snapshot(s, row.name, spec, games, now, live)
     for a in assign.plan(snap, spec.max_concurrent_games, spec.forfeits.absent_wait_s):
         g = games[a.key]
         g.status, g.host_id, g.assigned_at = "assigned", a.host, now
@@ -408,6 +378,51 @@ def _assign(
                     .values(slots=slots)
                 )
     s.flush()
+
+
+def _snapshot(
+    s: Session,
+    name: str,
+    spec: TournamentSpec,
+    games: Mapping[str, TournamentGameRow],
+    now: float,
+    live: Mapping[str, Any],
+) -> assign.Snapshot:
+    """What the plan needs: pending games, waiting bots, hosts that admit games, load."""
+    bot_ids = dict(
+        s.execute(select(BotRow.name, BotRow.id).where(BotRow.name.in_(list(spec.names)))).all()
+    )
+    by_id = {v: k for k, v in bot_ids.items()}
+    tickets = [
+        assign.Ticket(t.id, by_id[t.bot_id], t.referee_id, t.slots)
+        for t in s.scalars(
+            select(TournamentTicketRow)
+            .where(TournamentTicketRow.tournament == name)
+            .order_by(TournamentTicketRow.since, TournamentTicketRow.id)
+        )
+        if t.bot_id in by_id
+    ]
+    snap = assign.Snapshot(
+        now=now,
+        games=[
+            assign.Waiting(g.key, tuple(g.seats), g.pending_since)
+            for g in sorted(games.values(), key=lambda g: g.key)
+            if g.status == "pending"
+        ],
+        kinds={b.name: b.kind for b in spec.bots},
+        concurrency={b.name: b.concurrency for b in spec.bots},
+        tickets=tickets,
+        hosts={
+            rid: not r.draining and bool((r.status or {}).get("admits", True))
+            for rid, r in live.items()
+        },
+    )
+    for g in games.values():
+        if g.status in ("assigned", "running"):
+            snap.busy.update(g.seats)
+            snap.load[g.host_id or ""] += 1
+            snap.active += 1
+    return snap
 
 
 def _assignment(

@@ -26,70 +26,73 @@ _NAME = re.compile(NAME)
 CHUNK = 1 << 16
 
 
+async def _view(sources: Sources, name: str) -> ts.View:
+    if sources.store is None or not _NAME.match(name):
+        raise HTTPException(404, f"no tournament {name}")
+    found = await asyncio.to_thread(ts.view, sources.store, name)
+    if found is None:
+        raise HTTPException(404, f"no tournament {name}")
+    return found
+
+
+def _summary(v: ts.View) -> dict[str, Any]:
+    return {
+        "name": v.name,
+        "done": v.state.done,
+        "stages": [s.format for s in v.stored.spec.stages],
+        "bots": len(v.stored.spec.bots),
+        "games_finished": sum(g.status == "finished" for g in v.games.values()),
+    }
+
+
+def _mark_live(body: dict[str, Any], live: set[str]) -> None:
+    """Each game says whether it can be watched now (running here or on a source)."""
+    for st in body["stages"]:
+        for rnd in st["rounds"]:
+            for p in rnd["pairings"]:
+                for g in p["games"]:
+                    g["live"] = g["status"] == "running" and g["match_id"] in live
+
+
+async def _zipped(sources: Sources, name: str) -> StreamingResponse:
+    assert sources.store is not None
+    spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 - streamed below
+    await asyncio.to_thread(tournament_archive.write, sources.store, name, sources.replays, spool)
+    spool.seek(0)
+
+    def chunks() -> Any:
+        with spool:
+            while data := spool.read(CHUNK):
+                yield data
+
+    return StreamingResponse(
+        chunks(),
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}-replays.zip"'},
+    )
+
+
 def tournament_router(sources: Sources, page: Callable[..., Response]) -> APIRouter:
     """The routes; ``page(script, title, ...)`` builds a page (:func:`kozel.web.app.shell`)."""
     r = APIRouter()
-
-    async def view(name: str) -> ts.View:
-        if sources.store is None or not _NAME.match(name):
-            raise HTTPException(404, f"no tournament {name}")
-        found = await asyncio.to_thread(ts.view, sources.store, name)
-        if found is None:
-            raise HTTPException(404, f"no tournament {name}")
-        return found
 
     @r.get("/api/tournaments", summary="The tournaments and how far each has come")
     async def events() -> list[dict[str, Any]]:
         if sources.store is None:
             return []
         names = await asyncio.to_thread(ts.names, sources.store)
-        out = []
-        for name in names:
-            v = await view(name)
-            out.append(
-                {
-                    "name": name,
-                    "done": v.state.done,
-                    "stages": [s.format for s in v.stored.spec.stages],
-                    "bots": len(v.stored.spec.bots),
-                    "games_finished": sum(g.status == "finished" for g in v.games.values()),
-                }
-            )
-        return out
+        return [_summary(await _view(sources, name)) for name in names]
 
     @r.get("/api/tournaments/{name}", summary="An event: stages, pairings, standings, crosstable")
     async def event(name: EventName) -> dict[str, Any]:
-        v = await view(name)
-        body: dict[str, Any] = tournament_archive.results_json(v)
-        live = {m["match_id"] for m in await sources.running()}
-        stages: list[dict[str, Any]] = body["stages"]
-        for st in stages:
-            for rnd in st["rounds"]:
-                for p in rnd["pairings"]:
-                    for g in p["games"]:
-                        g["live"] = g["status"] == "running" and g["match_id"] in live
+        body: dict[str, Any] = tournament_archive.results_json(await _view(sources, name))
+        _mark_live(body, {m["match_id"] for m in await sources.running()})
         return body
 
     @r.get("/api/tournaments/{name}/replays.zip", summary="Every replay of an event, zipped")
     async def archive(name: EventName) -> Response:
-        await view(name)
-        assert sources.store is not None
-        spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 - streamed below
-        await asyncio.to_thread(
-            tournament_archive.write, sources.store, name, sources.replays, spool
-        )
-        spool.seek(0)
-
-        def chunks() -> Any:
-            with spool:
-                while data := spool.read(CHUNK):
-                    yield data
-
-        return StreamingResponse(
-            chunks(),
-            media_type="application/zip",
-            headers={"Content-Disposition": f'attachment; filename="{name}-replays.zip"'},
-        )
+        await _view(sources, name)
+        return await _zipped(sources, name)
 
     @r.get("/tournaments", include_in_schema=False)
     async def list_page() -> Response:
@@ -97,9 +100,12 @@ def tournament_router(sources: Sources, page: Callable[..., Response]) -> APIRou
 
     @r.get("/tournaments/{name}", include_in_schema=False)
     async def event_page(name: str) -> Response:
-        if not _NAME.match(name) or sources.store is None:
-            return page("notfound", "Not found", status=404, message="There is no such tournament.")
-        if await asyncio.to_thread(ts.load, sources.store, name) is None:
+        store = sources.store
+        if (
+            not _NAME.match(name)
+            or store is None
+            or not await asyncio.to_thread(ts.load, store, name)
+        ):
             return page("notfound", "Not found", status=404, message="There is no such tournament.")
         return page("tournament", "Tournament")
 
