@@ -139,3 +139,47 @@ def test_api_and_replay_archive(served: Served) -> None:
     assert replay.table_id.startswith("tournament:web-cup:")
     schema = json.loads(get(served.url("/api/openapi.json"))[2])
     assert "/api/tournaments/{name}" in schema["paths"]
+
+
+def test_running_games_are_linked_live(tmp_path, page) -> None:
+    """A game whose registered bot is absent runs until its grace time is over: meanwhile the
+    event page links it as live, and the link opens the live page of that match."""
+    event = {
+        "name": "live-cup",
+        "ruleset": {"preset": "classic", "options": {"fixed_deals": 1}},
+        "time_control": {"move_ms": 1000, "bank_ms": 1000, "grace_ms": 120_000},
+        "bots": [{"name": "greedy", "house": "greedy"}, {"name": "ghost"}],
+        "forfeits": {"absent_wait_s": 0},
+        "stages": [{"format": "round_robin"}],
+    }
+    events = tmp_path / "t.yaml"
+    events.write_text(yaml.safe_dump({"tournaments": [event]}))
+    (tmp_path / "data").mkdir()
+    store = Store(f"sqlite:///{tmp_path / 'data' / 'kozel.db'}")
+    store.migrate()
+    store.register_bot("ghost")  # registered, never connects: its seat starts absent
+    proc, found, _ = start(
+        [
+            sys.executable, "-m", "kozel.cli.main", "serve", "--listen", "127.0.0.1:0",
+            "--web-listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"),
+            "--tournaments", str(events), "--log-level", "WARNING", "--drain-timeout", "1",
+        ],
+        {"web": r"web pages on (http://\S+)"},
+    )  # fmt: skip
+    web = found["web"].rstrip("/")
+    try:
+        page.goto(web + "/tournaments/live-cup")
+        page.wait_for_selector("a.game.live", timeout=60_000)
+        api = json.loads(get(web + "/api/tournaments/live-cup")[2])
+        games = [g for r in api["stages"][0]["rounds"] for p in r["pairings"] for g in p["games"]]
+        live = {g["match_id"] for g in games if g["live"]}
+        assert live and all(g["status"] == "running" for g in games if g["live"])
+        hrefs = set(page.locator("a.game.live").evaluate_all("els => els.map(e => e.href)"))
+        assert {h.rsplit("/live/", 1)[1] for h in hrefs} <= live
+        page.locator("a.game.live").first.click()
+        page.wait_for_url("**/live/*")
+        page.wait_for_selector("[data-board]")
+        assert page.errors == [], page.errors
+    finally:
+        stop(proc)
+        store.close()
