@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -322,7 +323,8 @@ def _store(args: argparse.Namespace) -> Store:
     return store
 
 
-def cmd_show(args: argparse.Namespace) -> int:
+def _with_event(args: argparse.Namespace, then: Callable[[Store], None]) -> int:
+    """Open the store, check it holds the event ``args.name``, and run ``then`` on it."""
     from kozel.ladder import tournament_store as ts
 
     store = _store(args)
@@ -330,27 +332,21 @@ def cmd_show(args: argparse.Namespace) -> int:
         if ts.load(store, args.name) is None:
             print(f"error: no tournament {args.name!r} in this store", file=sys.stderr)
             return 1
-        _print(store, [args.name], args.json)
+        then(store)
     finally:
         store.close()
     return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    return _with_event(args, lambda store: _print(store, [args.name], args.json))
 
 
 def cmd_replays(args: argparse.Namespace) -> int:
-    from kozel.ladder import tournament_store as ts
     from kozel.server.replay.archive import FolderArchive
 
-    store = _store(args)
-    try:
-        if ts.load(store, args.name) is None:
-            print(f"error: no tournament {args.name!r} in this store", file=sys.stderr)
-            return 1
-        _archive(
-            store, args.name, FolderArchive(args.replays or args.data_dir / "replays"), args.output
-        )
-    finally:
-        store.close()
-    return 0
+    replays = FolderArchive(args.replays or args.data_dir / "replays")
+    return _with_event(args, lambda store: _archive(store, args.name, replays, args.output))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
