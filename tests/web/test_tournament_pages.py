@@ -142,12 +142,13 @@ def test_api_and_replay_archive(served: Served) -> None:
 
 
 def test_running_games_are_linked_live(tmp_path, page) -> None:
-    """A game whose registered bot is absent runs until its grace time is over: meanwhile the
-    event page links it as live, and the link opens the live page of that match."""
+    """A game whose registered bot is absent runs until its clock or its grace time is over
+    (a minute here): meanwhile the event page links it as live, and the link opens the live
+    page of that match."""
     event = {
         "name": "live-cup",
         "ruleset": {"preset": "classic", "options": {"fixed_deals": 1}},
-        "time_control": {"move_ms": 1000, "bank_ms": 1000, "grace_ms": 120_000},
+        "time_control": {"move_ms": 60_000, "bank_ms": 0, "grace_ms": 60_000},
         "bots": [{"name": "greedy", "house": "greedy"}, {"name": "ghost"}],
         "forfeits": {"absent_wait_s": 0},
         "stages": [{"format": "round_robin"}],
