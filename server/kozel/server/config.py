@@ -75,6 +75,7 @@ class ServerConfig:
     keepalive_timeout_s: float = 5.0  # ... and closes it when the ping is unanswered this long
     spectator_delay_s: float = 0.0  # full-information spectating after this delay; 0 = off
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
+    tournaments: tuple = ()  # kozel.tournament.spec.TournamentSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
     database_url: str = ""
     referee_id: str = ""  # this referee's name in the store; "" = kept in data_dir/referee-id

@@ -30,6 +30,7 @@ from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.cpu import CpuBudget, CpuCap
 from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
 from kozel.web.sources import Sources
+from kozel.web.tournaments import tournament_router
 
 STATIC = resources.files("kozel.web") / "static"
 CSP = (
@@ -43,7 +44,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-PAGES = ("home", "standings", "bot", "matches", "viewer", "live")
+PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament")
 _NAME = re.compile(NAME)
 
 
@@ -70,7 +71,8 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
 <link rel="stylesheet" href="/static/css/site.css">{extra}
 </head><body data-page="{page}">
 <header class="top"><a class="brand" href="/">♠ Kozel Arena</a>
-<nav><a href="/">Home</a><a href="/matches">Matches</a><a href="/api/openapi.json">API</a></nav>
+<nav><a href="/">Home</a><a href="/matches">Matches</a><a href="/tournaments">Tournaments</a>
+<a href="/api/openapi.json">API</a></nav>
 </header>
 <main id="main">{body}</main>
 <script src="/static/js/common.js"></script><script src="/static/js/cards.js"></script>
@@ -107,6 +109,7 @@ def create_app(
     app.state.api = api
     app.include_router(build_router(api))
     app.include_router(ops_router(sources, ops_token_sha256))
+    app.include_router(tournament_router(sources, shell))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     if cpu_share > 0:
         app.add_middleware(CpuCap, budget=CpuBudget(cpu_share))
@@ -390,7 +393,7 @@ def _child_command(config: Any, referee: str) -> list[str]:
         "--referee",
         referee,
     ]
-    if config.ladders:
+    if config.ladders or config.tournaments:
         from kozel.ladder.store import default_url
 
         cmd += ["--db", config.database_url or default_url(config.data_dir)]
