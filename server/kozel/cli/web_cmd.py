@@ -8,6 +8,10 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kozel.web.api import WebLimits
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -93,9 +97,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     try:
         pairs = parse_pairs(args.limit)
         replay_keys = ReplayLimits.keys()
-        limits = WebLimits(**{k: v for k, v in pairs if k not in replay_keys})
+        limits = _web_limits([(k, v) for k, v in pairs if k not in replay_keys])
         replay_limits = ReplayLimits().with_pairs((k, v) for k, v in pairs if k in replay_keys)
-    except (TypeError, ValueError) as exc:
+    except (AttributeError, TypeError, ValueError) as exc:
         keys = [*WebLimits.__dataclass_fields__, *ReplayLimits.keys()]
         print(f"error: --limit KEY=N with KEY one of {', '.join(keys)} ({exc})")
         return 2
@@ -162,3 +166,17 @@ async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, repl
     if store is not None:
         store.close()
     return 0
+
+
+def _web_limits(pairs: list[tuple[str, int | float]]) -> WebLimits:
+    """The web's limits with ``pairs`` applied, each of its field's type (a share may be a
+    decimal; a count must be whole)."""
+    from kozel.web.api import WebLimits
+
+    defaults, values = WebLimits(), {}
+    for key, value in pairs:
+        kind = type(getattr(defaults, key))  # AttributeError: not a web limit
+        if kind is int and value != int(value):
+            raise ValueError(f"{key} must be a whole number, not {value}")
+        values[key] = kind(value)
+    return WebLimits(**values)

@@ -10,6 +10,7 @@ configuration (``limits.replay_*``), the commands take ``--limit replay_max_deal
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 
@@ -30,15 +31,15 @@ class ReplayLimits:
         """The configuration keys, ``replay_max_bytes`` and so on."""
         return [PREFIX + f.name for f in fields(ReplayLimits)]
 
-    def with_pairs(self, pairs: Iterable[tuple[str, int]]) -> ReplayLimits:
+    def with_pairs(self, pairs: Iterable[tuple[str, int | float]]) -> ReplayLimits:
         """These limits with ``(key, value)`` pairs applied (keys as :meth:`keys` gives them);
         ``ValueError`` naming an unknown key or a negative value."""
         changes = {}
         for key, value in pairs:
             if key not in self.keys():
                 raise ValueError(f"{key!r} is not a replay limit ({', '.join(self.keys())})")
-            if int(value) < 0:
-                raise ValueError(f"{key} must not be negative, not {value}")
+            if value != int(value) or value < 0:
+                raise ValueError(f"{key} must be a whole number, at least 0, not {value}")
             changes[key.removeprefix(PREFIX)] = int(value)
         return replace(self, **changes)
 
@@ -47,12 +48,21 @@ class ReplayLimits:
         return [(PREFIX + f.name, getattr(self, f.name)) for f in fields(self)]
 
 
-def parse_pairs(items: Iterable[str]) -> list[tuple[str, int]]:
-    """``KEY=N`` command-line items as pairs; ``ValueError`` for one that is not."""
-    out = []
+def parse_pairs(items: Iterable[str]) -> list[tuple[str, int | float]]:
+    """``KEY=N`` command-line items as pairs (N a whole number, or a decimal one such as a
+    share); ``ValueError`` for one that is not."""
+    out: list[tuple[str, int | float]] = []
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not value.strip().isdigit():
-            raise ValueError(f"{item!r} is not KEY=N (N a whole number)")
-        out.append((key.strip(), int(value)))
+        text = value.strip()
+        if sep and text.isdigit():
+            out.append((key.strip(), int(text)))
+            continue
+        try:
+            number = float(text) if sep else math.nan
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number < 0:
+            raise ValueError(f"{item!r} is not KEY=N (N a number, at least 0)")
+        out.append((key.strip(), number))
     return out
