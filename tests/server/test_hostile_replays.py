@@ -10,9 +10,9 @@ from __future__ import annotations
 import gzip
 import http.server
 import json
-import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -84,17 +84,32 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+# Runs a command as the child of a small process and writes its own peak memory (KiB) to
+# argv[1]. Linux carries the peak of the memory a process replaces by exec into its rusage, so
+# a child started straight from a big test worker would report the worker's size.
+_PEAK = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run(*args: str, timeout: float = 120) -> tuple[int, str, float, int]:
-    """Run ``kozel ARGS``: exit code, stderr, seconds taken and peak memory (KiB)."""
+    """Run ``kozel ARGS``: exit code, stderr, seconds taken and its peak memory (KiB)."""
     started = time.monotonic()
-    proc = subprocess.Popen(
-        [*KOZEL, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err, time.monotonic() - started, usage.ru_maxrss
+    with tempfile.NamedTemporaryFile("r") as peak:
+        proc = subprocess.run(
+            [sys.executable, "-c", _PEAK, peak.name, *KOZEL, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+        )
+        kib = int(peak.read() or 0)
+    return proc.returncode, proc.stderr, time.monotonic() - started, kib
 
 
 BAD = {
