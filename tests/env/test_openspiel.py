@@ -112,8 +112,32 @@ def test_every_decision_of_a_match_becomes_a_state(preset: str, players: int) ->
             match.apply(seat, pick)
 
 
+def test_back_to_back_windows_resample_apart() -> None:
+    """Seat 1 declares, its combination takes the trick, then seat 0's new hand is declared in
+    the next window: every world keeps the two windows apart (they once merged, seat 0's
+    answer went to the first and the replay broke)."""
+    state = _dealt(_game("classic", 2), random.Random(151))
+    plays = ["lead JC", "beat TC", "declare molodka (8D QD KD AD)"]
+    plays += ["declare molodka (QH KH TH AH)", "lead 9S KS"]
+    random.seed(7)
+    for play in plays:
+        seat = state.current_player()
+        index = next(i for i, a in state.indexed(seat).items() if str(a) == play)
+        state.apply_action(index)
+        seat = state.current_player()
+        for player in range(2):
+            for _ in range(40):
+                other = state.resample_from_infostate(player, None)
+                assert other.information_state_string(player) == (
+                    state.information_state_string(player)
+                )
+                if player == seat:
+                    assert other.current_player() == seat
+
+
 def test_openspiel_ismcts_plays_a_deal() -> None:
     game = _game("classic", 2)
+    random.seed(0)  # worlds are drawn with Python's random
     rng = np.random.RandomState(0)
     bots = [
         ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), 2.0, 20, random_state=rng)

@@ -330,17 +330,20 @@ class KozelState(pyspiel.State):
         random.shuffle(perm)
         return from_deal(self._game, deal, dict(zip(unseen, perm)), self.current_player())
 
-    def replay(
-        self, history: list[tuple[int, Action]], rename: dict[int, int], until: int | None
-    ) -> None:
-        """Apply the true deal's ``history`` with the cards renamed. Declaration windows are
+    def replay(self, truth: Deal, rename: dict[int, int], until: int | None) -> None:
+        """Apply the true deal's history with the cards renamed. Declaration windows are
         answered in this deal's order: a seat this world asks but the true one did not passes,
         an answer of a seat this world does not ask is dropped, a declaration whose cards were
         renamed (it lost its window, unseen) becomes a pass; the window open at the end is
         answered until ``until`` is to act."""
-        window: list[tuple[int, Action]] = []  # answers since the last card play, in order
-        for seat, action in history:
+        window: list[tuple[int, Action]] = []  # answers of the window open, in order
+        opened_at = 0
+        for (seat, action), tricks in zip(truth.history, _tricks_before(truth), strict=True):
             if action.kind in (ActionKind.PASS, ActionKind.DECLARE):
+                if window and tricks != opened_at:  # a declared combination won a trick
+                    self._close_windows(window, None, one=True)
+                    window = []
+                opened_at = tricks
                 hidden = any(action.cards >> c & 1 for c in rename)
                 window.append((seat, PASS_ACTION if hidden else action))  # a losing declaration
                 continue
@@ -348,13 +351,25 @@ class KozelState(pyspiel.State):
             window = []
             cards = sum(1 << rename.get(c, c) for c in range(N_CARDS) if action.cards >> c & 1)
             self._apply_engine(seat, Action(action.kind, cards, action.combo))
+        if window and opened_at != len(truth.tricks):  # the last window's trick is played
+            self._close_windows(window, None, one=True)
+            window = []
         self._close_windows(window, until)
 
-    def _close_windows(self, answers: list[tuple[int, Action]], until: int | None) -> None:
-        """Answer the windows open now (one declaration, led at once, can open the next) with
-        each seat's recorded answers in order, PASS where it has none."""
+    def _close_windows(
+        self, answers: list[tuple[int, Action]], until: int | None, *, one: bool = False
+    ) -> None:
+        """Answer the window open now with each seat's recorded answers in order, PASS where it
+        has none. A declaration won ends the window (its trick is played at once); any window
+        it opens is passed until ``until`` acts, or left open with ``one`` (its answers come
+        next)."""
         deal = self.deal
+        tricks = len(deal.tricks)
         while deal.phase is Decision.DECLARE and not deal.over:
+            if len(deal.tricks) != tricks:
+                if one:
+                    return
+                answers = []
             seat = deal.to_act[0]
             mine = next((i for i, (s, _) in enumerate(answers) if s == seat), None)
             if seat == until and mine is None:
@@ -363,6 +378,26 @@ class KozelState(pyspiel.State):
 
     def _apply_engine(self, seat: int, action: Action) -> None:
         self.apply_action(kind_index(str(action.kind), action.cards, self.deal.hands[seat]))
+
+
+def _tricks_before(deal: Deal) -> list[int]:
+    """For each action of ``deal``'s history, the tricks completed before it: two declaration
+    windows with no card play between them (a declared combination won the trick that parts
+    them) differ."""
+    again = Deal.start(
+        deal.rules,
+        deal.players,
+        deal.deck,
+        deal.dealer,
+        trump_index=deal.trump_index,
+        first_leader=deal.first_leader,
+        active=deal.active,
+    )
+    counts = []
+    for seat, action in deal.history:
+        counts.append(len(again.tricks))
+        again.apply(seat, action)
+    return counts
 
 
 def _seen_by(deal: Deal, player: int, start_hand: int) -> set[int]:
@@ -412,7 +447,7 @@ def from_deal(
         state.apply_action(outcome)
     if deal.trump_index is not None:
         state.apply_action(deal.trump_index)
-    state.replay(deal.history, rename, until)
+    state.replay(deal, rename, until)
     return state
 
 
