@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "engine", ROOT / "server", ROOT / "clients" / "python")
 
 _BASE = {"kozel.engine", "kozel.v1"}
-_REFEREE = _BASE | {"kozel.core", "kozel.ladder", "kozel.server"}
+_REFEREE = _BASE | {"kozel.core", "kozel.tournament", "kozel.ladder", "kozel.server"}
 
 # package        -> what it may import besides itself
 LAYERS: dict[str, frozenset[str]] = {
@@ -41,7 +41,9 @@ LAYERS: dict[str, frozenset[str]] = {
     # training environments and the in-process harness: the SDK's bots and encoding on the
     # referee's own seat protocol
     "kozel.env": frozenset(_BASE | {"kozel.core", "kozel.sdk"}),
-    "kozel.ladder": frozenset(_BASE | {"kozel.core"}),  # ladder data and policy
+    # tournaments: definitions, pairings, standings, crosstables (pure)
+    "kozel.tournament": frozenset(_BASE | {"kozel.core"}),
+    "kozel.ladder": frozenset(_BASE | {"kozel.core", "kozel.tournament"}),  # ladder data, policy
     "kozel.server": frozenset(_REFEREE - {"kozel.server"}),  # the referee (grpc.aio)
     "kozel.web": frozenset(_REFEREE | {"kozel.analysis"}),  # pages and the JSON API
     "kozel.tools": frozenset(
@@ -199,7 +201,7 @@ IO_LIBRARIES = frozenset(
         "socket", "sqlalchemy", "structlog", "subprocess", "threading", "time", "urllib",
     }
 )  # fmt: skip
-PURE_PACKAGES = ("kozel.engine", "kozel.analysis", "kozel.core", "kozel.env")
+PURE_PACKAGES = ("kozel.engine", "kozel.analysis", "kozel.core", "kozel.env", "kozel.tournament")
 
 # Within the referee, gRPC (its status codes, its servicer context) belongs to the edge: the
 # servicers, the server's assembly and its interceptors. The lobby, sessions, runners and hubs

@@ -25,6 +25,7 @@ from kozel.cli import (  # after the environment above
     replay_cmd,
     serve_cmd,
     table_cmd,
+    tournament_cmd,
     vectors_cmd,
     watch_cmd,
     web_cmd,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     play_cmd.add_parser(sub)
     web_cmd.add_parser(sub)
     analyze_cmd.add_parser(sub)
+    tournament_cmd.add_parser(sub)
     return parser
 
 

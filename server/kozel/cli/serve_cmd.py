@@ -22,6 +22,7 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "data_dir": ("storage", "data_dir"),
     "db": ("storage", "database_url"),
     "ladders": ("ladders_file",),
+    "tournaments": ("tournaments_file",),
     "referee_id": ("referee", "id"),
     "lease": ("referee", "lease_s"),
     "standby": ("referee", "standby"),
@@ -66,6 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", type=Path, help="where the SQLite store is")
     p.add_argument("--db", help="database URL (PostgreSQL), instead of SQLite")
     p.add_argument("--ladders", type=Path, help="YAML file of ladders to serve")
+    p.add_argument(
+        "--tournaments", type=Path, help="YAML file of tournaments to serve (docs/tournaments.md)"
+    )
     p.add_argument(
         "--referee-id",
         help="this referee's id in the store (default: kept in <data-dir>/referee-id)",
@@ -130,11 +134,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if args.check_config:
         ladders = ", ".join(spec.name for spec in config.ladders) or "none"
+        events = ", ".join(spec.name for spec in config.tournaments)
         print(
             f"configuration ok: bot port {config.listen}"
             f"{' (TLS)' if config.tls else ''}"
             f"{f', advertised as {config.advertise_address}' if config.advertise_address else ''}"
             f", ladders: {ladders}"
+            f"{f', tournaments: {events}' if events else ''}"
         )
         return 0
     configure_logging(settings.logging.level, settings.logging.format)
@@ -147,11 +153,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 1
     # The composition root: the referee is handed the SDK's house bots and the web pages.
     from kozel.sdk.house_bots import HOUSE_BOTS
+    from kozel.tools.tournament_bots import PARTS
     from kozel.web.app import start_in_referee
 
     start_web = start_in_referee if config.web_listen else None
     try:
-        return asyncio.run(serve(config, house_bots=HOUSE_BOTS, start_web=start_web))
+        return asyncio.run(
+            serve(config, house_bots=HOUSE_BOTS, start_web=start_web, tournament_parts=PARTS)
+        )
     except Exception as exc:  # the first minutes: one line, not a traceback
         message = start_failure(exc)
         if message is None:

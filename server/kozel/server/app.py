@@ -25,7 +25,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from kozel.server import metrics
+from kozel.server import metrics, tournaments
 from kozel.server.admin_service import AdminService
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig, TlsFiles
@@ -39,6 +39,7 @@ from kozel.server.reflection import ReflectionCaps, enable_reflection
 from kozel.server.service import RefereeService
 from kozel.server.service import add_to_server as add_referee_service
 from kozel.server.shared_store import SharedStore, open_store
+from kozel.server.tournament_seats import TournamentParts
 from kozel.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -133,6 +134,8 @@ class Referee:
         self.lobby.start_drain()
         if self.shared is not None and self.shared.cluster is not None:
             await self.shared.cluster.drain()  # scheduler roles and assignments go elsewhere
+        for tournament in self.lobby.tournaments.values():
+            await tournament.drain()
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         log.info("drain_started", running_matches=len(self.lobby.matches), timeout_s=timeout)
         left = await self.lobby.wait_idle(timeout)
@@ -145,6 +148,8 @@ class Referee:
         self.lobby.start_drain()
         if self.shared is not None and self.shared.cluster is not None:
             await self.shared.cluster.stop()  # no assignment may start while matches abort
+        for tournament in self.lobby.tournaments.values():
+            await tournament.stop()  # its games cut short are given back, to be played again
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.lobby.shutdown()
         for task in self.tasks:
@@ -233,11 +238,16 @@ def _start_metrics(address: str) -> tuple[tuple[WSGIServer, threading.Thread], i
 
 
 async def start_referee(
-    config: ServerConfig, house_bots: HouseBots | None = None, *, start_web: StartWeb | None = None
+    config: ServerConfig,
+    house_bots: HouseBots | None = None,
+    *,
+    start_web: StartWeb | None = None,
+    tournament_parts: TournamentParts | None = None,
 ) -> Referee:
     """Build, bind and start a referee. Ports may be 0 for any free port. ``house_bots`` are
     the in-process players tables may ask for (none if not given); ``start_web`` serves
-    ``config.web_listen`` and is needed when that is set."""
+    ``config.web_listen`` and is needed when that is set; ``tournament_parts`` plays the
+    tournaments' house bots (budgets, seeds) and command bots."""
     if config.web_listen and start_web is None:
         raise ValueError(
             f"web pages asked for on {config.web_listen}, but the referee was "
@@ -248,7 +258,7 @@ async def start_referee(
     lobby = Lobby(config, house_bots)
     shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
-    if config.ladders:
+    if config.ladders or config.tournaments:
         opened = await asyncio.to_thread(open_store, config, lobby.replays)
         lobby.replays = opened.replays  # with PostgreSQL, it also reads the store's copies
         rec = opened.recovery
@@ -387,8 +397,25 @@ async def start_referee(
         web_socket_dir=socket_dir,
     )
     changed.append(referee.store_changed)
+    if shared is not None and config.tournaments:
+        try:
+            await tournaments.serve(
+                lobby,
+                config,
+                shared.store,
+                shared.queue,
+                shared.referee_id,
+                web_referee if not socket_dir else loopback(config.listen, port),
+                tournament_parts or TournamentParts(),
+                lobby.house_bots,
+            )
+        except BaseException:
+            await referee.stop()
+            raise
     if shared is not None:
         shared.start()
+        for rt in lobby.tournaments.values():
+            rt.start()
     referee.tasks.append(
         asyncio.get_running_loop().create_task(metrics.watch_loop_lag(on_lag=lobby.observe_lag))
     )
@@ -415,10 +442,13 @@ async def serve(
     *,
     house_bots: HouseBots | None = None,
     start_web: StartWeb | None = None,
+    tournament_parts: TournamentParts | None = None,
 ) -> int:
     """Run a referee until SIGINT or SIGTERM, then drain (a second signal stops at once).
-    ``house_bots`` and ``start_web`` as for :func:`start_referee`."""
-    referee = await start_referee(config, house_bots, start_web=start_web)
+    ``house_bots``, ``start_web`` and ``tournament_parts`` as for :func:`start_referee`."""
+    referee = await start_referee(
+        config, house_bots, start_web=start_web, tournament_parts=tournament_parts
+    )
     # What startup built (modules, descriptors, settings) lives as long as the process: keep it
     # out of garbage collection, or every full collection walks it all (100+ ms pauses).
     gc.freeze()

@@ -97,6 +97,7 @@ class ServerConfig:
     replay_max_steps: int = _REPLAY.max_steps
     replay_max_unknown_bytes: int = _REPLAY.max_unknown_bytes
     ladders: tuple = ()  # kozel.ladder.config.LadderSpec, served from the start
+    tournaments: tuple = ()  # kozel.tournament.spec.TournamentSpec, served from the start
     data_dir: Path = Path("data")  # the SQLite store lives here unless database_url is given
     database_url: str = ""
     referee_id: str = ""  # this referee's name in the store; "" = kept in data_dir/referee-id

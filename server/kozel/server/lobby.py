@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Container
 from typing import Protocol
 
 import structlog
@@ -26,6 +27,7 @@ from kozel.server.running import MatchStart, OnDone, RunningMatches
 from kozel.server.session import Session
 from kozel.server.store_queue import StoreQueue
 from kozel.server.tables import Table, TableRequest, Tables
+from kozel.server.tournament_runtime import TournamentRuntime
 
 log = structlog.get_logger("kozel.lobby")
 
@@ -84,6 +86,8 @@ class Lobby:
             config.max_queue_matches_per_peer,
         )
         self.ladders: dict[str, LadderRuntime] = {}
+        # Tournaments served here (kozel.server.tournament_runtime): joined like ladders, by name.
+        self.tournaments: dict[str, TournamentRuntime] = {}
         self.store: Store | None = None  # the ladders' store (one per referee), if any
         self.gate: LadderGate = gate or OpenGate()
         self.draining = False
@@ -97,6 +101,11 @@ class Lobby:
     def runners(self) -> dict[str, MatchRunner]:
         """The running matches, by match id."""
         return self.running.runners
+
+    @property
+    def house_bots(self) -> HouseBots:
+        """The in-process bots tables (and tournaments) may seat, by name."""
+        return self.tables.house_bots
 
     @property
     def match_cap(self) -> int:
@@ -136,6 +145,10 @@ class Lobby:
         return ladder
 
     def join_ladder(self, name: str, session: Session) -> None:
+        if name in self.tournaments:
+            session.enter_ladder(name)
+            self.tournaments[name].join(session)
+            return
         ladder = self.ladders.get(name)
         if ladder is None:
             raise errors.NotFound(
@@ -165,7 +178,22 @@ class Lobby:
             raise errors.Unavailable("the referee is draining before it stops: it opens no tables")
         return self.tables.create(req)
 
+    def has_table(self, table_id: str) -> bool:
+        """Whether a bot may join ``table_id`` here (a table, or a tournament game's seat)."""
+        return table_id in self.tables or any(
+            t.expects_table(table_id) for t in self.tournaments.values()
+        )
+
+    @property
+    def joinable_tables(self) -> Container[str]:
+        """The table ids :meth:`has_table` accepts, as a container (for admission)."""
+        return _TableIds(self)
+
     def join_table(self, table_id: str, session: Session) -> None:
+        for tournament in self.tournaments.values():
+            if tournament.expects_table(table_id):
+                tournament.join_table(table_id, session)
+                return
         self.tables.join(table_id, session)
 
     async def wait_table(self, table_id: str) -> FinishedMatch:
@@ -179,14 +207,18 @@ class Lobby:
 
     def requeue(self, session: Session) -> None:
         """Queue the free slots of a session again (after a match, or on resume)."""
-        if session.ladder is not None:
+        if session.ladder in self.tournaments:
+            self.tournaments[session.ladder].rejoin(session)
+        elif session.ladder is not None:
             self.ladders[session.ladder].join(session)
         else:
             self.queues.requeue(session)
 
     def forget(self, session: Session) -> None:
         """Take a session that cannot play now out of every queue and unstarted table."""
-        if session.ladder is not None:
+        if session.ladder in self.tournaments:
+            self.tournaments[session.ladder].forget(session)
+        elif session.ladder is not None:
             self.ladders[session.ladder].forget(session)
         self.queues.forget(session)
         self.tables.forget(session)
@@ -196,6 +228,10 @@ class Lobby:
     def start(self, start: MatchStart, on_done: OnDone | None = None) -> MatchRunner:
         """Run a queue or ladder match, spending the start budget."""
         self.cap.spend()
+        return self.running.start(start, on_done)
+
+    def start_game(self, start: MatchStart, on_done: OnDone | None = None) -> MatchRunner:
+        """Run a tournament game, as a table's: when its seats are filled, with no budget."""
         return self.running.start(start, on_done)
 
     def _start_queued(self, start: MatchStart) -> MatchRunner:
@@ -281,3 +317,13 @@ class Lobby:
     async def shutdown(self) -> None:
         """Abort every running match (each writes an aborted replay) and wait for them."""
         await self.running.shutdown()
+
+
+class _TableIds:
+    """The ids of the tables a bot may join in a lobby, as a container."""
+
+    def __init__(self, lobby: Lobby) -> None:
+        self._lobby = lobby
+
+    def __contains__(self, table_id: object) -> bool:
+        return isinstance(table_id, str) and self._lobby.has_table(table_id)

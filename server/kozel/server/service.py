@@ -27,6 +27,7 @@ from kozel.server.status import grpc_status
 from kozel.server.tables import TableRequest
 from kozel.server.text import id_problem
 from kozel.server.throttle import FailureThrottle
+from kozel.server.tournament_runtime import TournamentRuntime
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
@@ -250,14 +251,15 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         return Door(
             draining=lobby.draining,
             resumable=self.sessions.get(resume_token) if resume_token else None,
-            tables=lobby.tables,
-            ladders=lobby.ladders,
+            tables=lobby.joinable_tables,
+            ladders=lobby.ladders.keys() | lobby.tournaments.keys(),
         )
 
     async def _authenticate(self, wants: JoinLadder) -> Bot:
         """The ladder bot a Hello's token names (the store), admitted if its ticket, when it
         has one, is expected here and it has a session to spare."""
-        store = self.lobby.ladders[wants.ladder].store
+        name = wants.ladder
+        store = (self.lobby.ladders.get(name) or self.lobby.tournaments[name]).store
         try:
             bot = await asyncio.to_thread(store.authenticate, wants.hello.token)
         except Exception as exc:
@@ -269,15 +271,20 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if bot is None:
             raise door.BadToken("Hello.token is not the token of an active registered bot")
         if wants.ticket:  # checked last: nothing below waits, so the pass is still there
+            host = self._ticket_host(name)
             why = (
                 "this referee shares no ladder with other referees"
-                if self.cluster is None
-                else await self.cluster.expects(wants.ticket, bot.id, wants.ladder)
+                if host is None
+                else await host.expects(wants.ticket, bot.id, name)
             )
             if why:
                 raise errors.Unauthenticated(why)
         door.admit_bot(bot.name, self._connected(bot.name), self.config.max_sessions_per_bot)
         return bot
+
+    def _ticket_host(self, ladder: str) -> Cluster | TournamentRuntime | None:
+        """Who checks the redirect tickets of ``ladder``: its tournament, or the cluster."""
+        return self.lobby.tournaments.get(ladder) or self.cluster
 
     def _connected(self, bot_name: str) -> int:
         """Sessions of the ladder bot ``bot_name`` with a stream now."""
@@ -293,8 +300,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             assert bot is not None
             session.authenticated(bot)
             self.lobby.join_ladder(wants.ladder, session)
-            if wants.ticket and self.cluster is not None:
-                self.cluster.arrive(wants.ticket, session)  # checked in this same step
+            host = self._ticket_host(wants.ladder)
+            if wants.ticket and host is not None:
+                host.arrive(wants.ticket, session)  # checked in this same step
         elif isinstance(wants, JoinQueue):
             self.lobby.join_queue(wants.rules, wants.players, session)
         elif isinstance(wants, JoinTable):

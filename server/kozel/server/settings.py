@@ -29,9 +29,11 @@ from pydantic_settings import (
 
 from kozel.core.clock import Clock
 from kozel.ladder.config import ConfigError, LadderSpec, load_ladders, parse_ladders, problem
+from kozel.ladder.tournament_file import load_tournaments, parse
 from kozel.server.config import ServerConfig, TlsFiles
 from kozel.server.identity import check_id
 from kozel.server.peers import trusted_addresses
+from kozel.tournament.spec import TournamentSpec
 
 ENV_PREFIX = "KOZEL_"
 
@@ -333,6 +335,8 @@ class Settings(BaseSettings):
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ladders: list[dict[str, Any]] = Field(default_factory=list)
     ladders_file: Path | None = None
+    tournaments: list[dict[str, Any]] = Field(default_factory=list)
+    tournaments_file: Path | None = None
 
     @field_validator("listen")
     @classmethod
@@ -382,6 +386,21 @@ class Settings(BaseSettings):
             raise ConfigError(f"ladders: names must be unique: {', '.join(dup)}")
         return specs
 
+    def tournament_specs(self) -> list[TournamentSpec]:
+        """The tournaments from ``tournaments`` and ``tournaments_file``; their names are
+        unique, and shared with no ladder (bots join either by name)."""
+        specs = parse({"tournaments": self.tournaments}, "tournaments") if self.tournaments else []
+        if self.tournaments_file is not None:
+            specs += load_tournaments(self.tournaments_file)
+        names = [s.name for s in specs]
+        taken = {s.name for s in self.ladder_specs()}
+        dup = sorted({n for n in names if names.count(n) > 1 or n in taken})
+        if dup:
+            raise ConfigError(
+                f"tournaments: names must be unique, and not a ladder's: {', '.join(dup)}"
+            )
+        return specs
+
     def server_config(self) -> ServerConfig:
         """The runtime configuration (reads the admin token file and the ladder file)."""
         st = self.storage
@@ -427,6 +446,7 @@ class Settings(BaseSettings):
             clock=self.clock,
             **self.limits.model_dump(),  # limits share their names
             ladders=tuple(self.ladder_specs()),
+            tournaments=tuple(self.tournament_specs()),
         )
 
 
@@ -461,4 +481,5 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
             lines.append(f"{source}: {where}: {problem(err)} (key {where} or env {env})")
         raise ConfigError("\n".join(lines)) from None
     settings.ladder_specs()  # ladder errors surface now, not at start
+    settings.tournament_specs()
     return settings

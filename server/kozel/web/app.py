@@ -40,6 +40,7 @@ from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
 from kozel.web.readonly import DATABASE_URL_ENV
 from kozel.web.repeats import Repeats
 from kozel.web.sources import Sources
+from kozel.web.tournaments import tournament_router
 
 STATIC = resources.files("kozel.web") / "static"
 CSP = (
@@ -53,7 +54,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-PAGES = ("home", "standings", "bot", "matches", "viewer", "live")
+PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament")
 BACKLOG = 2048  # connections the kernel queues (also while a web child restarts)
 ACCEPT_BATCH = 16  # connections accepted in one turn of the event loop
 _NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
@@ -87,7 +88,8 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
 <link rel="stylesheet" href="/static/css/site.css">{extra}
 </head><body data-page="{page}">
 <header class="top"><a class="brand" href="/">♠ Kozel Arena</a>
-<nav><a href="/">Home</a><a href="/matches">Matches</a><a href="/api/openapi.json">API</a></nav>
+<nav><a href="/">Home</a><a href="/matches">Matches</a><a href="/tournaments">Tournaments</a>
+<a href="/api/openapi.json">API</a></nav>
 </header>
 <main id="main">{body}</main>
 <script src="/static/js/common.js"></script><script src="/static/js/cards.js"></script>
@@ -135,6 +137,7 @@ def create_app(
     app.state.api = api
     app.include_router(build_router(api))
     app.include_router(ops_router(sources, ops_token_sha256))
+    app.include_router(tournament_router(sources, shell))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     if budget is not None:
         api.gate = CpuGate(budget, api.limits.max_waiting_per_address)
@@ -465,7 +468,7 @@ def _child_env(config: Any, ops_sha256: str) -> dict[str, str]:
     env = {OPS_TOKEN_ENV: ops_sha256} if ops_sha256 else {}
     if config.web_proxy_key:  # its visitors' addresses count for the referee's limits
         env[PROXY_KEY_ENV] = config.web_proxy_key
-    if config.ladders:
+    if config.ladders or config.tournaments:
         from kozel.ladder.store import default_url
 
         env[DATABASE_URL_ENV] = (
