@@ -434,10 +434,12 @@ func (x *JoinTable) GetTableId() string {
 }
 
 // Play rated matches on a ladder: the referee pairs the bot with opponents near in rating,
-// as many at once as Hello.max_matches allows, until it leaves.
+// as many at once as Hello.max_matches allows, until it leaves. The same message joins a
+// tournament (docs/tournaments.md): the bot plays the games its schedule gives it, as many at
+// once as Hello.max_matches allows; a game it is absent from is forfeited.
 type JoinLadder struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The ladder's name, as in the referee's ladder file.
+	// The ladder's name, as in the referee's ladder file, or a tournament's name.
 	Ladder        string `protobuf:"bytes,1,opt,name=ladder,proto3" json:"ladder,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
