@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kozel.ladder.store import Store
 
 RUN_DIR = Path("data/tournament")
+UNSEAL_WAIT_S = 30.0  # after the end, how long the last replays may take to be unsealed
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -199,12 +200,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _follow(args: argparse.Namespace, events: list[str]) -> None:
-    """Wait for every event to end, printing progress when it changes."""
+    """Wait for every event to end and its replays to be unsealed, printing progress when it
+    changes."""
     from kozel.ladder import tournament_store as ts
 
     store = _store(args)
     try:
-        last = ""
+        last, over_at = "", None
         while True:
             views = [ts.view(store, name) for name in events]
             line = "; ".join(_progress(v) for v in views if v is not None)
@@ -212,10 +214,17 @@ def _follow(args: argparse.Namespace, events: list[str]) -> None:
                 print(line, file=sys.stderr)
                 last = line
             if views and all(v is not None and v.state.done for v in views):
-                return
+                over_at = over_at or time.monotonic()
+                if all(_unsealed(v) for v in views) or time.monotonic() - over_at > UNSEAL_WAIT_S:
+                    return
             time.sleep(0.5)
     finally:
         store.close()
+
+
+def _unsealed(view: Any) -> bool:
+    """Every replay of the event is unsealed (its referee does that on its next poll)."""
+    return not any(g.sealed for g in view.games.values())
 
 
 def _progress(view: Any) -> str:
