@@ -237,6 +237,158 @@ def _start_metrics(address: str) -> tuple[tuple[WSGIServer, threading.Thread], i
     return (http, thread), http.server_port
 
 
+async def _open_shared(
+    config: ServerConfig, lobby: Lobby, changed: list[Callable[[], None]]
+) -> SharedStore | None:
+    """The store the ladders and tournaments share (none without either): opened, recovered
+    from the replay folder, its ladders added (stopped ones stay stopped), the cluster set."""
+    if not (config.ladders or config.tournaments):
+        return None
+    opened = await asyncio.to_thread(open_store, config, lobby.replays)
+    lobby.replays = opened.replays  # with PostgreSQL, it also reads the store's copies
+    rec = opened.recovery
+    if rec:
+        log.warning(
+            "recovered",
+            committed_from_replays=len(rec.committed),
+            marked_aborted=len(rec.aborted),
+            not_committed=len(rec.skipped),
+        )
+    if opened.others and not config.cluster:  # in a cluster, another scheduler is normal
+        log.warning("ladder_standby", waiting_for=opened.others)
+
+    def on_change() -> None:
+        for f in changed:
+            f()
+
+    shared = SharedStore(opened, config, on_change=on_change, lobby=lobby)
+    lobby.serve_shared(shared)
+    for spec in config.ladders:
+        lobby.add_ladder(spec, shared.store, shared.queue, shared.referee_id, shared=config.cluster)
+        metrics.init_ladder(spec.name)
+    shared.apply_states()
+    if config.cluster:
+        shared.cluster = Cluster(
+            lobby, shared.store, shared.referee_id, config.cluster_poll_s, shared.status
+        )
+    return shared
+
+
+@dataclass(slots=True)
+class _Servers:
+    """The referee's gRPC servers, built and not yet bound."""
+
+    server: grpc.aio.Server
+    operator: grpc.aio.Server | None
+    service: RefereeService
+    health: health.aio.HealthServicer
+
+
+def _caps(config: ServerConfig, proxies: Proxies, reflection_total: int, *, bots: bool) -> CallCaps:
+    """The call caps of the bot port (``bots``) or of the operator port."""
+    if not bots:
+        return CallCaps(
+            idle_total=config.operator_max_idle_rpcs,
+            idle_per_peer=config.max_idle_rpcs_per_peer,
+            idle_max_s=config.max_idle_rpc_s,
+            reserved=config.reserved_rpcs,
+            reflection=reflection_total,
+            proxies=proxies,
+        )
+    return CallCaps(
+        idle_total=config.max_idle_rpcs,
+        idle_per_peer=config.max_idle_rpcs_per_peer,
+        idle_max_s=config.max_idle_rpc_s,
+        streams=config.max_streams,
+        reserved=config.reserved_rpcs,
+        reflection=reflection_total,
+        proxies=proxies,
+    )
+
+
+def _grpc_server(config: ServerConfig, caps: CallCaps) -> grpc.aio.Server:
+    return grpc.aio.server(
+        options=server_options(config),
+        interceptors=[CallLimits(caps)],
+        maximum_concurrent_rpcs=caps.grpc_slots,
+    )
+
+
+def _build_servers(config: ServerConfig, lobby: Lobby, shared: SharedStore | None) -> _Servers:
+    """The bot port's server with every service (the admin one too when there is no operator
+    port), and the operator port's (admin, health, reflection) when one is configured."""
+    proxies = Proxies(trusted_addresses(config.trusted_proxies), config.web_proxy_key)
+    service = RefereeService(config, lobby, shared.cluster if shared is not None else None, proxies)
+    if shared is not None:
+        shared.streams = lambda: service.open_streams
+    health_servicer = health.aio.HealthServicer()
+    admin = AdminService(lobby, config.admin_token, proxies)
+    reflection_caps = ReflectionCaps(
+        config.max_reflection_rpcs,
+        config.max_reflection_rpcs_per_peer,
+        config.reflection_idle_s,
+        proxies,
+    )
+    server = _grpc_server(config, _caps(config, proxies, reflection_caps.total, bots=True))
+    add_referee_service(service, server)
+    ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
+    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby, proxies), server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [SERVICE_NAME, LADDER_SERVICE_NAME, MATCH_SERVICE_NAME, health.SERVICE_NAME]
+    operator = None
+    if config.operator_listen:
+        operator = _grpc_server(config, _caps(config, proxies, reflection_caps.total, bots=False))
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
+        enable_reflection(
+            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            operator,
+            reflection_caps,
+        )
+    else:
+        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
+        names.insert(2, ADMIN_SERVICE_NAME)
+    # Method symbols too (grpc/grpc#34743).
+    enable_reflection([*names, reflection.SERVICE_NAME], server, reflection_caps)
+    return _Servers(server, operator, service, health_servicer)
+
+
+@dataclass(slots=True)
+class _Bound:
+    """The ports bound: the bot port, the address the web child reaches this referee at (and
+    the private socket folder behind it, if any), the operator and metrics ports."""
+
+    port: int
+    web_referee: str
+    socket_dir: Path | None
+    operator_port: int
+    metrics: tuple[tuple[WSGIServer, threading.Thread], int] | tuple[None, int]
+
+
+def _bind_all(config: ServerConfig, servers: _Servers, web_child: bool) -> _Bound:
+    """Bind every port; on failure nothing stays bound or created."""
+    socket_dir: Path | None = None
+    try:
+        port = _bind(servers.server, config.listen, config.tls)
+        web_referee = loopback(config.listen, port)
+        if web_child and config.tls is not None:
+            # The web child speaks plaintext gRPC: it reaches this referee through a Unix
+            # socket in a folder only this user can enter, not through the TLS port.
+            socket_dir = Path(tempfile.mkdtemp(prefix="kozel-web-"))
+            web_referee = f"unix:{socket_dir / 'referee.sock'}"
+            _bind(servers.server, web_referee, None)
+        operator = servers.operator
+        operator_port = (
+            _bind(operator, config.operator_listen, config.operator_tls) if operator else 0
+        )
+        metrics_at = _start_metrics(config.metrics_listen) if config.metrics_listen else (None, 0)
+    except BaseException:
+        if socket_dir is not None:
+            shutil.rmtree(socket_dir, ignore_errors=True)
+        raise
+    return _Bound(port, web_referee, socket_dir, operator_port, metrics_at)
+
+
 async def start_referee(
     config: ServerConfig,
     house_bots: HouseBots | None = None,
@@ -256,147 +408,58 @@ async def start_referee(
     if config.web_listen and not config.web_in_process and not config.web_proxy_key:
         config = replace(config, web_proxy_key=secrets.token_urlsafe(32))
     lobby = Lobby(config, house_bots)
-    shared = None
     changed: list[Callable[[], None]] = []  # the referee's store_changed, once it exists
-    if config.ladders or config.tournaments:
-        opened = await asyncio.to_thread(open_store, config, lobby.replays)
-        lobby.replays = opened.replays  # with PostgreSQL, it also reads the store's copies
-        rec = opened.recovery
-        if rec:
-            log.warning(
-                "recovered",
-                committed_from_replays=len(rec.committed),
-                marked_aborted=len(rec.aborted),
-                not_committed=len(rec.skipped),
-            )
-        if opened.others and not config.cluster:  # in a cluster, another scheduler is normal
-            log.warning("ladder_standby", waiting_for=opened.others)
-
-        def on_change() -> None:
-            for f in changed:
-                f()
-
-        shared = SharedStore(opened, config, on_change=on_change, lobby=lobby)
-        lobby.serve_shared(shared)
-        for spec in config.ladders:
-            lobby.add_ladder(
-                spec, shared.store, shared.queue, shared.referee_id, shared=config.cluster
-            )
-            metrics.init_ladder(spec.name)
-        shared.apply_states()  # a ladder stopped for the cluster stays stopped
-        if config.cluster:
-            shared.cluster = Cluster(
-                lobby, shared.store, shared.referee_id, config.cluster_poll_s, shared.status
-            )
-    proxies = Proxies(trusted_addresses(config.trusted_proxies), config.web_proxy_key)
-    service = RefereeService(config, lobby, shared.cluster if shared is not None else None, proxies)
-    if shared is not None:
-        shared.streams = lambda: service.open_streams
-    health_servicer = health.aio.HealthServicer()
-    admin = AdminService(lobby, config.admin_token, proxies)
-
-    reflection_caps = ReflectionCaps(
-        config.max_reflection_rpcs,
-        config.max_reflection_rpcs_per_peer,
-        config.reflection_idle_s,
-        proxies,
-    )
-    caps = CallCaps(
-        idle_total=config.max_idle_rpcs,
-        idle_per_peer=config.max_idle_rpcs_per_peer,
-        idle_max_s=config.max_idle_rpc_s,
-        streams=config.max_streams,
-        reserved=config.reserved_rpcs,
-        reflection=reflection_caps.total,
-        proxies=proxies,
-    )
-    server = grpc.aio.server(
-        options=server_options(config),
-        interceptors=[CallLimits(caps)],
-        maximum_concurrent_rpcs=caps.grpc_slots,
-    )
-    add_referee_service(service, server)
-    ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(lobby), server)
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(lobby, proxies), server)
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = [
-        SERVICE_NAME,
-        LADDER_SERVICE_NAME,
-        MATCH_SERVICE_NAME,
-        health.SERVICE_NAME,
-        reflection.SERVICE_NAME,
-    ]
-    operator = None
-    if config.operator_listen:
-        op_caps = CallCaps(
-            idle_total=config.operator_max_idle_rpcs,
-            idle_per_peer=config.max_idle_rpcs_per_peer,
-            idle_max_s=config.max_idle_rpc_s,
-            reserved=config.reserved_rpcs,
-            reflection=reflection_caps.total,
-            proxies=proxies,
-        )
-        operator = grpc.aio.server(
-            options=server_options(config),
-            interceptors=[CallLimits(op_caps)],
-            maximum_concurrent_rpcs=op_caps.grpc_slots,
-        )
-        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, operator)
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, operator)
-        enable_reflection(
-            (ADMIN_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
-            operator,
-            reflection_caps,
-        )
-    else:
-        admin_pb2_grpc.add_AdminServiceServicer_to_server(admin, server)
-        names.insert(2, ADMIN_SERVICE_NAME)
-    enable_reflection(names, server, reflection_caps)  # method symbols too (grpc/grpc#34743)
-
+    shared = await _open_shared(config, lobby, changed)
+    servers = _build_servers(config, lobby, shared)
     web_child = bool(config.web_listen) and start_web is not None and not config.web_in_process
-    socket_dir: Path | None = None
     try:
-        port = _bind(server, config.listen, config.tls)
-        web_referee = loopback(config.listen, port)
-        if web_child and config.tls is not None:
-            # The web child speaks plaintext gRPC: it reaches this referee through a Unix
-            # socket in a folder only this user can enter, not through the TLS port.
-            socket_dir = Path(tempfile.mkdtemp(prefix="kozel-web-"))
-            web_referee = f"unix:{socket_dir / 'referee.sock'}"
-            _bind(server, web_referee, None)
-        operator_port = (
-            _bind(operator, config.operator_listen, config.operator_tls) if operator else 0
-        )
-        metrics_http, metrics_port = (
-            _start_metrics(config.metrics_listen) if config.metrics_listen else (None, 0)
-        )
+        bound = _bind_all(config, servers, web_child)
     except BaseException:
-        if socket_dir is not None:
-            shutil.rmtree(socket_dir, ignore_errors=True)
         if shared is not None:
             await shared.stop()
         raise
     if shared is not None and shared.cluster is not None:
         await asyncio.to_thread(
-            shared.store.set_referee_address, shared.referee_id, advertised(config, port)
+            shared.store.set_referee_address, shared.referee_id, advertised(config, bound.port)
         )
-    await server.start()
-    if operator is not None:
-        await operator.start()
-    referee = Referee(
-        server,
-        port,
+    referee = await _started(servers, bound, lobby, shared)
+    changed.append(referee.store_changed)
+    await _go_live(referee, config, bound, start_web, tournament_parts)
+    return referee
+
+
+async def _started(
+    servers: _Servers, bound: _Bound, lobby: Lobby, shared: SharedStore | None
+) -> Referee:
+    await servers.server.start()
+    if servers.operator is not None:
+        await servers.operator.start()
+    metrics_http, metrics_port = bound.metrics
+    return Referee(
+        servers.server,
+        bound.port,
         lobby,
-        service,
-        health_servicer,
-        operator,
-        operator_port,
+        servers.service,
+        servers.health,
+        servers.operator,
+        bound.operator_port,
         metrics_http,
         metrics_port,
         shared=shared,
-        web_socket_dir=socket_dir,
+        web_socket_dir=bound.socket_dir,
     )
-    changed.append(referee.store_changed)
+
+
+async def _go_live(
+    referee: Referee,
+    config: ServerConfig,
+    bound: _Bound,
+    start_web: StartWeb | None,
+    tournament_parts: TournamentParts | None,
+) -> None:
+    """Serve the tournaments, start the shared store's and the tournaments' loops and the
+    web, then turn healthy."""
+    lobby, shared = referee.lobby, referee.shared
     if shared is not None and config.tournaments:
         try:
             await tournaments.serve(
@@ -405,7 +468,7 @@ async def start_referee(
                 shared.store,
                 shared.queue,
                 shared.referee_id,
-                web_referee if not socket_dir else loopback(config.listen, port),
+                loopback(config.listen, bound.port) if bound.socket_dir else bound.web_referee,
                 tournament_parts or TournamentParts(),
                 lobby.house_bots,
             )
@@ -421,19 +484,18 @@ async def start_referee(
     )
     metrics.watch_gc()
     if config.web_listen and start_web is not None:
-        referee.web, referee.web_port = await start_web(lobby, config, web_referee)
+        referee.web, referee.web_port = await start_web(lobby, config, bound.web_referee)
     await referee._set_health(health_pb2.HealthCheckResponse.SERVING)
-    await health_servicer.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
+    await referee.health.set(LIVENESS_NAME, health_pb2.HealthCheckResponse.SERVING)
     log.info(
         "referee_started",
-        port=port,
+        port=bound.port,
         tls=config.tls is not None,
-        operator_port=operator_port,
-        metrics_port=metrics_port,
+        operator_port=bound.operator_port,
+        metrics_port=referee.metrics_port,
         replay_dir=str(config.replay_dir),
         ladders=[s.name for s in config.ladders],
     )
-    return referee
 
 
 async def serve(
