@@ -12,6 +12,8 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kozel import engine
@@ -94,6 +96,64 @@ def _mid_deal_states(rules: Ruleset, players: int, rng: random.Random, n: int) -
     return states
 
 
+@dataclass
+class _EngineRuns:
+    """One configuration's measurements over the rounds of :func:`bench_engine`."""
+
+    rates: list[tuple[float, float]] = field(default_factory=list)  # (deals/s, decisions/s)
+    clones: list[float] = field(default_factory=list)
+    playouts: list[float] = field(default_factory=list)
+    deals: int = 0
+    decisions: int = 0
+    cpu_s: float = 0.0
+
+
+def _per_second(slot: float, step: Callable[[], int]) -> tuple[int, float]:
+    """Run ``step`` (which returns the items it did) for ``slot`` seconds: (items, wall s)."""
+    done = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < slot:
+        done += step()
+    return done, time.perf_counter() - start
+
+
+def _engine_round(runs: _EngineRuns, setup: tuple[Any, ...], slot: float, bot: Any) -> None:
+    """One round of one configuration: random deals, then clones, then playouts."""
+    from kozel.sdk.playout import playout
+
+    _, rules, players, rng, states = setup
+    counts = [0, 0]
+
+    def deals() -> int:
+        for _ in range(20):
+            counts[1] += play_random_deal(rules, players, rng)[1]
+        counts[0] += 20
+        return 20
+
+    cpu = time.process_time()
+    _, wall = _per_second(slot, deals)
+    runs.rates.append((counts[0] / wall, counts[1] / wall))
+    runs.deals, runs.decisions = runs.deals + counts[0], runs.decisions + counts[1]
+    runs.cpu_s += time.process_time() - cpu
+
+    def clones() -> int:
+        for deal in states:
+            deal.clone()
+        return len(states)
+
+    done, wall = _per_second(slot / 4, clones)
+    runs.clones.append(done / wall)
+    policy = bot.playout_policy_for(0)  # seat 0's side, once, as a search builds it
+
+    def playouts() -> int:
+        for deal in states:
+            playout(deal.clone(), 0, rng, bot.points_weight, bot.seen, None, policy)
+        return len(states)
+
+    done, wall = _per_second(slot / 4, playouts)
+    runs.playouts.append(done / wall)
+
+
 def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[str, float]]:
     """Deals, decisions, clones and playouts per second for each configuration in
     :data:`CONFIGS`.
@@ -106,7 +166,6 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
     # Imported here: a failure of the SDK's compiled search must not take the whole CLI down.
     from kozel.sdk import native as sdk_native
     from kozel.sdk.ismcts import IsmctsBot
-    from kozel.sdk.playout import playout
 
     bot = IsmctsBot()
     setups = []
@@ -115,56 +174,23 @@ def bench_engine(seconds: float, seed: int, rounds: int = 5) -> dict[str, dict[s
         rng = random.Random(seed)
         for _ in range(200):  # warm the shared move tables
             play_random_deal(rules, players, rng)
-        states = _mid_deal_states(rules, players, rng, 100)
-        setups.append((key, rules, players, rng, states))
-    rates: dict[str, list[tuple[float, float]]] = {key: [] for key, *_ in setups}
-    clone_rates: dict[str, list[float]] = {key: [] for key, *_ in setups}
-    playout_rates: dict[str, list[float]] = {key: [] for key, *_ in setups}
-    totals = {key: [0, 0, 0.0] for key, *_ in setups}
-    slot = seconds / rounds
+        setups.append((key, rules, players, rng, _mid_deal_states(rules, players, rng, 100)))
+    runs = {setup[0]: _EngineRuns() for setup in setups}
     for _ in range(rounds):
-        for key, rules, players, rng, states in setups:
-            deals = decisions = 0
-            cpu = time.process_time()
-            start = time.perf_counter()
-            while time.perf_counter() - start < slot:
-                for _ in range(20):
-                    decisions += play_random_deal(rules, players, rng)[1]
-                deals += 20
-            wall = time.perf_counter() - start
-            rates[key].append((deals / wall, decisions / wall))
-            t = totals[key]
-            t[0] += deals
-            t[1] += decisions
-            t[2] += time.process_time() - cpu
-            clones = 0
-            start = time.perf_counter()
-            while time.perf_counter() - start < slot / 4:
-                for deal in states:
-                    deal.clone()
-                clones += len(states)
-            clone_rates[key].append(clones / (time.perf_counter() - start))
-            playouts = 0
-            policy = bot.playout_policy_for(0)  # seat 0's side, once, as a search builds it
-            start = time.perf_counter()
-            while time.perf_counter() - start < slot / 4:
-                for deal in states:
-                    playout(deal.clone(), 0, rng, bot.points_weight, bot.seen, None, policy)
-                playouts += len(states)
-            playout_rates[key].append(playouts / (time.perf_counter() - start))
+        for setup in setups:
+            _engine_round(runs[setup[0]], setup, seconds / rounds, bot)
     results: dict[str, dict[str, float]] = {}
-    for key, runs in rates.items():
-        best = max(runs)
-        n_deals, n_decisions, cpu_s = totals[key]
+    for key, r in runs.items():
+        best = max(r.rates)
         results[key] = {
             "deals_per_s": round(best[0], 1),
             "decisions_per_s": round(best[1], 1),
-            "median_deals_per_s": round(statistics.median(r[0] for r in runs), 1),
-            "decisions_per_deal": round(n_decisions / n_deals, 2),
-            "cpu_us_per_decision": round(cpu_s / n_decisions * 1e6, 2),
-            "clones_per_s": round(max(clone_rates[key]), 1),
-            "playouts_per_s": round(max(playout_rates[key]), 1),
-            "deals": n_deals,
+            "median_deals_per_s": round(statistics.median(x[0] for x in r.rates), 1),
+            "decisions_per_deal": round(r.decisions / r.deals, 2),
+            "cpu_us_per_decision": round(r.cpu_s / r.decisions * 1e6, 2),
+            "clones_per_s": round(max(r.clones), 1),
+            "playouts_per_s": round(max(r.playouts), 1),
+            "deals": r.deals,
             "native": engine.NATIVE,
             "playouts_native": sdk_native.loaded(),
         }

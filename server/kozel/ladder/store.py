@@ -396,41 +396,15 @@ class Store:
         whatever ``after`` adds (a duplicate first half's twin).
         """
         with self._session.begin() as s:
-            if ladder is None:  # (the caller may know it: one round trip less)
-                ladder = s.scalar(select(MatchRow.ladder).where(MatchRow.id == match_id))
-                ladder = ladder or (start[0] if start is not None else None)
-            if ladder is None:
-                raise StoreError(f"match {match_id} is not running")
-            lock_ladder(s, ladder)
-            match = s.get(MatchRow, match_id, with_for_update=True)
-            if match is not None and match.ladder != ladder:
-                raise StoreError(f"match {match_id} is of ladder {match.ladder!r}, not {ladder!r}")
-            if match is None and start is not None:
-                _, players, referee_id, started_at = start
-                add_match(
-                    s,
-                    match_id,
-                    ladder,
-                    players,
-                    [(x.seat, x.side, x.bot_id) for x in seats],
-                    referee_id,
-                    replay_path,
-                    started_at,
-                )
-                match = s.get(MatchRow, match_id, with_for_update=True)
-            if match is not None and match.status == "finished":
+            match = _finishing(s, match_id, ladder, seats, replay_path, start)
+            if match is None:  # committed already
                 return {}
-            if match is None or not (
-                match.status == "running"
-                or (match.status == "aborted" and match.reason in RECOVERY_ABORTS)
-            ):
-                raise StoreError(f"match {match_id} is not running")
             latest = _record(s, match, seats)
             match.status, match.reason = "finished", reason
             match.replay_path, match.result = replay_path, result
             match.committed_at = datetime.now(UTC)
             match.ended_at = ended_at or match.committed_at
-            changes = rerate(s, ladder, (match.ended_at, match_id), latest=latest)
+            changes = rerate(s, match.ladder, (match.ended_at, match_id), latest=latest)
             if replay is not None:
                 _keep_replay(s, match_id, replay)
             if after is not None:
@@ -1034,3 +1008,36 @@ __all__ = [
     "hash_token",
     "is_transient",
 ]
+
+
+def _finishing(
+    s: Session,
+    match_id: str,
+    ladder: str | None,
+    seats: Sequence[SeatResult],
+    replay_path: str,
+    start: tuple[str, int, str | None, datetime] | None,
+) -> MatchRow | None:
+    """The match row to finish, its ladder locked (recorded first from ``start`` when the
+    store does not know it); None when it is finished already."""
+    if ladder is None:  # (the caller may know it: one round trip less)
+        ladder = s.scalar(select(MatchRow.ladder).where(MatchRow.id == match_id))
+        ladder = ladder or (start[0] if start is not None else None)
+    if ladder is None:
+        raise StoreError(f"match {match_id} is not running")
+    lock_ladder(s, ladder)
+    match = s.get(MatchRow, match_id, with_for_update=True)
+    if match is not None and match.ladder != ladder:
+        raise StoreError(f"match {match_id} is of ladder {match.ladder!r}, not {ladder!r}")
+    if match is None and start is not None:
+        _, players, referee_id, started_at = start
+        seated = [(x.seat, x.side, x.bot_id) for x in seats]
+        add_match(s, match_id, ladder, players, seated, referee_id, replay_path, started_at)
+        match = s.get(MatchRow, match_id, with_for_update=True)
+    if match is not None and match.status == "finished":
+        return None
+    if match is None or not (
+        match.status == "running" or (match.status == "aborted" and match.reason in RECOVERY_ABORTS)
+    ):
+        raise StoreError(f"match {match_id} is not running")
+    return match

@@ -373,12 +373,9 @@ class IsmctsBot(GreedyBot):
         assert self.rules is not None
         side = self.rules.side_of(worlds[0].players)[me]
         n = len(cands)
+        late = worlds[0].talon_left <= self.solve_talon
         solve = None
-        if (
-            self.playout_solve
-            and not self.rules.is_money
-            and worlds[0].talon_left <= self.solve_talon
-        ):
+        if self.playout_solve and not self.rules.is_money and late:
             solve = self._solver_for(worlds[0], side)
         policy = self.playout_policy_for(side)
         term = self._term(worlds[0], side)
@@ -398,17 +395,10 @@ class IsmctsBot(GreedyBot):
                     break  # a round the clock cut short is left out
                 sim = world.clone()
                 sim.apply(me, sim.legal_actions(me)[cands[a]])
+                rng = random.Random(dice)
+                weight = self.points_weight
                 values.append(
-                    playout.playout(
-                        sim,
-                        side,
-                        random.Random(dice),
-                        self.points_weight,
-                        self.seen,
-                        solve,
-                        policy,
-                        term,
-                    )
+                    playout.playout(sim, side, rng, weight, self.seen, solve, policy, term)
                 )
             if len(values) < len(alive):
                 break
@@ -428,12 +418,17 @@ class IsmctsBot(GreedyBot):
         self.stats["rounds"] += rounds
         if rounds < self.min_visits or n == 1:
             return cands[0]
-        best = max(range(1, n), key=lambda a: diff[a] / max(1, count[a]))
+        return cands[self._overruling(diff, diff2, count)]
+
+    def _overruling(self, diff: list[float], diff2: list[float], count: list[int]) -> int:
+        """The candidate that beats greedy's pick (index 0) by ``margin`` standard errors in
+        the paired differences, or 0."""
+        best = max(range(1, len(diff)), key=lambda a: diff[a] / max(1, count[a]))
         mean, se = _mean_se(diff[best], diff2[best], count[best])
         if mean > self.margin * se and mean > 0:
             self.stats["overruled"] += 1
-            return cands[best]
-        return cands[0]
+            return best
+        return 0
 
     def playout_policy_for(self, side: int) -> playout.Policy | None:
         """The playout policy ``playout_policy`` names for a search by ``side`` (None: the
