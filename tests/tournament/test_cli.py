@@ -37,7 +37,8 @@ def test_run_from_flags_then_read_it_back(tmp_path: Path) -> None:
     assert shown.returncode == 0 and json.loads(shown.stdout) == got
     text = _kozel("show", "cup", "--data-dir", data).stdout
     assert "tournament cup: over" in text and "crosstable" in text and "winners: " in text
-    assert _kozel("list", "--data-dir", data).stdout.strip() == "cup: over"
+    listed = _kozel("list", "--data-dir", data)
+    assert listed.stdout.strip() == "cup: over", listed.stderr
     zipped = _kozel("replays", "cup", "-o", tmp_path / "cup.zip", "--data-dir", data)
     assert zipped.returncode == 0, zipped.stderr
     with zipfile.ZipFile(tmp_path / "cup.zip") as zf:

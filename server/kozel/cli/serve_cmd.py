@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Flag -> key path in the config file (flags override the file and the environment).
+# Flag -> key path of the setting it sets. The setting (kozel.server.settings) holds its
+# type, default and description; a flag's value is validated there, like the file's and the
+# environment's (flags override both).
 FLAGS: dict[str, tuple[str, ...]] = {
     "listen": ("listen",),
     "operator_listen": ("operator", "listen"),
@@ -40,6 +42,20 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "max_streams": ("limits", "max_streams"),
     "max_message_bytes": ("limits", "max_receive_message_bytes"),
 }
+SWITCHES = frozenset({"standby", "cluster"})  # flags with no value: they set True
+
+
+class _SettingsHelp(argparse.HelpFormatter):
+    """Each flag's help is its setting's description, with its key and default (read only
+    when help is shown: the settings are not imported for every command)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        path = FLAGS.get(action.dest)
+        if path is None:
+            return action.help
+        from kozel.server.settings import describe
+
+        return describe(path).replace("%", "%%")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run a referee. Settings come from --config (YAML), then "
         "KOZEL_* environment variables (KOZEL_SECTION__KEY for "
         "nested keys), then these flags.",
+        formatter_class=_SettingsHelp,
     )
     p.add_argument("--config", type=Path, help="YAML configuration file")
     p.add_argument(
@@ -56,54 +73,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="validate the configuration and exit (0 ok, 2 errors)",
     )
-    p.add_argument("--listen", help="bot port host:port (port 0 picks a free one)")
-    p.add_argument("--operator-listen", help="operator port host:port (AdminService, health)")
-    p.add_argument("--metrics-listen", help="Prometheus /metrics host:port")
-    p.add_argument(
-        "--web-listen",
-        help="web pages and HTTP API host:port (default 127.0.0.1:8080; '' turns them off)",
-    )
-    p.add_argument("--replay-dir", type=Path)
-    p.add_argument("--data-dir", type=Path, help="where the SQLite store is")
-    p.add_argument("--db", help="database URL (PostgreSQL), instead of SQLite")
-    p.add_argument("--ladders", type=Path, help="YAML file of ladders to serve")
-    p.add_argument(
-        "--tournaments", type=Path, help="YAML file of tournaments to serve (docs/tournaments.md)"
-    )
-    p.add_argument(
-        "--referee-id",
-        help="this referee's id in the store (default: kept in <data-dir>/referee-id)",
-    )
-    p.add_argument("--lease", type=float, help="seconds of the referee's lease in the store")
-    p.add_argument(
-        "--standby",
-        action="store_true",
-        default=None,
-        help="wait for ladders another live referee serves, and take them over "
-        "when it stops or dies (default: refuse to start)",
-    )
-    p.add_argument(
-        "--cluster",
-        action="store_true",
-        default=None,
-        help="share the ladders with every referee on the same store (bots are redirected "
-        "to the referee hosting their match)",
-    )
-    p.add_argument(
-        "--advertise-address",
-        help="host:port other referees redirect bots to (default: the listen address)",
-    )
-    p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
-    p.add_argument("--log-format", choices=("json", "console"))
-    p.add_argument("--drain-timeout", type=float, help="seconds matches get to finish on SIGTERM")
-    p.add_argument("--move-ms", type=int, help="default per-move allowance")
-    p.add_argument("--bank-ms", type=int, help="default time bank per match")
-    p.add_argument("--max-strikes", type=int)
-    p.add_argument("--max-retries", type=int)
-    p.add_argument("--grace-ms", type=int, help="reconnect grace period")
-    p.add_argument("--hello-timeout", type=float, help="seconds a new stream has to send Hello")
-    p.add_argument("--max-streams", type=int)
-    p.add_argument("--max-message-bytes", type=int, help="largest message accepted from a bot")
+    for dest, path in FLAGS.items():
+        flag = "--" + dest.replace("_", "-")
+        key = ".".join(path)  # the help until the formatter replaces it
+        if dest in SWITCHES:
+            p.add_argument(flag, dest=dest, action="store_true", default=None, help=key)
+        else:
+            p.add_argument(flag, dest=dest, metavar=path[-1].upper(), help=key)
     p.set_defaults(func=cmd_serve)
 
 

@@ -14,6 +14,15 @@ from annotated_types import Interval
 
 from kozel.v1 import game_pb2 as pb
 
+# What each field means, for the referee's flags and docs.
+DOCS = {
+    "move_ms": "the default per-move allowance (ms)",
+    "bank_ms": "the default time bank per match (ms), spent past the allowance",
+    "max_strikes": "timeouts a seat may have; one more forfeits",
+    "max_retries": "refused answers a seat may retry per request; one more forfeits",
+    "grace_ms": "how long a disconnected seat's bot has to reconnect (ms)",
+}
+
 
 class ClockError(ValueError):
     """A clock value outside its bounds; the message names the field."""

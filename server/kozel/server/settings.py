@@ -7,6 +7,7 @@ the runtime ``ServerConfig``.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from kozel.core.clock import DOCS as CLOCK_DOCS
 from kozel.core.clock import Clock
 from kozel.ladder.config import ConfigError, LadderSpec, load_ladders, parse_ladders, problem
 from kozel.ladder.tournament_file import load_tournaments, parse
@@ -36,6 +38,7 @@ from kozel.server.peers import trusted_addresses
 from kozel.tournament.spec import TournamentSpec
 
 ENV_PREFIX = "KOZEL_"
+_DEFAULTS = ServerConfig()  # the runtime defaults: every key mapped onto it takes its default
 
 
 def _check_listen(value: str) -> str:
@@ -106,7 +109,10 @@ def weak_token(token: str) -> str:
 class OperatorSettings(_Section):
     """The operator port: AdminService, health and reflection."""
 
-    listen: str = ""
+    listen: str = Field(
+        _DEFAULTS.operator_listen,
+        description="operator port host:port (AdminService, health); '' = the bot port",
+    )
     admin_token: SecretStr = SecretStr("")
     admin_token_file: Path | None = None
     tls: TlsSettings = Field(default_factory=TlsSettings)
@@ -138,17 +144,20 @@ class WebSettings(_Section):
     """The web pages and HTTP API (kozel.web); an empty ``listen`` turns them off. Left at its
     default, a port already in use only logs a warning (several referees on one machine)."""
 
-    listen: str = "127.0.0.1:8080"
+    listen: str = Field(
+        "127.0.0.1:8080",  # (off in an embedded ServerConfig: kozel serve turns it on)
+        description="web pages and HTTP API host:port ('' turns them off)",
+    )
     # False: a child process (kozel web) at a lower CPU priority serves the pages, so they take
     # no time from match clocks; True: the referee's own event loop serves them.
-    in_process: bool = False
-    nice: int = Field(19, ge=0, le=19)  # the child's niceness
+    in_process: bool = _DEFAULTS.web_in_process
+    nice: int = Field(_DEFAULTS.web_nice, ge=0, le=19)  # the child's niceness
     # True: the child also runs under SCHED_IDLE (Linux), so it gets only the CPU time the
     # referee leaves over; a saturated referee still answers pages, slowly.
-    idle: bool = True
+    idle: bool = _DEFAULTS.web_idle
     # The child spends at most this share of one core on average (requests wait their turn
     # beyond it); 0: no cap. Not for web.in_process (the referee's own process).
-    cpu_share: float = Field(0.25, ge=0, le=64)
+    cpu_share: float = Field(_DEFAULTS.web_cpu_share, ge=0, le=64)
     max_page: int = Field(200, ge=1, le=10_000)  # matches per page of a match list
     max_standings: int = Field(1000, ge=1, le=100_000)  # rows of a standings table
     max_history: int = Field(1000, ge=1, le=100_000)  # points of a rating history
@@ -190,7 +199,7 @@ class WebSettings(_Section):
 class MetricsSettings(_Section):
     """Prometheus ``/metrics`` over HTTP; an empty ``listen`` turns it off."""
 
-    listen: str = ""
+    listen: str = Field(_DEFAULTS.metrics_listen, description="Prometheus /metrics host:port")
 
     @field_validator("listen")
     @classmethod
@@ -201,9 +210,13 @@ class MetricsSettings(_Section):
 class StorageSettings(_Section):
     """Where the store and the replays live."""
 
-    data_dir: Path = Path("data")
-    replay_dir: Path | None = None  # default: <data_dir>/replays
-    database_url: str = ""  # default: SQLite in data_dir
+    data_dir: Path = Field(_DEFAULTS.data_dir, description="where the SQLite store is")
+    replay_dir: Path | None = Field(
+        None, description="the replay folder (default: <data_dir>/replays)"
+    )
+    database_url: str = Field(
+        _DEFAULTS.database_url, description="database URL (PostgreSQL), instead of SQLite"
+    )
 
     @field_validator("database_url")
     @classmethod
@@ -214,14 +227,26 @@ class StorageSettings(_Section):
 class RefereeSettings(_Section):
     """This referee's identity in a shared store."""
 
-    id: str = ""  # default: generated once and kept in <data_dir>/referee-id
-    lease_s: float = Field(10.0, ge=1, le=3600)
-    standby: bool = False  # wait for ladders another live referee serves instead of refusing
-    # Share the ladders with every referee on the same (PostgreSQL) store; see
-    # docs/operations.md, "Several referees, one ladder".
-    cluster: bool = False
-    cluster_poll_s: float = Field(0.25, ge=0.01, le=60)
-    store_flush_timeout_s: float = Field(10.0, ge=0, le=3600)
+    id: str = Field(
+        _DEFAULTS.referee_id,
+        description="this referee's id in the store (default: kept in <data_dir>/referee-id)",
+    )
+    lease_s: float = Field(
+        _DEFAULTS.lease_s, ge=1, le=3600, description="seconds of the referee's lease in the store"
+    )
+    standby: bool = Field(
+        _DEFAULTS.ladder_standby,
+        description="wait for ladders another live referee serves, and take them over when it "
+        "stops or dies (default: refuse to start)",
+    )
+    # See docs/operations.md, "Several referees, one ladder".
+    cluster: bool = Field(
+        _DEFAULTS.cluster,
+        description="share the ladders with every referee on the same store (bots are "
+        "redirected to the referee hosting their match)",
+    )
+    cluster_poll_s: float = Field(_DEFAULTS.cluster_poll_s, ge=0.01, le=60)
+    store_flush_timeout_s: float = Field(_DEFAULTS.store_flush_timeout_s, ge=0, le=3600)
 
     @field_validator("id")
     @classmethod
@@ -232,8 +257,12 @@ class RefereeSettings(_Section):
 class LoggingSettings(_Section):
     """Log level and rendering (JSON lines for machines, console for humans)."""
 
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    format: Literal["json", "console"] = "json"
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="DEBUG, INFO, WARNING or ERROR"
+    )
+    format: Literal["json", "console"] = Field(
+        "json", description="json (lines for machines) or console (for people)"
+    )
 
     @field_validator("level", mode="before")
     @classmethod
@@ -241,56 +270,65 @@ class LoggingSettings(_Section):
         return value.upper() if isinstance(value, str) else value
 
 
-_LIMITS = ServerConfig()
-
-
 class LimitsSettings(_Section):
     """Every limit of the referee (see docs/referee.md)."""
 
-    hello_timeout_s: float = Field(_LIMITS.hello_timeout_s, gt=0, le=600)
+    hello_timeout_s: float = Field(
+        _DEFAULTS.hello_timeout_s,
+        gt=0,
+        le=600,
+        description="seconds a new stream has to send Hello",
+    )
     max_receive_message_bytes: int = Field(
-        _LIMITS.max_receive_message_bytes, ge=1024, le=64 * 1024 * 1024
+        _DEFAULTS.max_receive_message_bytes,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="largest message accepted from a bot",
     )
     max_send_message_bytes: int = Field(
-        _LIMITS.max_send_message_bytes, ge=64 * 1024, le=256 * 1024 * 1024
+        _DEFAULTS.max_send_message_bytes, ge=64 * 1024, le=256 * 1024 * 1024
     )
-    max_streams: int = Field(_LIMITS.max_streams, ge=1, le=1_000_000)
-    max_matches_per_stream: int = Field(_LIMITS.max_matches_per_stream, ge=1, le=1024)
-    outbox_limit: int = Field(_LIMITS.outbox_limit, ge=16, le=1_000_000)
-    max_refused_answers: int = Field(_LIMITS.max_refused_answers, ge=1, le=1_000_000)
-    max_tables: int = Field(_LIMITS.max_tables, ge=1, le=1_000_000)
-    max_running_matches: int = Field(_LIMITS.max_running_matches, ge=1, le=1_000_000)
-    admission_lag_ms: float = Field(_LIMITS.admission_lag_ms, ge=0, le=60_000)
-    admission_busy: float = Field(_LIMITS.admission_busy, ge=0, le=1)
-    max_match_starts_per_s: float = Field(_LIMITS.max_match_starts_per_s, gt=0, le=1_000_000)
-    table_linger_s: float = Field(_LIMITS.table_linger_s, ge=0)
-    session_linger_s: float = Field(_LIMITS.session_linger_s, ge=0)
-    max_spectators_per_match: int = Field(_LIMITS.max_spectators_per_match, ge=0, le=10_000)
-    max_spectators: int = Field(_LIMITS.max_spectators, ge=0, le=1_000_000)
-    max_spectators_per_peer: int = Field(_LIMITS.max_spectators_per_peer, ge=1, le=10_000)
-    max_tables_per_peer: int = Field(_LIMITS.max_tables_per_peer, ge=1, le=1_000_000)
-    max_queue_matches_per_peer: int = Field(_LIMITS.max_queue_matches_per_peer, ge=1, le=1_000_000)
-    empty_table_linger_s: float = Field(_LIMITS.empty_table_linger_s, ge=0)
-    max_match_deals: int = Field(_LIMITS.max_match_deals, ge=1, le=1_000_000)
-    max_idle_rpcs: int = Field(_LIMITS.max_idle_rpcs, ge=1, le=1_000_000)
-    max_idle_rpcs_per_peer: int = Field(_LIMITS.max_idle_rpcs_per_peer, ge=1, le=1_000_000)
-    max_idle_rpc_s: float = Field(_LIMITS.max_idle_rpc_s, gt=0, le=86_400)
-    operator_max_idle_rpcs: int = Field(_LIMITS.operator_max_idle_rpcs, ge=1, le=100_000)
-    reserved_rpcs: int = Field(_LIMITS.reserved_rpcs, ge=1, le=100_000)
-    max_reflection_rpcs: int = Field(_LIMITS.max_reflection_rpcs, ge=1, le=100_000)
+    max_streams: int = Field(
+        _DEFAULTS.max_streams, ge=1, le=1_000_000, description="concurrent Play streams"
+    )
+    max_matches_per_stream: int = Field(_DEFAULTS.max_matches_per_stream, ge=1, le=1024)
+    outbox_limit: int = Field(_DEFAULTS.outbox_limit, ge=16, le=1_000_000)
+    max_refused_answers: int = Field(_DEFAULTS.max_refused_answers, ge=1, le=1_000_000)
+    max_tables: int = Field(_DEFAULTS.max_tables, ge=1, le=1_000_000)
+    max_running_matches: int = Field(_DEFAULTS.max_running_matches, ge=1, le=1_000_000)
+    admission_lag_ms: float = Field(_DEFAULTS.admission_lag_ms, ge=0, le=60_000)
+    admission_busy: float = Field(_DEFAULTS.admission_busy, ge=0, le=1)
+    max_match_starts_per_s: float = Field(_DEFAULTS.max_match_starts_per_s, gt=0, le=1_000_000)
+    table_linger_s: float = Field(_DEFAULTS.table_linger_s, ge=0)
+    session_linger_s: float = Field(_DEFAULTS.session_linger_s, ge=0)
+    max_spectators_per_match: int = Field(_DEFAULTS.max_spectators_per_match, ge=0, le=10_000)
+    max_spectators: int = Field(_DEFAULTS.max_spectators, ge=0, le=1_000_000)
+    max_spectators_per_peer: int = Field(_DEFAULTS.max_spectators_per_peer, ge=1, le=10_000)
+    max_tables_per_peer: int = Field(_DEFAULTS.max_tables_per_peer, ge=1, le=1_000_000)
+    max_queue_matches_per_peer: int = Field(
+        _DEFAULTS.max_queue_matches_per_peer, ge=1, le=1_000_000
+    )
+    empty_table_linger_s: float = Field(_DEFAULTS.empty_table_linger_s, ge=0)
+    max_match_deals: int = Field(_DEFAULTS.max_match_deals, ge=1, le=1_000_000)
+    max_idle_rpcs: int = Field(_DEFAULTS.max_idle_rpcs, ge=1, le=1_000_000)
+    max_idle_rpcs_per_peer: int = Field(_DEFAULTS.max_idle_rpcs_per_peer, ge=1, le=1_000_000)
+    max_idle_rpc_s: float = Field(_DEFAULTS.max_idle_rpc_s, gt=0, le=86_400)
+    operator_max_idle_rpcs: int = Field(_DEFAULTS.operator_max_idle_rpcs, ge=1, le=100_000)
+    reserved_rpcs: int = Field(_DEFAULTS.reserved_rpcs, ge=1, le=100_000)
+    max_reflection_rpcs: int = Field(_DEFAULTS.max_reflection_rpcs, ge=1, le=100_000)
     max_reflection_rpcs_per_peer: int = Field(
-        _LIMITS.max_reflection_rpcs_per_peer, ge=1, le=100_000
+        _DEFAULTS.max_reflection_rpcs_per_peer, ge=1, le=100_000
     )
-    reflection_idle_s: float = Field(_LIMITS.reflection_idle_s, gt=0, le=86_400)
-    max_sessions_per_bot: int = Field(_LIMITS.max_sessions_per_bot, ge=1, le=100_000)
-    max_lingering_sessions: int = Field(_LIMITS.max_lingering_sessions, ge=0, le=10_000_000)
-    keepalive_time_s: float = Field(_LIMITS.keepalive_time_s, ge=1, le=7200)
-    keepalive_timeout_s: float = Field(_LIMITS.keepalive_timeout_s, ge=1, le=600)
-    spectator_delay_s: float = Field(0.0, ge=0, le=86_400)
-    replay_max_bytes: int = Field(_LIMITS.replay_max_bytes, ge=64 * 1024, le=2**31)
-    replay_max_deals: int = Field(_LIMITS.replay_max_deals, ge=1, le=1_000_000)
-    replay_max_steps: int = Field(_LIMITS.replay_max_steps, ge=1, le=100_000_000)
-    replay_max_unknown_bytes: int = Field(_LIMITS.replay_max_unknown_bytes, ge=0, le=2**31)
+    reflection_idle_s: float = Field(_DEFAULTS.reflection_idle_s, gt=0, le=86_400)
+    max_sessions_per_bot: int = Field(_DEFAULTS.max_sessions_per_bot, ge=1, le=100_000)
+    max_lingering_sessions: int = Field(_DEFAULTS.max_lingering_sessions, ge=0, le=10_000_000)
+    keepalive_time_s: float = Field(_DEFAULTS.keepalive_time_s, ge=1, le=7200)
+    keepalive_timeout_s: float = Field(_DEFAULTS.keepalive_timeout_s, ge=1, le=600)
+    spectator_delay_s: float = Field(_DEFAULTS.spectator_delay_s, ge=0, le=86_400)
+    replay_max_bytes: int = Field(_DEFAULTS.replay_max_bytes, ge=64 * 1024, le=2**31)
+    replay_max_deals: int = Field(_DEFAULTS.replay_max_deals, ge=1, le=1_000_000)
+    replay_max_steps: int = Field(_DEFAULTS.replay_max_steps, ge=1, le=100_000_000)
+    replay_max_unknown_bytes: int = Field(_DEFAULTS.replay_max_unknown_bytes, ge=0, le=2**31)
 
     @model_validator(mode="after")
     def _replays_readable(self) -> LimitsSettings:
@@ -309,10 +347,14 @@ class Settings(BaseSettings):
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
     )
 
-    listen: str = "127.0.0.1:50051"
-    # Where other referees send a bot redirected to a match hosted here (host:port, reachable
-    # by bots: a pod's DNS name or IP); "" = the listen address.
-    advertise_address: str = ""
+    listen: str = Field(
+        _DEFAULTS.listen, description="bot port host:port (port 0 picks a free one)"
+    )
+    # A pod's DNS name or IP, reachable by bots.
+    advertise_address: str = Field(
+        _DEFAULTS.advertise_address,
+        description="host:port other referees redirect bots to (default: the listen address)",
+    )
     tls: TlsSettings = Field(default_factory=TlsSettings)
     operator: OperatorSettings = Field(default_factory=OperatorSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
@@ -320,23 +362,30 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     referee: RefereeSettings = Field(default_factory=RefereeSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
-    drain_timeout_s: float = Field(60.0, ge=0, le=86_400)
+    drain_timeout_s: float = Field(
+        _DEFAULTS.drain_timeout_s,
+        ge=0,
+        le=86_400,
+        description="seconds matches get to finish on SIGTERM",
+    )
     # Proxies and load balancers (addresses or networks, comma-separated; "*" any) whose
     # forwarded address names the client (gRPC metadata and HTTP header X-Forwarded-For):
     # per-address limits then count clients, not the proxy. "" trusts none
     # (docs/operations.md, "Behind a load balancer").
-    trusted_proxies: str = ""
+    trusted_proxies: str = _DEFAULTS.trusted_proxies
     # Python's garbage collector (gc.set_threshold). A first threshold well above the 700 of
     # CPython lets the many short-lived objects of each decision die before a collection, so
     # objects rarely reach the older generations and full collections (100-250 ms pauses with
     # a thousand streams) become rare; BENCHMARKS.md has the figures.
-    gc_thresholds: list[int] = Field(default_factory=lambda: [10_000, 20, 10])
+    gc_thresholds: list[int] = Field(default_factory=lambda: list(_DEFAULTS.gc_thresholds))
     clock: Clock = Field(default_factory=Clock)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ladders: list[dict[str, Any]] = Field(default_factory=list)
-    ladders_file: Path | None = None
+    ladders_file: Path | None = Field(None, description="YAML file of ladders to serve")
     tournaments: list[dict[str, Any]] = Field(default_factory=list)
-    tournaments_file: Path | None = None
+    tournaments_file: Path | None = Field(
+        None, description="YAML file of tournaments to serve (docs/tournaments.md)"
+    )
 
     @field_validator("listen")
     @classmethod
@@ -483,3 +532,20 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
     settings.ladder_specs()  # ladder errors surface now, not at start
     settings.tournament_specs()
     return settings
+
+
+def describe(path: tuple[str, ...]) -> str:
+    """The description of the setting at ``path`` (for a flag's help), with its key and
+    default."""
+    model: Any = Settings
+    for key in path[:-1]:
+        model = model.model_fields[key].annotation
+    if dataclasses.is_dataclass(model):  # the clock
+        default = next(f.default for f in dataclasses.fields(model) if f.name == path[-1])
+        text = CLOCK_DOCS[path[-1]]
+    else:
+        field = model.model_fields[path[-1]]
+        default = field.get_default(call_default_factory=True)
+        text = field.description or ""
+    shown = repr(default) if isinstance(default, str) else str(default).lower()
+    return f"{text} (key {'.'.join(path)}; default {shown})"
