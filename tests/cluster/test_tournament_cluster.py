@@ -1,6 +1,7 @@
 """A round robin across three referees sharing one PostgreSQL: registered bots connected to
 different referees and house bots; one referee schedules the event, its games are spread over
-all three, bots are redirected to the host of each game, and the event ends complete."""
+the referees, bots are redirected to the host of each game (none misses one: no forfeit), and
+the event ends complete."""
 
 from __future__ import annotations
 
@@ -63,8 +64,12 @@ def test_round_robin_across_three_referees(tmp_path: Path, pg_url: str) -> None:
     assert view is not None
     games = list(view.games.values())
     assert len(games) == 15 * 2 and all(g.status == "finished" for g in games)
+    forfeited = [g.key for g in games if g.result is None or any(g.result["forfeited"])]
+    assert not forfeited, "every bot was there: redirected bots reached their games"
+    # Spread over the referees (a bot redirected to a game stays at its host, so the referee
+    # it left may host nothing more: which ones do depends on timing).
     hosts = {g.host_id for g in games}
-    assert hosts == set(refs), f"games spread over every referee: {hosts}"
+    assert hosts <= set(refs) and len(hosts) >= 2, f"games spread over the referees: {hosts}"
     moved = [
         g for g in games
         if len({home[n] for n in g.seats if n in home}) == 2  # bots waiting on two referees

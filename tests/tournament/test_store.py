@@ -131,6 +131,58 @@ def test_games_spread_over_referees_and_a_lost_hosts_go_to_the_others(store: Sto
     assert {k for k, g in view.games.items() if g.attempts == 1} == {a.key for a in mine}
 
 
+def _split_pair(store: Store) -> tuple[dict[str, list[ts.Ticket]], list[ts.GameAssignment], str]:
+    """Bots x and y wait at r2 and r3 (two slots each) and r1 schedules their pairing: the
+    tickets, the games as their host reads them, and the other referee (which redirects)."""
+    spec = _spec(bots=[{"name": "x"}, {"name": "y"}])
+    for name in ("x", "y"):
+        store.register_bot(name)
+    tickets = {
+        r: [ts.Ticket(f"s{n}", b.id, 2)]
+        for r, n in (("r2", "x"), ("r3", "y"))
+        if (b := store.bot(n)) is not None
+    }
+    ts.register(store, spec, sim.SEED, spec.names, {})
+    for referee in ("r1", "r2", "r3"):
+        store.register_referee(referee, [], LEASE_S)
+    for referee, mine in tickets.items():
+        ts.poll(store, referee, "t", mine, schedule=False)
+    assert ts.poll(store, "r1", "t", [], schedule=True).scheduled
+    host = ts.poll(store, "r2", "t", tickets["r2"], schedule=False).assignments
+    other = "r3"
+    if not host:
+        host, other = ts.poll(store, "r3", "t", tickets["r3"], schedule=False).assignments, "r2"
+    assert host
+    return tickets, host, other
+
+
+def test_a_redirect_is_read_even_after_its_host_started_the_game(store: Store) -> None:
+    """The host starts the game (waiting for the other referee's bot) before the other polls:
+    that one still reads where to send its bot. (Only assigned games were read, and the bot
+    forfeited at the start timeout.)"""
+    tickets, host, other = _split_pair(store)
+    for a in host:
+        ts.start(store, a.match_id, a.host_id)
+    seen = ts.poll(store, other, "t", tickets[other], schedule=False).assignments
+    assert {a.match_id for a in seen} == {a.match_id for a in host}
+    plans = [p for a in seen for p in a.seats if p.referee == other]
+    assert plans and all(p.ticket == tickets[other][0].id and p.ticket_pass for p in plans)
+
+
+def test_a_redirected_ticket_gets_no_second_game_elsewhere(store: Store) -> None:
+    """Its referee publishes the ticket again (with its slots) before it has sent the bot
+    away: the ticket stays spent until that game is over, so the pairing's other game is
+    not given to a bot that will be gone."""
+    tickets, host, other = _split_pair(store)
+    assert len(host) == 1, "one game per redirected ticket in a round"
+    for _ in range(2):
+        ts.poll(store, other, "t", tickets[other], schedule=False)
+        ts.poll(store, "r1", "t", [], schedule=True)
+    view = ts.view(store, "t")
+    assert view is not None
+    assert sum(g.status == "assigned" for g in view.games.values()) == 1
+
+
 def test_one_scheduler_lock_per_event(store: Store) -> None:
     one, two = ts.SchedulerLock(store, "t"), ts.SchedulerLock(store, "t")
     if store.engine.dialect.name != "postgresql":

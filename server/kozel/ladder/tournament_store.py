@@ -17,6 +17,7 @@ the referee named in the event's row while its lease lives.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import uuid
 from collections import Counter
@@ -187,11 +188,13 @@ def poll(
     out = Polled()
     with store.transaction() as s:
         now = db_now(s)
-        _replace_tickets(s, referee_id, name, tickets, now)
-        live = live_referees(s, now)
+        # The event's row first: every poll of the event takes its locks in this order (the
+        # scheduler's deletes other referees' tickets, so tickets first could deadlock).
         row = s.get(TournamentRow, name, with_for_update=True)
         if row is None:
             raise StoreError(f"no tournament {name!r} in the store")
+        _replace_tickets(s, referee_id, name, tickets, now)
+        live = live_referees(s, now)
         if schedule is None:
             sched = row.scheduler_id
             schedule = sched is None or sched == referee_id or sched not in live
@@ -201,14 +204,27 @@ def poll(
             _schedule(s, row, now, live, expire_s)
         out.done = row.state == "finished"
         out.public = _unseal(s, name, referee_id)
-        for game in s.scalars(
-            select(TournamentGameRow).where(
-                TournamentGameRow.tournament == name, TournamentGameRow.status == "assigned"
-            )
-        ):
-            passes = game.passes or []
-            if game.host_id == referee_id or any(p["referee"] == referee_id for p in passes):
-                out.assignments.append(_assignment(row, game, live))
+        out.assignments = _assignments(s, row, referee_id, live)
+    return out
+
+
+def _assignments(
+    s: Session, row: TournamentRow, referee_id: str, live: Mapping[str, Any]
+) -> list[GameAssignment]:
+    """The games assigned to ``referee_id`` to host, and those its waiting bots are to be
+    redirected to: also once their host has started them (it may start before this referee
+    polls; the bots then still come, until the host's start timeout)."""
+    out = []
+    for game in s.scalars(
+        select(TournamentGameRow).where(
+            TournamentGameRow.tournament == row.name,
+            TournamentGameRow.status.in_(("assigned", "running")),
+        )
+    ):
+        hosts = game.status == "assigned" and game.host_id == referee_id
+        redirects = any(p["referee"] == referee_id and p["pass"] for p in game.passes or [])
+        if hosts or redirects:
+            out.append(_assignment(row, game, live))
     return out
 
 
@@ -275,7 +291,10 @@ def _replace_tickets(
             )
         )
     )
+    spent = _redirecting(s, referee_id, name) if known else set()
     for tid, t in keep.items():
+        if tid in spent:
+            continue  # its bot is on its way to a game: no second one from this ticket
         if tid in known:
             s.execute(
                 update(TournamentTicketRow)
@@ -294,6 +313,23 @@ def _replace_tickets(
                 )
             )
     s.flush()
+
+
+def _redirecting(s: Session, referee_id: str, name: str) -> set[str]:
+    """The tickets of ``referee_id`` whose bots are to be redirected to a game not yet over
+    (their slots stay spent, whatever the referee publishes before it has sent them)."""
+    games = s.scalars(
+        select(TournamentGameRow.passes).where(
+            TournamentGameRow.tournament == name,
+            TournamentGameRow.status.in_(("assigned", "running")),
+        )
+    )
+    return {
+        p["ticket"]
+        for passes in games
+        for p in passes or []
+        if p["pass"] and p["referee"] == referee_id
+    }
 
 
 def _schedule(
@@ -671,13 +707,17 @@ class SchedulerLock:
         return self.held
 
     def release(self) -> None:
-        conn, self._conn, self.held = self._conn, None, False
-        if conn is not None:
-            try:
-                conn.invalidate()
-                conn.close()
-            except Exception:  # noqa: BLE001 - a dead connection holds nothing either
-                pass
+        conn, held, self._conn, self.held = self._conn, self.held, None, False
+        if conn is None:
+            return
+        # A dead connection holds nothing either: errors are of no matter here.
+        with contextlib.suppress(Exception):
+            if held:  # at once: a closed connection's backend lets go only as it exits
+                unlock = text("SELECT pg_advisory_unlock(:ns, :key)")
+                conn.execute(unlock, {"ns": SCHEDULER_NS, "key": self.key})
+        with contextlib.suppress(Exception):
+            conn.invalidate()
+            conn.close()
 
 
 def counts(games: Sequence[GameRow]) -> Counter[str]:

@@ -138,6 +138,7 @@ class TournamentRuntime:
             raise errors.Conflict(f"tournament {self.name!r} is over")
         if session not in self.waiting:
             self.waiting.append(session)
+        self._claim(session)
         self._wake.set()
 
     def rejoin(self, session: Session) -> None:
@@ -291,8 +292,14 @@ class TournamentRuntime:
             if session.stream is not None and not session.links:
                 session.stream.close(errors.Conflict(f"tournament {self.name!r} is over"))
 
+    def _waiting_session(self, seat: ts.SeatPlan) -> Session | None:
+        """The waiting session of a seat's ticket; else another waiting session of its bot
+        (the ticket was published before the bot reconnected)."""
+        mine = [s for s in self.waiting if s.bot is not None and s.bot.name == seat.name]
+        return next((s for s in mine if s.id == seat.ticket), mine[-1] if mine else None)
+
     def _redirect(self, a: ts.GameAssignment, seat: ts.SeatPlan) -> None:
-        session = next((s for s in self.waiting if s.id == seat.ticket), None)
+        session = self._waiting_session(seat)
         if session is None or session.stream is None or not a.host_address:
             log.info("tournament_redirect_missed", match_id=a.match_id, bot=seat.name)
             return
@@ -317,13 +324,16 @@ class TournamentRuntime:
             elif seat.kind == "command":
                 self._command(h, i, seat.name)
             elif seat.kind == "ticket" and not seat.ticket_pass:
-                session = next((s for s in self.waiting if s.id == seat.ticket), None)
+                session = self._waiting_session(seat)
                 if session is not None:
                     self._seat(h, i, session)
             elif seat.kind == "ticket":
                 self._passes[seat.ticket_pass] = (h, i)
                 h.passes.append(seat.ticket_pass)
         h.timer = loop.call_later(self.spec.forfeits.start_timeout_s, self._launch, h)
+        for session in [*self.waiting, *self.reserved]:
+            if h.passes:
+                self._claim(session)
         self._maybe_launch(h)
         self.queue.submit(ts.start, self.store, a.match_id, self.referee_id)
 
@@ -398,12 +408,32 @@ class TournamentRuntime:
         return None
 
     def arrive(self, ticket: str, session: Session) -> None:
-        h, seat = self._passes.pop(ticket)
+        """A redirected bot came with its pass. The pass may be spent meanwhile (its game
+        started, or took this bot's other session here): the bot then waits as if it joined."""
+        entry = self._passes.pop(ticket, None)
+        if entry is None:
+            self.join(session)
+            return
+        h, seat = entry
         if session.bot is None or session.bot.name != h.game.seats[seat].name:
             return
         self.forget(session)
         self._seat(h, seat, session)
         self._maybe_launch(h)
+        self._claim(session)
+
+    def _claim(self, session: Session) -> None:
+        """Seat a bot that is here in the games here that wait for it by pass, while it has
+        slots free: one Redirect carries one pass, the games of a pairing are often played
+        at once, and a bot redirected here stays (its own referee cannot redirect it again)."""
+        name = session.bot.name if session.bot is not None else None
+        for ticket, (h, seat) in list(self._passes.items()):
+            if session.stream is None or session.free_slots - self.reserved[session] <= 0:
+                return
+            if h.game.seats[seat].name == name and h.links[seat] is None:
+                del self._passes[ticket]
+                self._seat(h, seat, session)
+                self._maybe_launch(h)
 
     def expects_table(self, table_id: str) -> bool:
         return table_id in self._tables
