@@ -151,6 +151,10 @@ def replay_to_json(replay: replay_pb2.Replay) -> dict[str, Any]:
         "engine_version": replay.engine_version,
         "preset": replay.ruleset.preset or "classic",
         "money": bool(rules is not None and rules.is_money),
+        "ladder": replay.ladder,
+        "rules": None
+        if rules is None
+        else {"limit": rules.limit, "fixed_deals": rules.fixed_deals, "shokha": rules.shokha},
         "players": replay.players,
         "seats": [
             {"seat": s.seat, "name": s.name, "side": s.side}

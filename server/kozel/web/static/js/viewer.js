@@ -24,7 +24,7 @@ const Viewer = (function () {
     };
 
     // -- layout ---------------------------------------------------------------------------
-    const title = K.el("h1", {}, "Match ", K.el("span", { class: "mid", text: data.match_id }));
+    const header = Story.header(data, data.detail, Boolean(data.download));
     const summary = K.el("p", { class: "summary muted" });
     const btn = (label, text, fn) => K.el("button", { type: "button", "aria-label": label, title: label, "data-action": label, onclick: fn, text });
     const playBtn = btn("play/pause", "▶ play", () => toggle());
@@ -47,12 +47,11 @@ const Viewer = (function () {
     const scores = K.el("div", { class: "scores" });
     const keys = K.el("p", { class: "keys", text: "Keys: " + KEYS });
     const downloads = data.download ? K.el("p", {}, K.link("download .kzr", data.download.kzr), " · ", K.link("JSON", data.download.json)) : null;
-    root.replaceChildren(...[title, summary, controls, stepInfo, board, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
+    root.replaceChildren(...[...header, summary, controls, stepInfo, board, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
 
     summary.textContent = [
       `${data.players} players`, `ruleset ${data.preset}`,
       data.time_control ? `clock ${data.time_control.move_ms} ms a move + ${data.time_control.bank_ms} ms bank` : "",
-      data.result ? `result: ${K.reason(data.result.reason)}` : "",
       data.started_at ? K.when(data.started_at) : "",
     ].filter(Boolean).join(" · ");
 
@@ -112,7 +111,7 @@ const Viewer = (function () {
       const tc = data.time_control || {};
       if (st.f === 0) {
         stepInfo.replaceChildren(K.el("div", { text: `Deal ${deal.index}: dealt by ${names[deal.dealer]}, ${names[deal.first_leader]} leads first.` }),
-          deal.error ? K.el("div", { class: "error", text: deal.error }) : null);
+          deal.error ? K.el("div", { class: "error", text: deal.error }) : null, ending() || []);
         return;
       }
       const step = deal.steps[st.f - 1];
@@ -134,8 +133,14 @@ const Viewer = (function () {
           step.rejections ? K.el("span", { class: "error", text: ` (${step.rejections} refused first)` }) : null),
         K.el("div", { class: "think", "data-think": step.think_ms,
           text: `think ${step.think_ms} ms of ${move} ms a move · bank left ${step.bank_left_ms} ms` }),
-        K.el("div", { class: "clockbar" }, K.el("span", { class: cls, style: null })));
+        K.el("div", { class: "clockbar" }, K.el("span", { class: cls, style: null })), ending() || []);
       stepInfo.querySelector(".clockbar span").style.width = (share * 100).toFixed(0) + "%";
+    }
+
+    // At the last frame of the last deal: who won the match, and how.
+    function ending() {
+      if (st.d !== deals.length - 1 || st.f !== last(st.d)) return null;
+      return K.el("div", { class: "final", "data-ending": "", text: "Match over: " + Story.outcome(data.result, data.seats, data.rules, data.money).text });
     }
 
     function drawScores() {
@@ -154,8 +159,9 @@ const Viewer = (function () {
       const result = data.result || {};
       const totals = data.money ? (result.chips || []).map((c, i) => `${names[i]} ${c >= 0 ? "+" : ""}${c}`).join(" · ")
         : (result.penalty_totals || []).map((p, i) => `${side(i)}: ${p}`).join(" · ");
+      const o = Story.outcome(data.result, data.seats, data.rules, data.money);
       scores.replaceChildren(K.el("p", { text: "Sides: " + sides.map((i) => `${i} = ${side(i)}`).join(" · ") }), table,
-        K.el("p", { class: "final", text: `Final: ${totals}` }));
+        K.el("p", { class: "final", "data-final": "", text: `Final: ${totals}${totals ? ". " : ""}${o.text}` }));
     }
 
     function draw() {
@@ -254,6 +260,7 @@ const Viewer = (function () {
         if (detail.status === "running") { location.replace("/live/" + encodeURIComponent(id)); return; }
         data = await K.api("/api/matches/" + encodeURIComponent(id) + "/replay.json");
         data.download = { kzr: `/api/matches/${id}/replay.kzr`, json: `/api/matches/${id}/replay.json` };
+        data.detail = detail;
       }
       document.title = "Match " + data.match_id.slice(0, 12) + " · Kozel Arena";
       Viewer.instance = start(data, root);
