@@ -4,6 +4,7 @@ as the bots play (a house bot in the referee against a slow bot process at a tab
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -140,6 +141,9 @@ def test_live_page_moves_as_the_bots_play(arena: Arena, page) -> None:
         backs = page.locator("[data-hand] [data-card=back]").count()
         assert backs > 0
         assert page.locator("[data-log] div").count() >= 5
+        log = page.inner_text("[data-log]")
+        assert not re.search(r"\b[6-9TJQKA][SCDH]\b", log), log  # symbols, as the board shows
+        assert re.search("[♠♣♦♥]", log), log
         page.wait_for_selector("[data-status=ended]", timeout=120_000)
         assert page.locator("a[href^='/matches/']").count() >= 1
         assert talon_before is not None

@@ -12,6 +12,8 @@ from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2
 from tests.web.conftest import LADDER, Arena, get, shot
 
+CARD_CODE = re.compile(r"\b[6-9TJQKA][SCDH]\b")
+
 
 def _finished(arena: Arena) -> str:
     rows = [m.id for m in arena.store.matches(ladder=LADDER, limit=200) if m.status == "finished"]
@@ -79,3 +81,30 @@ def test_the_exported_file_names_the_winner_without_links(arena: Arena, browser,
     assert page.inner_text("[data-result]").endswith(".")
     assert "wins" in page.inner_text("[data-result]")
     context.close()
+
+
+def test_one_numbering_and_no_null_at_the_first_step(arena: Arena, page) -> None:
+    match_id = _finished(arena)
+    replay = read_replay(arena.replay_dir / f"{match_id}.kzr")
+    n = len(replay.deals)
+    for d in range(n):
+        _open(arena, page, match_id, f"#d={d}&s=0&v=all")
+        page.wait_for_function(
+            f"() => document.querySelector('[data-where]').dataset.deal === '{d}'"
+        )
+        info = page.inner_text("[data-stepinfo]")
+        assert "null" not in info, info
+        assert info.startswith(f"Deal {d + 1}: dealt by "), info
+        assert f"deal {d + 1}/{n}" in page.inner_text("[data-where]")
+    deals = page.eval_on_selector_all(
+        ".scores tbody tr", "rs => rs.map(r => r.cells[0].textContent)"
+    )
+    assert deals == [str(i + 1) for i in range(n)]
+    _open(arena, page, match_id, "#d=0&s=0&v=all")
+    page.keyboard.press("ArrowDown")  # the first finished trick: its winner holds 1 trick
+    facts = page.eval_on_selector_all("[data-facts]", "fs => fs.map(f => f.textContent)")
+    assert any("· 1 trick ·" in f for f in facts), facts
+    assert not any(re.search(r"\b1 (cards|tricks)\b", f) for f in facts), facts
+    label = page.inner_text("[data-last] .label")
+    assert label.lower() == "last trick: trick 1 of the deal", label
+    assert page.errors == [], page.errors

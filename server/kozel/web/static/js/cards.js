@@ -7,6 +7,9 @@ const Cards = {
   SUIT_NAMES: { S: "spades", C: "clubs", D: "diamonds", H: "hearts" },
   RANKS: { T: "10" },
 
+  // A card as text: "10♥".
+  text(code) { return (Cards.RANKS[code[0]] || code[0]) + (Cards.SUITS[code[1]] || code[1]); },
+
   card(code, trump, small) {
     const rank = code[0], suit = code[1];
     const red = suit === "D" || suit === "H";

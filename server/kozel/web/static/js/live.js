@@ -94,7 +94,7 @@
         st.trick.push(p);
         st.sizes[p.seat || 0] = Math.max(0, (st.sizes[p.seat || 0] || 0) - (p.count || 0));
         if (st.known[p.seat || 0] && p.cards) st.known[p.seat || 0] = st.known[p.seat || 0].filter((c) => !p.cards.includes(c));
-        note(`${seatName(p.seat)} ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()} ${(p.cards || []).join(" ") || `(${p.count} face down)`}`);
+        note(`${seatName(p.seat)} ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()} ${(p.cards || []).map(Cards.text).join(" ") || `(${p.count} face down)`}`);
       } else if (e.trick_taken) {
         st.last = e.trick_taken.trick; st.trick = [];
         note(`trick to ${seatName(st.last.winner)}, ${st.last.known_points || 0} points seen`);

@@ -87,7 +87,7 @@ const Viewer = (function () {
             s.active ? null : K.el("span", { class: "tag", text: "out" })),
           K.el("div", { class: "hand", "data-hand": s.seat }, Cards.hand(shown, hidden, trump, false)),
           K.el("div", { class: "facts", "data-facts": s.seat,
-            text: `${s.hand_size} cards · ${s.tricks} tricks · ${s.points} card points seen` }));
+            text: `${K.count(s.hand_size, "card")} · ${K.count(s.tricks, "trick")} · ${s.points} card points seen` }));
         return panel;
       });
       const trick = fr.trick;
@@ -101,7 +101,7 @@ const Viewer = (function () {
         K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }),
           trick ? [trick.plays.map((p) => playEl(p, trump)), K.el("div", { text: `${names[trick.winner]} is winning` + (trick.combo ? ` · ${trick.combo}` : "") })]
             : K.el("div", { class: "muted-w", text: fr.over ? "deal over" : "—" })),
-        K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: `Last trick (${fr.tricks} played)` }),
+        K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: fr.tricks ? `Last trick: trick ${fr.tricks} of the deal` : "Last trick" }),
           last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points` })]
             : K.el("div", { text: "—" })));
       board.replaceChildren(...seats, center);
@@ -110,8 +110,8 @@ const Viewer = (function () {
     function drawStep(deal) {
       const tc = data.time_control || {};
       if (st.f === 0) {
-        stepInfo.replaceChildren(K.el("div", { text: `Deal ${deal.index}: dealt by ${names[deal.dealer]}, ${names[deal.first_leader]} leads first.` }),
-          deal.error ? K.el("div", { class: "error", text: deal.error }) : null, ending() || []);
+        stepInfo.replaceChildren(...[K.el("div", { text: `Deal ${deal.index + 1}: dealt by ${names[deal.dealer]}, ${names[deal.first_leader]} leads first.` }),
+          deal.error ? K.el("div", { class: "error", text: deal.error }) : null, ending()].filter(Boolean));
         return;
       }
       const step = deal.steps[st.f - 1];
@@ -147,12 +147,12 @@ const Viewer = (function () {
       const sides = [...new Set(data.seats.map((s) => s.side))].sort();
       const side = (i) => data.seats.filter((s) => s.side === i).map((s) => s.name).join(" + ");
       const rows = deals.map((d) => ({
-        deal: d.index, points: d.card_points.join(" / "), tricks: d.tricks.join(" / "),
+        deal: d.index + 1, points: d.card_points.join(" / "), tricks: d.tricks.join(" / "),
         pen: d.voided ? "voided" : data.money ? (d.pot_winners.length ? "pot: " + d.pot_winners.map((s) => names[s]).join(", ") : "") : d.penalties.join(" / "),
         total: data.money ? "" : (d.totals_after || []).join(" / "),
       }));
       const table = K.table([
-        { key: "deal", label: "Deal", num: true, render: (r) => K.link(String(r.deal), "#d=" + r.deal + "&s=0&v=" + st.view) },
+        { key: "deal", label: "Deal", num: true, render: (r) => K.link(String(r.deal), "#d=" + (r.deal - 1) + "&s=0&v=" + st.view) },
         { key: "points", label: "Card points" }, { key: "tricks", label: "Tricks" },
         { key: "pen", label: data.money ? "Pot" : "Penalties" }, { key: "total", label: data.money ? "" : "Totals" },
       ], rows);
