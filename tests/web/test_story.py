@@ -8,9 +8,12 @@ import json
 import re
 from urllib.parse import unquote
 
+from kozel.engine.observation import PlayView, TrickView
 from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2
+from kozel.web.replay_json import why_won
 from tests.web.conftest import LADDER, Arena, get, shot
+from tests.web.engine_views import views
 
 CARD_CODE = re.compile(r"\b[6-9TJQKA][SCDH]\b")
 
@@ -107,4 +110,94 @@ def test_one_numbering_and_no_null_at_the_first_step(arena: Arena, page) -> None
     assert not any(re.search(r"\b1 (cards|tricks)\b", f) for f in facts), facts
     label = page.inner_text("[data-last] .label")
     assert label.lower() == "last trick: trick 1 of the deal", label
+    assert page.errors == [], page.errors
+
+
+def _trick(plays: list[tuple[int, str, tuple[str, ...]]], winner: int, combo=None) -> TrickView:
+    views_ = tuple(PlayView(seat, kind, len(cards), cards) for seat, kind, cards in plays)
+    return TrickView(plays[0][0], winner, views_, combo, 0)
+
+
+def test_why_a_trick_was_won() -> None:
+    """Hearts are trump in each case."""
+    lead = (0, "lead", ("AS",))
+    assert why_won(_trick([lead, (1, "beat", ("7H",))], 1), "H", True) == "trumped"
+    assert why_won(_trick([lead, (1, "beat", ("6S",))], 1), "H", True) == "super-trump 6♠"
+    assert why_won(_trick([(0, "lead", ("7S",)), (1, "beat", ("KS",))], 1), "H", True) == (
+        "beaten in suit"
+    )
+    assert why_won(_trick([(0, "lead", ("7H",)), (1, "beat", ("KH",))], 1), "H", True) == (
+        "beaten in suit"  # a trump lead beaten by a higher trump is not "trumped"
+    )
+    assert why_won(_trick([lead, (1, "discard", ("7C",))], 0), "H", True) == "lead not beaten"
+    assert why_won(_trick([(0, "lead", ("6S", "9S"))], 0), "H", True) == "nobody answered"
+    six = _trick([(0, "lead", ("6S",)), (1, "discard", ("7C",))], 0)
+    assert why_won(six, "H", True) == "super-trump 6♠"
+    assert why_won(six, "H", False) == "lead not beaten"  # no shokha: the lowest spade
+    moscow = _trick(
+        [(0, "lead", ("AS", "AH", "TS", "6S")), (1, "discard", ("7C",) * 4)], 0, "moscow"
+    )
+    assert why_won(moscow, "H", True) == "combination: moscow"
+
+
+def test_trick_list_matches_the_engine_and_each_row_goes_to_its_step(arena: Arena, page) -> None:
+    match_id = _finished(arena)
+    replay = read_replay(arena.replay_dir / f"{match_id}.kzr")
+    names = {s.seat: s.name for s in replay.seats}
+    frames = list(views(replay, 0))
+    tricks = frames[-1][0].tricks
+    _open(arena, page, match_id, "#d=0&s=0&v=all")
+    rows = page.eval_on_selector_all(
+        "[data-tricks] tbody tr",
+        "rs => rs.map(r => ({step: +r.dataset.step, cells: [...r.cells].map(c => c.textContent),"
+        " cards: [...r.querySelectorAll('[data-card]')].map(c => c.dataset.card)}))",
+    )
+    assert len(rows) == len(tricks) > 0
+    assert page.inner_text("[data-tricks-head]") == f"Tricks of deal 1 ({len(tricks)} tricks)"
+    for i, (row, t) in enumerate(zip(rows, tricks, strict=True)):
+        done = frames[row["step"]][0]
+        assert len(done.tricks) == i + 1 and len(frames[row["step"] - 1][0].tricks) == i
+        assert row["cells"][0] == str(i + 1)
+        assert (row["cells"][1], row["cells"][3]) == (names[t.leader], names[t.winner])
+        assert row["cells"][4] == str(done.tricks[i].known_points)
+        assert row["cells"][5] == why_won(t, done.trump, True)
+        assert row["cards"] == [c for p in done.tricks[i].plays for c in p.cards]
+    page.click("[data-tricks] tbody tr:nth-child(2) button[data-goto]")
+    where = page.get_attribute("[data-where]", "data-step")
+    assert where == str(rows[1]["step"])
+    last = page.eval_on_selector_all("[data-last] [data-card]", "cs => cs.map(c => c.dataset.card)")
+    assert last == rows[1]["cards"]
+    assert page.get_attribute("[data-trick-row='1']", "aria-current") == "step"
+    shot(page, "viewer-tricks")
+    assert page.errors == [], page.errors
+
+
+def _six_of_spades_in_hand(arena: Arena):
+    """(match id, deal, step, seat, full view) of a frame where the 6♠ is in a hand."""
+    rows = [m.id for m in arena.store.matches(ladder=LADDER, limit=50) if m.status == "finished"]
+    for match_id in rows:
+        replay = read_replay(arena.replay_dir / f"{match_id}.kzr")
+        for d in range(len(replay.deals)):
+            for step, (full, _) in enumerate(views(replay, d)):
+                for s in full.seats:
+                    if "6S" in s.known_cards:
+                        return match_id, d, step, s.seat, full
+    return None
+
+
+def test_super_trump_trump_and_seat_to_act_are_said_in_text(arena: Arena, page) -> None:
+    found = _six_of_spades_in_hand(arena)
+    assert found is not None
+    match_id, d, step, holder, full = found
+    _open(arena, page, match_id, f"#d={d}&s={step}&v=all")
+    six = page.locator(f"[data-hand='{holder}'] [data-card='6S']")
+    assert six.get_attribute("aria-label") == "6♠ super-trump"
+    assert six.locator(".mark").inner_text().lower() == "super"
+    assert "6♠ is the super-trump" in page.inner_text("[data-board]")
+    trump = {"S": "spades", "C": "clubs", "D": "diamonds", "H": "hearts"}[full.trump]
+    assert f"{trump} are trump" in page.inner_text("[data-trump]")
+    acting = page.eval_on_selector_all(
+        "[data-to-act]", "ts => ts.map(t => t.closest('[data-seat]').dataset.seat)"
+    )
+    assert acting == [str(s) for s in full.to_act]
     assert page.errors == [], page.errors

@@ -70,4 +70,23 @@ const Story = {
     }));
   },
 
+  // The finished tricks of a deal as `view` saw them, one row each with a button to the frame
+  // that completed it; rows after frame `f` are marked as still to come.
+  trickRows(deal, view, f, names, goto) {
+    const frameAt = (step) => { const fr = deal.frames[step]; return fr && (view === "all" ? fr.all : fr.seats[+view]); };
+    return (deal.tricks_done || []).map((t, i) => {
+      const seen = (frameAt(t.step) || {}).last || { plays: [], points: t.points };
+      const state = t.step > f ? "ahead" : t.step === f ? "now" : "done";
+      return K.el("tr", { class: "trick-row " + state, "data-trick-row": i, "data-step": t.step, "aria-current": state === "now" ? "step" : null },
+        K.el("td", { class: "num" }, K.el("button", { type: "button", class: "goto", "data-goto": t.step,
+          "aria-label": `go to trick ${i + 1}`, onclick: () => goto(t.step), text: String(i + 1) })),
+        K.el("td", { text: names[t.leader] }),
+        K.el("td", {}, seen.plays.map((p) => K.el("span", { class: "tplay" },
+          K.el("span", { class: "by", text: `${names[p.seat]}: ` }),
+          p.cards.length ? Cards.hand(p.cards, 0, deal.trump, true) : Cards.hand([], p.count, deal.trump, true)))),
+        K.el("td", { class: "win", text: names[t.winner] }),
+        K.el("td", { class: "num", text: String(seen.points) }),
+        K.el("td", { class: "why", "data-why": t.why, text: t.why }));
+    });
+  },
 };

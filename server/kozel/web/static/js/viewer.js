@@ -11,6 +11,7 @@ const Viewer = (function () {
 
   function start(data, root) {
     const st = { d: 0, f: 0, view: "all", playing: false, speed: 2, timer: null };
+    Cards.shokha = !data.rules || data.rules.shokha;
     const names = data.seats.map((s) => s.name);
     const deals = data.deals;
 
@@ -42,12 +43,16 @@ const Viewer = (function () {
       btn("next deal", "deal ▶", () => moveDeal(1)), speedSel, viewSel, where, permalink);
     const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "" });
     const board = K.el("div", { class: "board", "data-board": "" });
+    const trickHead = K.el("h2", { "data-tricks-head": "" });
+    const trickBody = K.el("tbody");
+    const trickList = K.el("div", { class: "scroll" }, K.el("table", { class: "tricks", "data-tricks": "" },
+      K.el("thead", {}, K.el("tr", {}, ["#", "Leader", "Plays", "Winner", "Points", "Why it won"].map((h) => K.el("th", { scope: "col", text: h })))), trickBody));
     const extras = K.el("div", { class: "extras", "data-extras": "" }); // panels of other modules
     const listeners = []; // told (deal, frame) after every draw
     const scores = K.el("div", { class: "scores" });
     const keys = K.el("p", { class: "keys", text: "Keys: " + KEYS });
     const downloads = data.download ? K.el("p", {}, K.link("download .kzr", data.download.kzr), " · ", K.link("JSON", data.download.json)) : null;
-    root.replaceChildren(...[...header, summary, controls, stepInfo, board, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
+    root.replaceChildren(...[...header, summary, controls, stepInfo, board, trickHead, trickList, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
 
     summary.textContent = [
       `${data.players} players`, `ruleset ${data.preset}`,
@@ -83,6 +88,7 @@ const Viewer = (function () {
             K.el("span", { class: "name", text: names[s.seat] }),
             K.el("span", { class: "tag", text: `seat ${s.seat} · side ${data.seats[s.seat].side}` }),
             deal.dealer === s.seat ? K.el("span", { class: "tag", text: "dealer" }) : null,
+            fr.to_act.includes(s.seat) && !fr.over ? K.el("span", { class: "tag act", "data-to-act": "", text: "to act" }) : null,
             own ? K.el("span", { class: "tag", text: "you" }) : null,
             s.active ? null : K.el("span", { class: "tag", text: "out" })),
           K.el("div", { class: "hand", "data-hand": s.seat }, Cards.hand(shown, hidden, trump, false)),
@@ -95,7 +101,8 @@ const Viewer = (function () {
       const center = K.el("section", { class: "center" },
         K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Trump" }),
           K.el("div", { "data-trump": trump }, Cards.card(deal.trump_card, trump, false),
-            K.el("div", { class: "muted-w", text: `${Cards.SUITS[trump]} ${Cards.SUIT_NAMES[trump]}${fr.trump_card_drawn ? " (card drawn)" : ""}` }))),
+            K.el("div", { class: "muted-w", text: `${Cards.SUITS[trump]} ${Cards.SUIT_NAMES[trump]} are trump${fr.trump_card_drawn ? " (card drawn)" : ""}` }),
+            Cards.shokha ? K.el("div", { class: "muted-w", text: "6♠ is the super-trump" }) : null)),
         K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Talon" }),
           K.el("div", { "data-talon": fr.talon }, fr.talon ? Cards.back(false) : null, ` ${fr.talon} left`)),
         K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }),
@@ -143,6 +150,12 @@ const Viewer = (function () {
       return K.el("div", { class: "final", "data-ending": "", text: "Match over: " + Story.outcome(data.result, data.seats, data.rules, data.money).text });
     }
 
+    function drawTricks(deal) {
+      const n = (deal.tricks_done || []).length;
+      trickHead.textContent = `Tricks of deal ${deal.index + 1} (${K.count(n, "trick")})` + (st.view === "all" ? "" : `, as ${names[+st.view]} saw them`);
+      trickBody.replaceChildren(...Story.trickRows(deal, st.view, st.f, names, (f) => { st.f = f; draw(); }));
+    }
+
     function drawScores() {
       const sides = [...new Set(data.seats.map((s) => s.side))].sort();
       const side = (i) => data.seats.filter((s) => s.side === i).map((s) => s.name).join(" + ");
@@ -176,6 +189,7 @@ const Viewer = (function () {
       if (!fr) { board.replaceChildren(K.el("p", { text: deal.error || "no frames" })); stepInfo.replaceChildren(); return; }
       drawBoard(deal, fr);
       drawStep(deal);
+      drawTricks(deal);
       for (const fn of listeners) fn(st.d, st.f);
     }
 
