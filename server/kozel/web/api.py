@@ -68,6 +68,8 @@ class WebLimits:
     analysis_cache: int = 16  # analyses kept (by replay and settings)
     analysis_queue: int = 4  # analyses queued or running at once; more are refused (503)
     analysis_share: float = 0.5  # of the web's CPU share (web.cpu_share) for the analysis
+    # Answers of at least this many bytes are sent gzip-compressed to a client that accepts it.
+    gzip_min_bytes: int = 1024
 
     @property
     def default_page(self) -> int:

@@ -41,7 +41,7 @@ const Viewer = (function () {
       btn("previous play", "◀ play", () => move(-1)), playBtn,
       btn("next play", "play ▶", () => move(1)), btn("next trick", "trick ▶", () => moveTrick(1)),
       btn("next deal", "deal ▶", () => moveDeal(1)), speedSel, viewSel, where, permalink);
-    const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "" });
+    const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "", "aria-live": "polite" });
     const board = K.el("div", { class: "board", "data-board": "" });
     const trickHead = K.el("h2", { "data-tricks-head": "" });
     const trickBody = K.el("tbody");
@@ -238,6 +238,8 @@ const Viewer = (function () {
     document.addEventListener("keydown", (e) => {
       if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.altKey || e.ctrlKey || e.metaKey) return;
       const k = e.key;
+      // Space and Enter on a focused control press it (the browser's own action), not the viewer's.
+      if ((k === " " || k === "Enter") && e.target.closest("button, a, summary, [role=button], [tabindex]")) return;
       const act = {
         ArrowRight: () => move(1), ArrowLeft: () => move(-1), ArrowDown: () => moveTrick(1), ArrowUp: () => moveTrick(-1),
         PageDown: () => moveDeal(1), PageUp: () => moveDeal(-1), " ": () => toggle(),
