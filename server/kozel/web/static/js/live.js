@@ -121,21 +121,25 @@
       note(`deal ${(d.deal_index || 0) + 1} ends: ` + (d.scores || []).map((s) => `side ${s.side || 0} ${s.card_points || 0} points, penalty ${s.penalty || 0}`).join("; "));
       st.totals = (d.scores || []).map((s) => s.penalty_total || 0);
     } else if (kind === "match_end") {
-      st.over = true;
-      const r = ev.match_end.result || {};
-      status.textContent = `the match has ended: ${K.reason(r.reason)}`;
-      status.dataset.status = "ended";
-      const o = Story.outcome(r, st.seats, st.rules, st.money);
-      result.textContent = o.text;
-      result.dataset.winner = o.winner || "";
-      dot.dataset.liveDot = "off"; dot.setAttribute("aria-label", "ended"); label.textContent = "Ended: ";
-      const rid = ev.match_end.replay_id;
-      if (rid) main.insertBefore(K.el("p", {}, K.link("Open the replay →", "/matches/" + encodeURIComponent(rid))), board);
-      note("match over");
+      ended(ev.match_end);
     } else if (kind === "dropped") {
       status.textContent = "the referee dropped this stream: " + ev.dropped;
     }
     draw();
+  }
+
+  // The end: the dot goes off, the heading says so, the winner is named with the rule.
+  function ended(end) {
+    st.over = true;
+    const r = end.result || {};
+    status.textContent = `the match has ended: ${K.reason(r.reason)}`;
+    status.dataset.status = "ended";
+    const o = Story.outcome(r, st.seats, st.rules, st.money);
+    result.textContent = o.text;
+    result.dataset.winner = o.winner || "";
+    dot.dataset.liveDot = "off"; dot.setAttribute("aria-label", "ended"); label.textContent = "Ended: ";
+    if (end.replay_id) main.insertBefore(K.el("p", {}, K.link("Open the replay →", "/matches/" + encodeURIComponent(end.replay_id))), board);
+    note("match over");
   }
 
   const source = new EventSource(`/api/live/${encodeURIComponent(id)}/events${full ? "?full=true" : ""}`);
@@ -147,8 +151,13 @@
       if (kind === "match_end" || kind === "dropped") source.close();
     });
   }
+  let streamClosed = false;
+  const closedNote = () => {
+    if (!st.over) { status.textContent = "the stream closed (the match may have ended)"; status.dataset.status = "closed"; }
+  };
   source.onerror = () => {
-    if (!st.over && !pace.waiting()) { status.textContent = "the stream closed (the match may have ended)"; status.dataset.status = "closed"; }
+    streamClosed = true;
+    if (!pace.waiting()) closedNote(); // else once what waits has been shown
     source.close();
   };
   draw();
@@ -174,9 +183,10 @@
         if (shown(kind, ev)) break;
       }
       tell();
-      if (!queue.length) stop();
+      if (!queue.length) drained();
     }
-    function flush() { while (queue.length) handle(...queue.shift()); tell(); stop(); }
+    function flush() { while (queue.length) handle(...queue.shift()); tell(); drained(); }
+    function drained() { stop(); if (streamClosed) closedNote(); }
     function tell() {
       waitingEl.dataset.queued = queue.length; waitingEl.dataset.received = received;
       waitingEl.textContent = queue.length ? ` ${K.count(queue.length, "event")} waiting` : "";
