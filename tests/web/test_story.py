@@ -168,6 +168,11 @@ def test_trick_list_matches_the_engine_and_each_row_goes_to_its_step(arena: Aren
     last = page.eval_on_selector_all("[data-last] [data-card]", "cs => cs.map(c => c.dataset.card)")
     assert last == rows[1]["cards"]
     assert page.get_attribute("[data-trick-row='1']", "aria-current") == "step"
+    assert page.inner_text("[data-points-head]") == "Points"
+    page.keyboard.press("1")  # as seat 1 saw it: points of the cards it saw
+    assert page.inner_text("[data-points-head]") == "Points seen"
+    assert page.inner_text("[data-last-winner]").endswith(" points seen")
+    page.keyboard.press("a")
     shot(page, "viewer-tricks")
     assert page.errors == [], page.errors
 

@@ -45,8 +45,10 @@ const Viewer = (function () {
     const board = K.el("div", { class: "board", "data-board": "" });
     const trickHead = K.el("h2", { "data-tricks-head": "" });
     const trickBody = K.el("tbody");
+    const pointsHead = K.el("th", { scope: "col", class: "num", "data-points-head": "" });
     const trickList = K.el("div", { class: "scroll" }, K.el("table", { class: "tricks", "data-tricks": "" },
-      K.el("thead", {}, K.el("tr", {}, ["#", "Leader", "Plays", "Winner", "Points", "Why it won"].map((h) => K.el("th", { scope: "col", text: h })))), trickBody));
+      K.el("thead", {}, K.el("tr", {}, ["#", "Leader", "Plays", "Winner"].map((h) => K.el("th", { scope: "col", text: h })),
+        pointsHead, K.el("th", { scope: "col", text: "Why it won" }))), trickBody));
     const extras = K.el("div", { class: "extras", "data-extras": "" }); // panels of other modules
     const listeners = []; // told (deal, frame) after every draw
     const scores = K.el("div", { class: "scores" });
@@ -109,7 +111,7 @@ const Viewer = (function () {
           trick ? [trick.plays.map((p) => playEl(p, trump)), K.el("div", { text: `${names[trick.winner]} is winning` + (trick.combo ? ` · ${trick.combo}` : "") })]
             : K.el("div", { class: "muted-w", text: fr.over ? "deal over" : "—" })),
         K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: fr.tricks ? `Last trick: trick ${fr.tricks} of the deal` : "Last trick" }),
-          last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points` })]
+          last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points${st.view === "all" ? "" : " seen"}` })]
             : K.el("div", { text: "—" })));
       board.replaceChildren(...seats, center);
     }
@@ -154,6 +156,9 @@ const Viewer = (function () {
       const n = (deal.tricks_done || []).length;
       trickHead.textContent = `Tricks of deal ${deal.index + 1} (${K.count(n, "trick")})` + (st.view === "all" ? "" : `, as ${names[+st.view]} saw them`);
       trickBody.replaceChildren(...Story.trickRows(deal, st.view, st.f, names, (f) => { st.f = f; draw(); }));
+      // A seat counts only the cards it saw: others' face-down discards are not among them.
+      pointsHead.textContent = st.view === "all" ? "Points" : "Points seen";
+      pointsHead.title = st.view === "all" ? "card points in the trick" : "card points of the cards this seat saw (not others' face-down discards)";
     }
 
     function drawScores() {
