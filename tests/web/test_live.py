@@ -4,6 +4,7 @@ as the bots play (a house bot in the referee against a slow bot process at a tab
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ import grpc
 import pytest
 from google.protobuf.json_format import MessageToDict
 
+from kozel.server.replay.file import read_replay
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2_grpc
 from kozel.v1 import referee_pb2 as rpb
@@ -140,7 +142,38 @@ def test_live_page_moves_as_the_bots_play(arena: Arena, page) -> None:
         backs = page.locator("[data-hand] [data-card=back]").count()
         assert backs > 0
         assert page.locator("[data-log] div").count() >= 5
+        log = page.inner_text("[data-log]")
+        assert not re.search(r"\b[6-9TJQKA][SCDH]\b", log), log  # symbols, as the board shows
+        assert re.search("[♠♣♦♥]", log), log
+        _paced_then_caught_up(page)
+        page.select_option("select[data-action=pace]", "0")  # as they come, to the end
         page.wait_for_selector("[data-status=ended]", timeout=120_000)
         assert page.locator("a[href^='/matches/']").count() >= 1
         assert talon_before is not None
+        _names_the_winner(arena, page, match_id)
         assert page.errors == [], page.errors
+
+
+def _paced_then_caught_up(page) -> None:
+    """Events come faster than the chosen pace shows them: they wait; "catch up" shows them."""
+    page.wait_for_function(
+        "() => +document.querySelector('[data-queued]').dataset.queued >= 3", timeout=60_000
+    )
+    queued, received, shown = page.evaluate(
+        """() => {
+          document.querySelector("[data-action='catch up']").click();
+          const q = document.querySelector("[data-queued]").dataset;
+          return [+q.queued, +q.received, +document.querySelector("[data-board]").dataset.events];
+        }"""
+    )
+    assert queued == 0 and shown == received + 1, (queued, received, shown)  # + the snapshot
+
+
+def _names_the_winner(arena: Arena, page, match_id: str) -> None:
+    replay = read_replay(arena.replay_dir / f"{match_id}.kzr")
+    r = replay.result
+    winner = " + ".join(s.name for s in replay.seats if s.side == r.winner_side)
+    assert page.get_attribute("[data-result]", "data-winner") == ("" if r.draw else winner)
+    assert page.inner_text("[data-result]").startswith(f"{winner} wins: ")
+    assert page.get_attribute("[data-live-dot]", "data-live-dot") == "off"
+    assert page.inner_text("h1").startswith("Ended: ")

@@ -193,6 +193,7 @@ def test_viewer_link_trick_and_deal_steps(arena: Arena, page) -> None:
     page.click("button[data-action='next play']")
     assert page.evaluate(READ_BOARD)["step"] == 1
     page.select_option("select[data-action=speed]", "8")
+    page.evaluate("() => document.activeElement.blur()")  # Space on a control presses it
     page.keyboard.press(" ")  # play
     page.wait_for_function(
         "() => +document.querySelector('[data-where]').dataset.step >= 4", timeout=20_000

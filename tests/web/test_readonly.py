@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from kozel.ladder.cluster_status import read_status
 from kozel.ladder.store import Store
 from kozel.web.readonly import ReadOnlyStore
 from tests.ladder.conftest import store_url  # noqa: F401 (the fixture: SQLite and PostgreSQL)
@@ -25,6 +26,7 @@ def test_reads_what_the_store_wrote_and_refuses_writes(store_url: str, tmp_path:
     ro = ReadOnlyStore(url)
     try:
         assert ro.bot(name) is not None
+        assert read_status(ro).ladders == ()  # the ladders' states (home page), read only
         with pytest.raises(DBAPIError):
             ro.register_bot(name + "-2")
         assert store.bot(name + "-2") is None

@@ -183,6 +183,7 @@ class WebSettings(_Section):
     analysis_cache: int = Field(16, ge=0, le=10_000)
     analysis_queue: int = Field(4, ge=1, le=1000)
     analysis_share: float = Field(0.5, gt=0, lt=1)
+    gzip_min_bytes: int = Field(1024, ge=0, le=1 << 30)  # smaller answers go uncompressed
 
     @field_validator("listen")
     @classmethod

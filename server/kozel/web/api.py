@@ -19,10 +19,13 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 from google.protobuf.json_format import MessageToDict
 from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
 from sse_starlette.sse import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from kozel.analysis.review import Settings
+from kozel.ladder.cluster_status import read_status
+from kozel.ladder.store import Store
 from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
 from kozel.server.replay.file import ReplayError, decode_replay
@@ -68,6 +71,8 @@ class WebLimits:
     analysis_cache: int = 16  # analyses kept (by replay and settings)
     analysis_queue: int = 4  # analyses queued or running at once; more are refused (503)
     analysis_share: float = 0.5  # of the web's CPU share (web.cpu_share) for the analysis
+    # Answers of at least this many bytes are sent gzip-compressed to a client that accepts it.
+    gzip_min_bytes: int = 1024
 
     @property
     def default_page(self) -> int:
@@ -81,6 +86,12 @@ class Ladder(BaseModel):
     name: str
     bots: int
     matches: dict[str, int]  # by status: running, finished, aborted
+    last_match_at: datetime | None = None  # when its latest finished match ended
+    # As the referees publish it in the store (None: no live referee serves it): running or
+    # stopped, bots connected and waiting for a match, and why they get none ("" if they do).
+    state: str | None = None
+    waiting_bots: int | None = None
+    stalled: str = ""
 
 
 class Standing(BaseModel):
@@ -301,6 +312,25 @@ def _convert(data: bytes, limits: ReplayLimits) -> bytes:
     return json.dumps(replay_to_json(decode_replay(data, limits)), separators=(",", ":")).encode()
 
 
+async def _ladder_states(store: Store | None) -> dict[str, dict[str, Any]]:
+    """Each served ladder's state as the referees publish it in the store (what ``kozel
+    cluster status`` shows, less who stopped it and why: that is for operators)."""
+    if store is None:
+        return {}
+    try:
+        status = await asyncio.to_thread(read_status, store)
+    except SQLAlchemyError:  # the pages still answer; the state is just not shown
+        return {}
+    return {
+        x.name: {
+            "state": x.state,
+            "waiting_bots": x.waiting_bots,
+            "stalled": x.stalled if x.state == "running" else "",
+        }
+        for x in status.ladders
+    }
+
+
 def _not_modified(request: Request, etag: str) -> bool:
     tags = request.headers.get("if-none-match", "")
     return etag in [t.strip() for t in tags.split(",")] or tags.strip() == "*"
@@ -340,7 +370,11 @@ def build_router(api: Api) -> APIRouter:
             )
         }
         names = sorted(set(api.sources.ladder_names() or []) | set(known))
-        return [known.get(n, {"name": n, "bots": 0, "matches": {}}) for n in names]
+        states = await _ladder_states(api.sources.store)
+        return [
+            {**known.get(n, {"name": n, "bots": 0, "matches": {}}), **states.get(n, {})}
+            for n in names
+        ]
 
     @r.get(
         "/ladders/{ladder}/standings",

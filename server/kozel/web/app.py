@@ -23,6 +23,7 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.staticfiles import StaticFiles
 
 from kozel.server.lobby import REPLAY_ID
@@ -64,7 +65,7 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
     """A page: a fixed HTML shell whose script fills it from the API (names are set as text
     by the script; the only text put here is escaped)."""
     body = (
-        f'<p class="notice">{html.escape(message)}</p>'
+        f'<h1>{html.escape(title)}</h1><p class="notice">{html.escape(message)}</p>'
         if message
         else '<p class="loading">Loading…</p>'
     )
@@ -80,6 +81,8 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
             '<link rel="stylesheet" href="/static/css/analysis.css">'
             '<script src="/static/js/analysis.js"></script>'
         )
+    if page in ("viewer", "live"):  # loaded after common.js (below), before the page's script
+        script = '<script src="/static/js/story.js"></script>' + script
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -139,6 +142,14 @@ def create_app(
     app.include_router(ops_router(sources, ops_token_sha256))
     app.include_router(tournament_router(sources, shell))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    # Added before the CPU cap, so it runs inside it: compressing takes its turn too. A replay
+    # file is gzip already; live streams are never buffered.
+    app.add_middleware(
+        GZipMiddleware,
+        minimum_size=api.limits.gzip_min_bytes,
+        compresslevel=6,
+        exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, "application/octet-stream"),
+    )
     if budget is not None:
         api.gate = CpuGate(budget, api.limits.max_waiting_per_address)
         app.add_middleware(CpuCap, gate=api.gate)

@@ -74,6 +74,13 @@ class WebQueries:
             bots = dict(
                 s.execute(select(RatingRow.ladder, func.count()).group_by(RatingRow.ladder)).all()
             )
+            last = dict(
+                s.execute(
+                    select(MatchRow.ladder, func.max(MatchRow.ended_at))
+                    .where(MatchRow.status == "finished")
+                    .group_by(MatchRow.ladder)
+                ).all()
+            )
             counts: dict[str, dict[str, int]] = {}
             for ladder, status, n in s.execute(
                 select(MatchRow.ladder, MatchRow.status, func.count()).group_by(
@@ -82,7 +89,15 @@ class WebQueries:
             ):
                 counts.setdefault(ladder, {})[status] = n
         names = sorted(set(bots) | set(counts))
-        return [{"name": n, "bots": bots.get(n, 0), "matches": counts.get(n, {})} for n in names]
+        return [
+            {
+                "name": n,
+                "bots": bots.get(n, 0),
+                "matches": counts.get(n, {}),
+                "last_match_at": _utc(last.get(n)),
+            }
+            for n in names
+        ]
 
     def bot(self, name: str) -> dict[str, Any] | None:
         """A bot and its rating on each ladder, or None."""

@@ -5,7 +5,8 @@ Each deal is re-played with the engine from its recorded deck; the views come fr
 :mod:`kozel.engine.observation` (``full_view`` for "everything", ``observe`` for "as seat N saw
 it"), so the viewer never decides what a seat knew. A frame keeps what the table shows (hands,
 the trick in play, the last trick, counts) and leaves out the list of all earlier tricks that
-an observation repeats at every step.
+an observation repeats at every step; instead each deal lists its tricks once (``tricks_done``:
+the frame that completed each, its winner, points and why it won).
 """
 
 from __future__ import annotations
@@ -69,9 +70,40 @@ def frame(obs: Observation) -> dict[str, Any]:
     }
 
 
-def _views(deal, players: int) -> dict[str, Any]:
+SHOKHA = "6S"
+
+
+def why_won(t: TrickView, trump: str, shokha: bool) -> str:
+    """Why the winner took a finished trick (every card seen: a full view's trick)."""
+    if t.combo:
+        return f"combination: {t.combo}"
+    if len(t.plays) == 1:
+        return "nobody answered"
+    beats = [p for p in t.plays if p.kind == "beat"]
+    win = beats[-1] if beats else t.plays[0]
+    if shokha and SHOKHA in win.cards:
+        return "super-trump 6♠"
+    if not beats:
+        return "lead not beaten"
+    lead = t.plays[0].cards
+    if any(c[1] == trump for c in win.cards) and not all(c[1] == trump for c in lead):
+        return "trumped"
+    return "beaten in suit"
+
+
+def _done(t: TrickView, step: int, trump: str, shokha: bool) -> dict[str, Any]:
     return {
-        "all": frame(full_view(deal)),
+        "step": step,
+        "leader": t.leader,
+        "winner": t.winner,
+        "points": t.known_points,
+        "why": why_won(t, trump, shokha),
+    }
+
+
+def _views(deal, players: int, full: Observation) -> dict[str, Any]:
+    return {
+        "all": frame(full),
         "seats": [frame(observe(deal, s)) for s in range(players)],
     }
 
@@ -84,10 +116,22 @@ def _action(action: game_pb2.Action) -> dict[str, Any]:
     return {"kind": kind, "cards": list(action.cards), "combo": combo}
 
 
+def _step(step: replay_pb2.ReplayStep, banks: list[int], move_ms: int) -> dict[str, Any]:
+    """One step as the viewer shows it; ``banks`` (per seat) pays for its overrun."""
+    banks[step.seat] = max(0, banks[step.seat] - max(0, step.think_ms - move_ms))
+    return {
+        "seat": step.seat,
+        "action": _action(step.action),
+        "think_ms": step.think_ms,
+        "timeout": step.timeout,
+        "rejections": len(step.rejections),
+        "bank_left_ms": banks[step.seat],
+    }
+
+
 def _deal(
     replay: replay_pb2.Replay, d: replay_pb2.ReplayDeal, rules, totals: list[int], banks: list[int]
 ) -> dict[str, Any]:
-    tc = replay.time_control
     out: dict[str, Any] = {
         "index": d.index,
         "dealer": d.dealer,
@@ -100,6 +144,7 @@ def _deal(
         "pot_winners": list(d.pot_winners),
         "steps": [],
         "frames": [],
+        "tricks_done": [],
         "error": None,
     }
     sim = start_deal(rules, replay, d)
@@ -107,21 +152,12 @@ def _deal(
         out["error"] = f"cannot re-play this deal: {sim}"
         return out
     out["trump"] = sim.trump_suit
-    out["trump_card"] = full_view(sim).trump_card
-    out["frames"].append(_views(sim, replay.players))
+    full = full_view(sim)
+    out["trump_card"] = full.trump_card
+    out["frames"].append(_views(sim, replay.players, full))
+    shokha = bool(rules is not None and rules.shokha)
     for step in d.steps:
-        used = max(0, step.think_ms - tc.move_ms)
-        banks[step.seat] = max(0, banks[step.seat] - used)
-        out["steps"].append(
-            {
-                "seat": step.seat,
-                "action": _action(step.action),
-                "think_ms": step.think_ms,
-                "timeout": step.timeout,
-                "rejections": len(step.rejections),
-                "bank_left_ms": banks[step.seat],
-            }
-        )
+        out["steps"].append(_step(step, banks, replay.time_control.move_ms))
         try:
             kind, cards, combo = action_from_pb(step.action)
             sim.play(step.seat, kind, cards, combo)
@@ -129,7 +165,10 @@ def _deal(
             out["error"] = f"the engine refuses step {len(out['steps'])}: {exc}"
             out["steps"].pop()
             break
-        out["frames"].append(_views(sim, replay.players))
+        full = full_view(sim)
+        out["frames"].append(_views(sim, replay.players, full))
+        for t in full.tricks[len(out["tricks_done"]) :]:
+            out["tricks_done"].append(_done(t, len(out["steps"]), sim.trump_suit, shokha))
     if d.penalties:
         for side, p in enumerate(d.penalties):
             if side < len(totals):
@@ -151,6 +190,10 @@ def replay_to_json(replay: replay_pb2.Replay) -> dict[str, Any]:
         "engine_version": replay.engine_version,
         "preset": replay.ruleset.preset or "classic",
         "money": bool(rules is not None and rules.is_money),
+        "ladder": replay.ladder,
+        "rules": None
+        if rules is None
+        else {"limit": rules.limit, "fixed_deals": rules.fixed_deals, "shokha": rules.shokha},
         "players": replay.players,
         "seats": [
             {"seat": s.seat, "name": s.name, "side": s.side}

@@ -22,7 +22,7 @@ const Analysis = (function () {
   function actionText(action) {
     const [kind, value] = Object.entries(action)[0];
     if (value === true) return kind;
-    return kind + " " + (Array.isArray(value) ? value.join(" ") : value);
+    return kind + " " + (Array.isArray(value) ? value.map(Cards.text).join(" ") : value);
   }
 
   function actionEl(action, trump) {
@@ -123,7 +123,7 @@ const Analysis = (function () {
     for (const deal of a.deals) for (const d of deal.decisions) if (d.label !== "good") all.push({ deal: deal.index, d });
     all.sort((x, y) => y.d.loss - x.d.loss);
     const items = all.slice(0, 10).map(({ deal, d }) => K.el("li", { class: "a-" + d.label },
-      K.el("a", { href: "#", "data-a-goto": `${deal}:${d.step}`, text: `deal ${deal}, step ${d.step}`,
+      K.el("a", { href: "#", "data-a-goto": `${deal}:${d.step}`, text: `deal ${deal + 1}, step ${d.step}`,
         onclick: (e) => { e.preventDefault(); viewer.goto(position.get(deal), d.step); } }),
       `: ${names[d.seat]} played ${actionText(d.actions[d.played].action)}, best ${actionText(d.actions[d.best].action)} `,
       K.el("strong", { text: `−${K.num(d.loss, 1)} (${d.label})` })));
@@ -225,7 +225,7 @@ const Analysis = (function () {
       const dot = svg("circle", { cx: px(i), cy: py(lines[x.d.seat].find(([j]) => j === i)[1]), r: 4, class: "a-dot a-" + x.d.label });
       dot.addEventListener("click", () => viewer.goto(position.get(x.deal), x.d.step));
       const title = svg("title", {});
-      title.textContent = `deal ${x.deal}, step ${x.d.step}: ${replay.seats[x.d.seat].name} −${K.num(x.d.loss, 1)} (${x.d.label})`;
+      title.textContent = `deal ${x.deal + 1}, step ${x.d.step}: ${replay.seats[x.d.seat].name} −${K.num(x.d.loss, 1)} (${x.d.label})`;
       dot.append(title);
       g.append(dot);
     }

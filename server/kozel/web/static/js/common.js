@@ -59,6 +59,7 @@ K.when = function (iso) {
   return isNaN(d) ? String(iso) : d.toISOString().replace("T", " ").slice(0, 19) + " UTC";
 };
 K.num = function (x, digits) { return x === null || x === undefined ? "" : Number(x).toFixed(digits ?? 2); };
+K.count = function (n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; };
 K.reason = function (r) { return (r || "").replace("MATCH_END_REASON_", "").toLowerCase().replace(/_/g, " "); };
 
 // A table; columns are {key, label, num, render(row)}; sortable when asked.

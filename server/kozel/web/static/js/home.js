@@ -8,12 +8,11 @@
     const main = K.main();
     main.append(K.el("h1", { text: "Kozel Arena" }));
     main.append(K.el("h2", { text: "Ladders" }));
-    main.append(ladders.length ? K.table([
-      { key: "name", label: "Ladder", render: (l) => K.ladderLink(l.name) },
-      { key: "bots", label: "Bots", num: true },
-      { key: "finished", label: "Matches played", num: true, render: (l) => l.matches.finished || 0 },
-      { key: "running", label: "Running", num: true, render: (l) => l.matches.running || 0 },
-    ], ladders, { class: "ladders" }) : K.el("p", { class: "muted", text: "No ladders on this referee." }));
+    const box = K.el("div", { "data-ladders": "" });
+    const refresh = K.el("button", { type: "button", "data-action": "refresh ladders", text: "refresh",
+      onclick: async () => { try { ladderTable(box, await K.api("/api/ladders")); } catch (error) { K.fail(error); } } });
+    main.append(box, K.el("p", {}, refresh));
+    ladderTable(box, ladders);
     main.append(K.el("h2", {}, K.el("span", { class: "live-dot" }), "Live matches"));
     main.append(live.matches.length ? K.table([
       { key: "match_id", label: "Match", render: (m) => K.link(m.match_id.slice(0, 12), "/live/" + m.match_id) },
@@ -26,4 +25,20 @@
     main.append(latest.matches.length ? K.matchRows(latest.matches) : K.el("p", { class: "muted", text: "No match has finished yet." }));
     main.append(K.el("p", {}, K.link("All matches →", "/matches")));
   } catch (error) { K.fail(error); }
+
+  // Each ladder: its state (running, stopped, or why waiting bots get no match), bots waiting,
+  // matches played and running, when the latest ended.
+  function ladderTable(box, ladders) {
+    const state = (l) => l.state === null || l.state === undefined ? "no referee serves it"
+      : l.state === "running" && l.stalled ? "running, stalled: " + l.stalled : l.state;
+    box.replaceChildren(ladders.length ? K.table([
+      { key: "name", label: "Ladder", render: (l) => K.ladderLink(l.name) },
+      { key: "state", label: "State", render: (l) => K.el("span", { "data-state": l.state || "", text: state(l) }) },
+      { key: "waiting_bots", label: "Bots waiting", num: true, render: (l) => l.waiting_bots ?? "" },
+      { key: "bots", label: "Bots rated", num: true },
+      { key: "finished", label: "Matches played", num: true, render: (l) => l.matches.finished || 0 },
+      { key: "running", label: "Running", num: true, render: (l) => l.matches.running || 0 },
+      { key: "last_match_at", label: "Last match ended", render: (l) => K.when(l.last_match_at) },
+    ], ladders, { class: "ladders" }) : K.el("p", { class: "muted", text: "No ladders on this referee." }));
+  }
 })();

@@ -1,21 +1,27 @@
 // The live page: follows a running match through /api/live/<id>/events (Server-Sent Events,
 // each one a WatchMatch SpectatorEvent). It shows what the stream carries and nothing more:
 // in the public view hands are backs (plus the cards everyone knows), in the full view (held
-// back by the referee's delay) every hand.
+// back by the referee's delay) every hand. Events are buffered and shown at a chosen pace
+// (a bot match can play 70 events in 5 s); "catch up" shows everything that waits.
 "use strict";
 (function () {
   const id = K.pathArg();
   const full = new URLSearchParams(location.search).get("full") === "1";
   const main = K.main();
-  const head = K.el("h1", {}, K.el("span", { class: "live-dot" }), "Live: ", K.el("span", { class: "mid", text: id }));
+  const dot = K.el("span", { class: "live-dot", "data-live-dot": "on", role: "img", "aria-label": "live" });
+  const label = K.el("span", { text: "Live: " });
+  const head = K.el("h1", {}, dot, label, K.el("span", { class: "mid", text: id }));
   const status = K.el("p", { class: "status muted", "data-status": "connecting", text: "connecting…" });
+  const result = K.el("p", { class: "result", "data-result": "", "aria-live": "polite" });
+  const pace = Pace();
   const switcher = K.el("p", {}, full ? K.link("public view", location.pathname) : K.link("full view (delayed)", location.pathname + "?full=1"));
   const board = K.el("div", { class: "board", "data-board": "" });
-  const log = K.el("div", { class: "log", "data-log": "" });
-  main.append(head, status, switcher, board, K.el("h2", { text: "Events" }), log);
+  const log = K.el("div", { class: "log", "data-log": "", role: "log", tabindex: "0", "aria-label": "events, newest first" });
+  main.append(head, status, result, switcher, pace.controls, board, K.el("h2", { text: "Events" }), log);
 
   const st = { names: [], players: 0, trump: "", trumpCard: "", dealer: 0, deal: 0, sizes: [], known: [],
-               hands: null, trick: [], last: null, talon: 0, totals: [], events: 0, over: false, winner: null };
+               hands: null, trick: [], last: null, talon: 0, totals: [], events: 0, over: false, winner: null,
+               seats: [], rules: null, money: false };
   const seatName = (s) => st.names[s || 0] || `seat ${s || 0}`;
 
   function note(text) {
@@ -74,6 +80,10 @@
       st.deckSize = 36 - (opts.removed_cards || []).length;
       st.names = []; st.sides = [];
       for (const p of m.seating || []) { st.names[p.seat || 0] = p.name || ""; st.sides[p.seat || 0] = p.side || 0; }
+      st.seats = st.names.map((name, i) => ({ name, side: st.sides[i] || 0 }));
+      st.rules = { limit: opts.limit, fixed_deals: opts.fixed_deals };
+      st.money = opts.game === "money";
+      Cards.shokha = opts.shokha !== false;
       if (snap.deal) fromObservation(snap.deal);
       if (snap.deal_start) { st.deal = snap.deal_start.deal_index || 0; st.totals = snap.deal_start.penalty_totals || []; }
       status.textContent = `${st.players} players · ${m.ruleset && m.ruleset.preset || "classic"}` + (snap.ladder ? ` · ladder ${snap.ladder}` : "") + (snap.full ? ` · full view, ${snap.delay_ms} ms behind` : " · public view");
@@ -94,7 +104,7 @@
         st.trick.push(p);
         st.sizes[p.seat || 0] = Math.max(0, (st.sizes[p.seat || 0] || 0) - (p.count || 0));
         if (st.known[p.seat || 0] && p.cards) st.known[p.seat || 0] = st.known[p.seat || 0].filter((c) => !p.cards.includes(c));
-        note(`${seatName(p.seat)} ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()} ${(p.cards || []).join(" ") || `(${p.count} face down)`}`);
+        note(`${seatName(p.seat)} ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()} ${(p.cards || []).map(Cards.text).join(" ") || `(${p.count} face down)`}`);
       } else if (e.trick_taken) {
         st.last = e.trick_taken.trick; st.trick = [];
         note(`trick to ${seatName(st.last.winner)}, ${st.last.known_points || 0} points seen`);
@@ -111,30 +121,89 @@
       note(`deal ${(d.deal_index || 0) + 1} ends: ` + (d.scores || []).map((s) => `side ${s.side || 0} ${s.card_points || 0} points, penalty ${s.penalty || 0}`).join("; "));
       st.totals = (d.scores || []).map((s) => s.penalty_total || 0);
     } else if (kind === "match_end") {
-      st.over = true;
-      const r = ev.match_end.result || {};
-      status.textContent = `the match has ended: ${K.reason(r.reason)}`;
-      status.dataset.status = "ended";
-      const rid = ev.match_end.replay_id;
-      if (rid) main.insertBefore(K.el("p", {}, K.link("Open the replay →", "/matches/" + encodeURIComponent(rid))), board);
-      note("match over");
+      ended(ev.match_end);
     } else if (kind === "dropped") {
       status.textContent = "the referee dropped this stream: " + ev.dropped;
     }
     draw();
   }
 
+  // The end: the dot goes off, the heading says so, the winner is named with the rule.
+  function ended(end) {
+    st.over = true;
+    const r = end.result || {};
+    status.textContent = `the match has ended: ${K.reason(r.reason)}`;
+    status.dataset.status = "ended";
+    const o = Story.outcome(r, st.seats, st.rules, st.money);
+    result.textContent = o.text;
+    result.dataset.winner = o.winner || "";
+    dot.dataset.liveDot = "off"; dot.setAttribute("aria-label", "ended"); label.textContent = "Ended: ";
+    if (end.replay_id) main.insertBefore(K.el("p", {}, K.link("Open the replay →", "/matches/" + encodeURIComponent(end.replay_id))), board);
+    note("match over");
+  }
+
   const source = new EventSource(`/api/live/${encodeURIComponent(id)}/events${full ? "?full=true" : ""}`);
   for (const kind of ["snapshot", "deal_start", "event", "deal_end", "match_end", "dropped"]) {
     source.addEventListener(kind, (msg) => {
       if (status.dataset.status === "connecting") status.dataset.status = "live";
-      handle(kind, JSON.parse(msg.data));
+      const ev = JSON.parse(msg.data);
+      if (kind === "snapshot" || kind === "dropped") handle(kind, ev); else pace.push(kind, ev);
       if (kind === "match_end" || kind === "dropped") source.close();
     });
   }
-  source.onerror = () => {
+  let streamClosed = false;
+  const closedNote = () => {
     if (!st.over) { status.textContent = "the stream closed (the match may have ended)"; status.dataset.status = "closed"; }
+  };
+  source.onerror = () => {
+    streamClosed = true;
+    if (!pace.waiting()) closedNote(); // else once what waits has been shown
     source.close();
   };
   draw();
+
+  // The buffer between the stream and the page: one event that changes the table per tick
+  // (the others, such as cards drawn, go along with the next), at a speed people choose.
+  function Pace() {
+    const SPEEDS = [["0.5", "½ event a second"], ["1", "1 event a second"], ["2", "2 events a second"],
+      ["4", "4 events a second"], ["0", "as they come"]];
+    const queue = [];
+    let timer = null, received = 0;
+    const waitingEl = K.el("span", { class: "muted", "data-queued": "0", "aria-live": "off", text: "" });
+    const speed = K.el("select", { "aria-label": "speed", "data-action": "pace", onchange: () => restart() },
+      SPEEDS.map(([v, t]) => K.el("option", { value: v, text: t })));
+    speed.value = "2";
+    const catchUp = K.el("button", { type: "button", "data-action": "catch up", text: "catch up »", onclick: () => flush() });
+    const controls = K.el("p", { class: "controls pace" }, K.el("label", {}, "Pace ", speed), catchUp, waitingEl);
+    const shown = (kind, ev) => kind !== "event" || !ev.event || ev.event.played || ev.event.trick_taken || ev.event.declared;
+    function step() {
+      while (queue.length) {
+        const [kind, ev] = queue.shift();
+        handle(kind, ev);
+        if (shown(kind, ev)) break;
+      }
+      tell();
+      if (!queue.length) drained();
+    }
+    function flush() { while (queue.length) handle(...queue.shift()); tell(); drained(); }
+    function drained() { stop(); if (streamClosed) closedNote(); }
+    function tell() {
+      waitingEl.dataset.queued = queue.length; waitingEl.dataset.received = received;
+      waitingEl.textContent = queue.length ? ` ${K.count(queue.length, "event")} waiting` : "";
+    }
+    function stop() { clearInterval(timer); timer = null; }
+    function restart() { stop(); if (queue.length) start(); }
+    function start() {
+      const per = +speed.value;
+      if (!per) { flush(); return; }
+      timer = setInterval(step, 1000 / per);
+    }
+    function push(kind, ev) {
+      queue.push([kind, ev]); received++;
+      if (+speed.value === 0) flush();
+      else if (!timer) start();
+      tell();
+    }
+    return { controls, push, waiting: () => queue.length > 0 };
+  }
 })();

@@ -11,6 +11,7 @@ const Viewer = (function () {
 
   function start(data, root) {
     const st = { d: 0, f: 0, view: "all", playing: false, speed: 2, timer: null };
+    Cards.shokha = !data.rules || data.rules.shokha;
     const names = data.seats.map((s) => s.name);
     const deals = data.deals;
 
@@ -24,7 +25,7 @@ const Viewer = (function () {
     };
 
     // -- layout ---------------------------------------------------------------------------
-    const title = K.el("h1", {}, "Match ", K.el("span", { class: "mid", text: data.match_id }));
+    const header = Story.header(data, data.detail, Boolean(data.download));
     const summary = K.el("p", { class: "summary muted" });
     const btn = (label, text, fn) => K.el("button", { type: "button", "aria-label": label, title: label, "data-action": label, onclick: fn, text });
     const playBtn = btn("play/pause", "▶ play", () => toggle());
@@ -40,19 +41,24 @@ const Viewer = (function () {
       btn("previous play", "◀ play", () => move(-1)), playBtn,
       btn("next play", "play ▶", () => move(1)), btn("next trick", "trick ▶", () => moveTrick(1)),
       btn("next deal", "deal ▶", () => moveDeal(1)), speedSel, viewSel, where, permalink);
-    const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "" });
+    const stepInfo = K.el("div", { class: "stepinfo", "data-stepinfo": "", "aria-live": "polite" });
     const board = K.el("div", { class: "board", "data-board": "" });
+    const trickHead = K.el("h2", { "data-tricks-head": "" });
+    const trickBody = K.el("tbody");
+    const pointsHead = K.el("th", { scope: "col", class: "num", "data-points-head": "" });
+    const trickList = K.el("div", { class: "scroll" }, K.el("table", { class: "tricks", "data-tricks": "" },
+      K.el("thead", {}, K.el("tr", {}, ["#", "Leader", "Plays", "Winner"].map((h) => K.el("th", { scope: "col", text: h })),
+        pointsHead, K.el("th", { scope: "col", text: "Why it won" }))), trickBody));
     const extras = K.el("div", { class: "extras", "data-extras": "" }); // panels of other modules
     const listeners = []; // told (deal, frame) after every draw
     const scores = K.el("div", { class: "scores" });
     const keys = K.el("p", { class: "keys", text: "Keys: " + KEYS });
     const downloads = data.download ? K.el("p", {}, K.link("download .kzr", data.download.kzr), " · ", K.link("JSON", data.download.json)) : null;
-    root.replaceChildren(...[title, summary, controls, stepInfo, board, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
+    root.replaceChildren(...[...header, summary, controls, stepInfo, board, trickHead, trickList, extras, keys, K.el("h2", { text: "Deals" }), scores, downloads].filter(Boolean));
 
     summary.textContent = [
       `${data.players} players`, `ruleset ${data.preset}`,
       data.time_control ? `clock ${data.time_control.move_ms} ms a move + ${data.time_control.bank_ms} ms bank` : "",
-      data.result ? `result: ${K.reason(data.result.reason)}` : "",
       data.started_at ? K.when(data.started_at) : "",
     ].filter(Boolean).join(" · ");
 
@@ -84,11 +90,12 @@ const Viewer = (function () {
             K.el("span", { class: "name", text: names[s.seat] }),
             K.el("span", { class: "tag", text: `seat ${s.seat} · side ${data.seats[s.seat].side}` }),
             deal.dealer === s.seat ? K.el("span", { class: "tag", text: "dealer" }) : null,
+            fr.to_act.includes(s.seat) && !fr.over ? K.el("span", { class: "tag act", "data-to-act": "", text: "to act" }) : null,
             own ? K.el("span", { class: "tag", text: "you" }) : null,
             s.active ? null : K.el("span", { class: "tag", text: "out" })),
           K.el("div", { class: "hand", "data-hand": s.seat }, Cards.hand(shown, hidden, trump, false)),
           K.el("div", { class: "facts", "data-facts": s.seat,
-            text: `${s.hand_size} cards · ${s.tricks} tricks · ${s.points} card points seen` }));
+            text: `${K.count(s.hand_size, "card")} · ${K.count(s.tricks, "trick")} · ${s.points} card points seen` }));
         return panel;
       });
       const trick = fr.trick;
@@ -96,14 +103,15 @@ const Viewer = (function () {
       const center = K.el("section", { class: "center" },
         K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Trump" }),
           K.el("div", { "data-trump": trump }, Cards.card(deal.trump_card, trump, false),
-            K.el("div", { class: "muted-w", text: `${Cards.SUITS[trump]} ${Cards.SUIT_NAMES[trump]}${fr.trump_card_drawn ? " (card drawn)" : ""}` }))),
+            K.el("div", { class: "muted-w", text: `${Cards.SUITS[trump]} ${Cards.SUIT_NAMES[trump]} are trump${fr.trump_card_drawn ? " (card drawn)" : ""}` }),
+            Cards.shokha ? K.el("div", { class: "muted-w", text: "6♠ is the super-trump" }) : null)),
         K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Talon" }),
           K.el("div", { "data-talon": fr.talon }, fr.talon ? Cards.back(false) : null, ` ${fr.talon} left`)),
         K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }),
           trick ? [trick.plays.map((p) => playEl(p, trump)), K.el("div", { text: `${names[trick.winner]} is winning` + (trick.combo ? ` · ${trick.combo}` : "") })]
             : K.el("div", { class: "muted-w", text: fr.over ? "deal over" : "—" })),
-        K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: `Last trick (${fr.tricks} played)` }),
-          last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points` })]
+        K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: fr.tricks ? `Last trick: trick ${fr.tricks} of the deal` : "Last trick" }),
+          last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points${st.view === "all" ? "" : " seen"}` })]
             : K.el("div", { text: "—" })));
       board.replaceChildren(...seats, center);
     }
@@ -111,8 +119,8 @@ const Viewer = (function () {
     function drawStep(deal) {
       const tc = data.time_control || {};
       if (st.f === 0) {
-        stepInfo.replaceChildren(K.el("div", { text: `Deal ${deal.index}: dealt by ${names[deal.dealer]}, ${names[deal.first_leader]} leads first.` }),
-          deal.error ? K.el("div", { class: "error", text: deal.error }) : null);
+        stepInfo.replaceChildren(...[K.el("div", { text: `Deal ${deal.index + 1}: dealt by ${names[deal.dealer]}, ${names[deal.first_leader]} leads first.` }),
+          deal.error ? K.el("div", { class: "error", text: deal.error }) : null, ending()].filter(Boolean));
         return;
       }
       const step = deal.steps[st.f - 1];
@@ -134,28 +142,44 @@ const Viewer = (function () {
           step.rejections ? K.el("span", { class: "error", text: ` (${step.rejections} refused first)` }) : null),
         K.el("div", { class: "think", "data-think": step.think_ms,
           text: `think ${step.think_ms} ms of ${move} ms a move · bank left ${step.bank_left_ms} ms` }),
-        K.el("div", { class: "clockbar" }, K.el("span", { class: cls, style: null })));
+        K.el("div", { class: "clockbar" }, K.el("span", { class: cls, style: null })), ending() || []);
       stepInfo.querySelector(".clockbar span").style.width = (share * 100).toFixed(0) + "%";
+    }
+
+    // At the last frame of the last deal: who won the match, and how.
+    function ending() {
+      if (st.d !== deals.length - 1 || st.f !== last(st.d)) return null;
+      return K.el("div", { class: "final", "data-ending": "", text: "Match over: " + Story.outcome(data.result, data.seats, data.rules, data.money).text });
+    }
+
+    function drawTricks(deal) {
+      const n = (deal.tricks_done || []).length;
+      trickHead.textContent = `Tricks of deal ${deal.index + 1} (${K.count(n, "trick")})` + (st.view === "all" ? "" : `, as ${names[+st.view]} saw them`);
+      trickBody.replaceChildren(...Story.trickRows(deal, st.view, st.f, names, (f) => { st.f = f; draw(); }));
+      // A seat counts only the cards it saw: others' face-down discards are not among them.
+      pointsHead.textContent = st.view === "all" ? "Points" : "Points seen";
+      pointsHead.title = st.view === "all" ? "card points in the trick" : "card points of the cards this seat saw (not others' face-down discards)";
     }
 
     function drawScores() {
       const sides = [...new Set(data.seats.map((s) => s.side))].sort();
       const side = (i) => data.seats.filter((s) => s.side === i).map((s) => s.name).join(" + ");
       const rows = deals.map((d) => ({
-        deal: d.index, points: d.card_points.join(" / "), tricks: d.tricks.join(" / "),
+        deal: d.index + 1, points: d.card_points.join(" / "), tricks: d.tricks.join(" / "),
         pen: d.voided ? "voided" : data.money ? (d.pot_winners.length ? "pot: " + d.pot_winners.map((s) => names[s]).join(", ") : "") : d.penalties.join(" / "),
         total: data.money ? "" : (d.totals_after || []).join(" / "),
       }));
       const table = K.table([
-        { key: "deal", label: "Deal", num: true, render: (r) => K.link(String(r.deal), "#d=" + r.deal + "&s=0&v=" + st.view) },
+        { key: "deal", label: "Deal", num: true, render: (r) => K.link(String(r.deal), "#d=" + (r.deal - 1) + "&s=0&v=" + st.view) },
         { key: "points", label: "Card points" }, { key: "tricks", label: "Tricks" },
         { key: "pen", label: data.money ? "Pot" : "Penalties" }, { key: "total", label: data.money ? "" : "Totals" },
       ], rows);
       const result = data.result || {};
       const totals = data.money ? (result.chips || []).map((c, i) => `${names[i]} ${c >= 0 ? "+" : ""}${c}`).join(" · ")
         : (result.penalty_totals || []).map((p, i) => `${side(i)}: ${p}`).join(" · ");
+      const o = Story.outcome(data.result, data.seats, data.rules, data.money);
       scores.replaceChildren(K.el("p", { text: "Sides: " + sides.map((i) => `${i} = ${side(i)}`).join(" · ") }), table,
-        K.el("p", { class: "final", text: `Final: ${totals}` }));
+        K.el("p", { class: "final", "data-final": "", text: `Final: ${totals}${totals ? ". " : ""}${o.text}` }));
     }
 
     function draw() {
@@ -170,6 +194,7 @@ const Viewer = (function () {
       if (!fr) { board.replaceChildren(K.el("p", { text: deal.error || "no frames" })); stepInfo.replaceChildren(); return; }
       drawBoard(deal, fr);
       drawStep(deal);
+      drawTricks(deal);
       for (const fn of listeners) fn(st.d, st.f);
     }
 
@@ -218,6 +243,8 @@ const Viewer = (function () {
     document.addEventListener("keydown", (e) => {
       if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.altKey || e.ctrlKey || e.metaKey) return;
       const k = e.key;
+      // Space and Enter on a focused control press it (the browser's own action), not the viewer's.
+      if ((k === " " || k === "Enter") && e.target.closest("button, a, summary, [role=button], [tabindex]")) return;
       const act = {
         ArrowRight: () => move(1), ArrowLeft: () => move(-1), ArrowDown: () => moveTrick(1), ArrowUp: () => moveTrick(-1),
         PageDown: () => moveDeal(1), PageUp: () => moveDeal(-1), " ": () => toggle(),
@@ -254,6 +281,7 @@ const Viewer = (function () {
         if (detail.status === "running") { location.replace("/live/" + encodeURIComponent(id)); return; }
         data = await K.api("/api/matches/" + encodeURIComponent(id) + "/replay.json");
         data.download = { kzr: `/api/matches/${id}/replay.kzr`, json: `/api/matches/${id}/replay.json` };
+        data.detail = detail;
       }
       document.title = "Match " + data.match_id.slice(0, 12) + " · Kozel Arena";
       Viewer.instance = start(data, root);
