@@ -1,0 +1,86 @@
+"""``kozel bench luck`` and its statistics (kozel.tools.luck_stats): the multiplier is the
+variance ratio it claims on data of a known ratio, a mean luck of zero is seen as such, and the
+command plays seeded matches and prints every figure, refusing bad arguments in one line."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from kozel.tools.luck_stats import clustered, duplicate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _groups(n: int, size: int, seed: int) -> list[list[tuple[float, float]]]:
+    """Units whose luck (sd 3) is independent of their skill part (sd 1): plain variance
+    10, corrected 1; each group shares a seed effect of sd 2 in its luck, opposite in its
+    two seatings (as duplicate dealing gives)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        shared = rng.gauss(0, 2)
+        group = []
+        for k in range(size):
+            skill = 0.5 + rng.gauss(0, 1)
+            luck = (shared if k % 2 == 0 else -shared) + rng.gauss(0, 5**0.5)
+            group.append((skill + luck, skill))
+        out.append(group)
+    return out
+
+
+def test_the_multiplier_is_the_variance_ratio_and_the_luck_mean_zero() -> None:
+    got = clustered(_groups(1500, 2, 1), seed=1, boot=100)
+    m = got["multiplier"]
+    assert isinstance(m, dict) and m["low"] < 10.0 < m["high"] and 8.5 < m["value"] < 11.5
+    luck = got["luck"]
+    assert isinstance(luck, dict) and luck["low"] < 0 < luck["high"]
+    corrected = got["corrected"]
+    assert isinstance(corrected, dict) and corrected["low"] < 0.5 < corrected["high"]
+    assert got["units"] == 3000 and got["groups"] == 1500
+
+
+def test_duplicate_cancels_the_shared_luck_of_a_group() -> None:
+    # A group's mean loses the shared part: its variance is (1 + 5) / 2 = 3 plain, against 10/2.
+    got = duplicate(_groups(1500, 2, 2), seed=2, boot=100)
+    d, dc = got["duplicate"], got["duplicate_corrected"]
+    assert isinstance(d, dict) and isinstance(dc, dict)
+    assert d["low"] < 5 / 3 < d["high"]
+    assert dc["low"] < 10.0 < dc["high"]
+
+
+def test_the_luck_bench_prints_every_figure_from_a_seed() -> None:
+    cmd = [sys.executable, "-m", "kozel.cli.main", "bench", "luck", "--json"]
+    pairs = "random:greedy,greedy:random:6,greedy:greedy:4"
+    args = ["--pairs", pairs, "--matches", "8", "--boot", "50"]
+    res = subprocess.run(cmd + args, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    assert out["luck_version"] >= 1
+    first, second = out["random-vs-greedy-2p"], out["greedy-vs-random-2p"]
+    assert first["matches"] == 8 and second["matches"] == 6
+    for what in ("deal_points", "deal_penalties", "match_score"):
+        f = first[what]
+        assert f["plain"]["low"] <= f["plain"]["value"] <= f["plain"]["high"]
+        assert set(f) >= {"plain", "corrected", "luck", "multiplier", "units", "groups"}
+    assert first["deal_points"]["plain"]["value"] < 0 < second["deal_points"]["plain"]["value"]
+    assert first["match_score"]["groups"] == 4  # pairs of matches with the seats swapped
+    self_play = out["greedy-vs-greedy-2p"]["match_score"]  # one match per seed: seat 0's
+    assert self_play["groups"] == self_play["units"] == 4
+    again = subprocess.run(cmd + args, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in (first, second)]
+    redo = json.loads(again.stdout)
+    assert strip == [
+        {k: v for k, v in redo[key].items() if k != "seconds"}
+        for key in ("random-vs-greedy-2p", "greedy-vs-random-2p")
+    ]
+    bad = subprocess.run(
+        [sys.executable, "-m", "kozel.cli.main", "bench", "luck", "--pairs", "random:nobody"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "is not BOT:VS[:MATCHES]" in bad.stderr
