@@ -10,7 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from kozel.analysis.luck import match_luck
+from kozel.engine.cards import CODES
 from kozel.tools.luck_stats import clustered, duplicate
+from kozel.tools.replay_luck import replay_records, side_luck
+from tests.analysis.replays import small_replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,3 +90,17 @@ def test_the_luck_bench_prints_every_figure_from_a_seed() -> None:
         cwd=ROOT,
     )
     assert bad.returncode == 2 and "is not BOT:VS[:MATCHES]" in bad.stderr
+
+
+def test_a_replay_replays_into_the_deals_it_recorded() -> None:
+    replay = small_replay("classic", 3, seed=5, deals=3)
+    rules, players, records = replay_records(replay)
+    assert players == 3 and len(records) == 3
+    assert [[CODES[c] for c in r.deck] for r in records] == [list(d.deck) for d in replay.deals]
+    lucks = match_luck(rules, players, records)
+    side = side_luck(rules, players, records, 1)
+    assert [u[0] - u[1] for u in side.points] == pytest.approx([dl.luck[1] for dl in lucks])
+    broken = small_replay("classic", 2, seed=5, deals=1)
+    broken.deals[0].steps[0].seat = 1 - broken.deals[0].steps[0].seat
+    with pytest.raises(ValueError, match="does not re-play"):
+        replay_records(broken)

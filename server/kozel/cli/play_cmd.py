@@ -347,6 +347,8 @@ def render(s: dict) -> Table:
         table.add_row(
             "win rate (equal share)", f"{_num(s['win_rate'], '{:.3f}')} ({s['fair_share']:.3f})"
         )
+    if "luck" in s:
+        _luck_rows(table, s["luck"])
     if "sprt" in s:
         t = s["sprt"]
         low, high = t["bounds"]
@@ -373,3 +375,21 @@ def _elo(e: dict, score: float | None) -> str:
     low = _num(e["low"]) if e["low"] is not None else "-inf"
     high = _num(e["high"]) if e["high"] is not None else "+inf"
     return f"{_num(e['value'])} [{low}, {high}]"
+
+
+def _interval(e: dict, fmt: str = "{:.3f}") -> str:
+    return f"{_num(e['value'], fmt)} [{_num(e['low'], fmt)}, {_num(e['high'], fmt)}]"
+
+
+def _luck_rows(table: Table, luck: dict) -> None:
+    """The luck-corrected figures (docs/luck.md): the score, its Elo, and how many plain
+    matches one corrected match was worth in this run."""
+    table.add_row("score, luck-corrected (95 %)", _interval(luck["score"]["corrected"]))
+    if "elo" in luck:
+        corrected = luck["score"]["corrected"]["value"]
+        table.add_row("Elo, luck-corrected (95 %)", _elo(luck["elo"], corrected))
+    table.add_row(
+        "luck: effective matches per match",
+        f"{_interval(luck['score']['multiplier'], '{:.2f}')} "
+        f"(per deal, card points: {_interval(luck['deal_points']['multiplier'], '{:.2f}')})",
+    )

@@ -23,10 +23,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from kozel.analysis.luck import LUCK_VERSION, match_luck
+from kozel.analysis.luck import LUCK_VERSION
 from kozel.engine.rules import Ruleset
 from kozel.tools.luck_stats import Unit, clustered, duplicate
 from kozel.tools.playoff import BOT, Fixture, fixtures
+from kozel.tools.replay_luck import side_luck
 
 DEFAULT_PAIRS = "random:greedy,greedy:greedy,greedy:ismcts-fast:40"
 """BOT:VS[:MATCHES] by comma: the pairs played (MATCHES overrides --matches)."""
@@ -72,22 +73,10 @@ def _play(args: tuple[str, str, str, int, Fixture]) -> MatchUnits:
     rules = Ruleset.preset(preset)
     played = play_match([bot if r == BOT else vs for r in fx.seats], rules=rules, seed=fx.seed)
     side = rules.side_of(players)[fx.seats.index(BOT)]
-    points: list[Unit] = []
-    penalties: list[Unit] = []
-    deals = match_luck(rules, players, played.match.records)
-    for dl in deals:
-        lk, pen_lk = dl.luck[side], dl.penalty_luck(side)
-        if lk is None or pen_lk is None:
-            continue
-        known = [s for s, v in enumerate(dl.luck) if v is not None]
-        x = (dl.points[side] or 0) - sum(dl.points[s] or 0 for s in known) / len(known)
-        points.append((x, x - lk))
-        y = (dl.penalties[side] or 0) - sum(dl.penalties[s] or 0 for s in known) / len(known)
-        penalties.append((y, y - pen_lk))
+    luck = side_luck(rules, players, played.match.records, side)
     res = played.result
     score = 0.5 if res.draw else float(res.winner_side == side)
-    luck = sum(dl.score_luck(side) for dl in deals)
-    return MatchUnits(fx.pair, points, penalties, (score, score - luck))
+    return MatchUnits(fx.pair, luck.points, luck.penalties, (score, score - luck.score_luck))
 
 
 def _groups(matches: list[MatchUnits], what: str) -> list[list[Unit]]:

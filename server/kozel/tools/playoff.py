@@ -27,6 +27,7 @@ from pathlib import Path
 
 import grpc
 
+from kozel.analysis.luck import LUCK_VERSION
 from kozel.tools.elo import (
     Estimate,
     Sprt,
@@ -34,7 +35,9 @@ from kozel.tools.elo import (
     llr_pentanomial,
     llr_trinomial,
     score_interval,
+    score_to_elo,
 )
+from kozel.tools.luck_stats import Unit, clustered
 from kozel.tools.play_diag import (
     EXIT_WAIT_S,
     CannotStart,
@@ -45,6 +48,7 @@ from kozel.tools.play_diag import (
     resolved,
 )
 from kozel.tools.play_diag import report as failure_report
+from kozel.tools.replay_luck import SideLuck, replay_records, side_luck
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2_grpc, replay_pb2
 from kozel.v1 import referee_pb2 as rpb
@@ -136,6 +140,7 @@ class Outcome:
     logs: list[str] = field(default_factory=list)
     match_id: str = ""
     incidents: list[Incident] = field(default_factory=list)
+    luck: SideLuck | None = None  # the bot's side's luck, from the replay (penalty game)
 
 
 @dataclass
@@ -196,6 +201,9 @@ class Tally:
                 self.verdict_matches = len(self.outcomes)
         return self.verdict
 
+    def luck_summary(self) -> dict[str, object] | None:
+        return _luck_summary(self.outcomes, self.two_sides)
+
     def summary(self) -> dict[str, object]:
         w, d, lo = self.wdl
         played = [o for o in self.outcomes if o.score is not None]
@@ -221,6 +229,8 @@ class Tally:
         if played:
             key = "average_chips" if played[0].money else "average_penalty"
             out[key] = sum(o.bot_total for o in played) / len(played)
+        if (luck := self.luck_summary()) is not None:
+            out["luck"] = luck
         if self.two_sides:
             out["elo"] = _est(elo_interval(w, d, lo))
             out["pentanomial"] = self.pentanomial()
@@ -240,6 +250,29 @@ class Tally:
                 "decided_after": self.verdict_matches or None,
             }
         return out
+
+
+def _luck_summary(outcomes: list[Outcome], two_sides: bool) -> dict[str, object] | None:
+    """The luck-corrected match score (and its Elo with two sides) and card points per deal,
+    with this run's effective-games multipliers (docs/luck.md), over the matches whose luck
+    is known, grouped by seed; None under two such matches."""
+    known = [(o, o.luck) for o in outcomes if o.luck is not None and o.score is not None]
+    if len(known) < 2:
+        return None
+    scores: dict[int, list[Unit]] = {}
+    deals: dict[int, list[Unit]] = {}
+    for o, luck in known:
+        assert o.score is not None
+        scores.setdefault(o.fixture.pair, []).append((o.score, o.score - luck.score_luck))
+        deals.setdefault(o.fixture.pair, []).extend(luck.points)
+    score = clustered(list(scores.values()), seed=0)
+    out: dict[str, object] = {"version": LUCK_VERSION, "matches": len(known), "score": score}
+    out["deal_points"] = clustered(list(deals.values()), seed=0)
+    corrected = score["corrected"]
+    if two_sides and isinstance(corrected, dict):
+        elo = {k: score_to_elo(min(1.0, max(0.0, v))) for k, v in corrected.items()}
+        out["elo"] = _est(Estimate(elo["value"], elo["low"], elo["high"]))
+    return out
 
 
 def _est(e: Estimate) -> dict[str, float | None]:
@@ -441,7 +474,22 @@ def _outcome(
         logs=[str(r.log.resolve()) for r in runs],
         match_id=done.match_id,
         incidents=incidents(roles, res, replay, runs),
+        luck=_luck(replay, next(iter(bot_sides)), score, money, spec.players),
     )
+
+
+def _luck(
+    replay: replay_pb2.Replay | None, side: int, score: float | None, money: bool, players: int
+) -> SideLuck | None:
+    """The bot's side's luck in a finished penalty match with one bot side (None when it
+    cannot be had: no replay, aborted, the money game, or a replay the engine refuses)."""
+    if replay is None or score is None or money:
+        return None
+    try:
+        rules, n, records = replay_records(replay)
+    except ValueError:
+        return None
+    return side_luck(rules, n, records, side) if n == players else None
 
 
 def run(
