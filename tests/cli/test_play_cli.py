@@ -91,6 +91,15 @@ def test_sprt_stops_as_soon_as_decided(tmp_path: Path) -> None:
     assert out["sprt"]["result"] == "H1"
     assert out["matches"] < 200
     assert out["sprt"]["decided_llr"] >= out["sprt"]["bounds"][1]
+    assert out["sprt"]["statistic"] == "results"
+
+
+def test_sprt_on_the_luck_corrected_pairs(tmp_path: Path) -> None:
+    args = ["--bot", "greedy", "--vs", "random", "--matches", "60", "--sprt", "0", "200"]
+    out = play(tmp_path, *args, "--sprt-luck")
+    assert out["sprt"]["statistic"] == "luck-corrected pairs"
+    assert out["sprt"]["result"] == "H1" and out["matches"] < 60
+    assert out["sprt"]["decided_llr"] >= out["sprt"]["bounds"][1]
 
 
 def test_bad_flags_are_one_line(tmp_path: Path) -> None:
@@ -98,6 +107,7 @@ def test_bad_flags_are_one_line(tmp_path: Path) -> None:
         ["--ruleset", "nope"],
         ["--players", "7"],
         ["--sprt", "5", "1"],
+        ["--sprt-luck"],
         ["--players", "3", "--sprt", "0", "5"],
     ):
         res = subprocess.run(

@@ -75,6 +75,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar=("ELO0", "ELO1"),
         help="stop once a sequential test accepts Elo = ELO0 or Elo = ELO1",
     )
+    p.add_argument(
+        "--sprt-luck",
+        action="store_true",
+        help="run the SPRT on the luck-corrected score of each pair of matches (docs/luck.md)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate")
     p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate")
     p.add_argument("--seed", help="64 hex digits: repeatable match seeds")
@@ -142,13 +147,15 @@ def _plan(args: argparse.Namespace) -> tuple[PlaySpec, Tally, Iterator[Fixture]]
     two_sides = args.players == 2 or teams
     if sprt is not None and not two_sides:
         raise ValueError("--sprt needs two sides (two players, or four in teams)")
+    if args.sprt_luck and sprt is None:
+        raise ValueError("--sprt-luck needs --sprt")
     args.replay_dir.mkdir(parents=True, exist_ok=True)
     log_dir = args.replay_dir / "play-logs"
     log_dir.mkdir(exist_ok=True)
     ruleset, clock = _table_settings(args, options)
     spec = PlaySpec(bot, vs, ruleset, args.players, teams, clock, log_dir)
     todo = fixtures(args.players, teams, args.matches, seed)
-    return spec, Tally(args.players, two_sides, sprt), todo
+    return spec, Tally(args.players, two_sides, sprt, sprt_luck=args.sprt_luck), todo
 
 
 def _table_settings(
@@ -353,7 +360,8 @@ def render(s: dict) -> Table:
         t = s["sprt"]
         low, high = t["bounds"]
         table.add_row(
-            f"SPRT [{t['elo0']:g}, {t['elo1']:g}] a={t['alpha']:g} b={t['beta']:g}",
+            f"SPRT [{t['elo0']:g}, {t['elo1']:g}] a={t['alpha']:g} b={t['beta']:g}"
+            + (" (luck-corrected)" if t.get("statistic") == "luck-corrected pairs" else ""),
             f"LLR {t['llr']:.2f} ({low:.2f}, {high:.2f}): "
             + (
                 f"{t['result']} accepted after {t['decided_after']} matches "

@@ -110,6 +110,21 @@ def llr_pentanomial(pairs: Sequence[int], elo0: float, elo1: float) -> float:
     return _gsprt([c / n for c in pairs], [0.0, 0.25, 0.5, 0.75, 1.0], n, elo0, elo1)
 
 
+def llr_normal(values: Sequence[float], elo0: float, elo1: float) -> float:
+    """GSPRT log-likelihood ratio on scores taken as they come (the mean of each pair of
+    matches, luck-corrected: no longer on a few levels), logistic Elo; 0 under two values or
+    with no spread."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / n
+    if var <= 0:
+        return 0.0
+    s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
+    return (s1 - s0) * (2 * mean - s0 - s1) / (2 * var / n)
+
+
 def llr_bayeselo(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:
     """cutechess's SPRT: BayesElo model, draw Elo estimated from the results (0 until every
     outcome has occurred)."""

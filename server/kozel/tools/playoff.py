@@ -32,6 +32,7 @@ from kozel.tools.elo import (
     Estimate,
     Sprt,
     elo_interval,
+    llr_normal,
     llr_pentanomial,
     llr_trinomial,
     score_interval,
@@ -155,6 +156,7 @@ class Tally:
     verdict: str | None = None
     verdict_llr: float | None = None
     verdict_matches: int = 0
+    sprt_luck: bool = False  # the SPRT runs on the luck-corrected pair scores
     roles: tuple[str, ...] = (BOT, VS)  # the bots whose failures are reported
     failures: dict[str, dict[str, Failure]] = field(default_factory=dict)
     stopped: CannotStart | None = None  # a bot that could not start stopped the run
@@ -187,9 +189,19 @@ class Tally:
         trinomial."""
         if self.sprt is None:
             return None
+        if self.sprt_luck:
+            return llr_normal(self.corrected_pairs(), self.sprt.elo0, self.sprt.elo1)
         if self.two_sides:
             return llr_pentanomial(self.pentanomial(), self.sprt.elo0, self.sprt.elo1)
         return llr_trinomial(*self.wdl, self.sprt.elo0, self.sprt.elo1)
+
+    def corrected_pairs(self) -> list[float]:
+        """The luck-corrected mean score of every finished pair whose luck is known."""
+        pairs: dict[int, list[float]] = {}
+        for o in self.outcomes:
+            if o.score is not None and o.luck is not None:
+                pairs.setdefault(o.fixture.pair, []).append(o.score - o.luck.score_luck)
+        return [sum(p) / 2 for p in pairs.values() if len(p) == 2]
 
     def decided(self) -> str | None:
         """The SPRT's verdict, kept from the first match that reached it (matches still
@@ -248,6 +260,7 @@ class Tally:
                 "result": self.decided(),
                 "decided_llr": self.verdict_llr,
                 "decided_after": self.verdict_matches or None,
+                "statistic": "luck-corrected pairs" if self.sprt_luck else "results",
             }
         return out
 
