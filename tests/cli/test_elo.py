@@ -83,6 +83,9 @@ def test_sprt_ends_when_every_result_is_the_same() -> None:
     assert llr_trinomial(40, 0, 0, 0, 100) > sprt_bounds(0.05, 0.05)[1]
     assert llr_pentanomial([0, 0, 0, 0, 30], 0, 100) > 2.95
     assert llr_trinomial(0, 0, 40, 0, 100) < -2.95
+    # Every result the middling one (draws, or pairs split one win each): no evidence yet.
+    assert llr_trinomial(0, 3, 0, 0, 10) == 0.0
+    assert llr_pentanomial([0, 0, 1, 0, 0], 0, 10) == 0.0
 
 
 def test_the_normal_llr_on_pair_scores_is_the_pentanomial_one() -> None:

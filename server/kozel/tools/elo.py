@@ -89,6 +89,8 @@ def _gsprt(
         probs = [(p * n + (i == mid)) / (n + 1) for i, p in enumerate(probs)]
         mean, var = _mean_var(probs, values)
         n += 1
+        if var <= 0:  # every result the middling one: no evidence either way yet
+            return 0.0
     s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
     return (s1 - s0) * (2 * mean - s0 - s1) / (2 * var / n)
 
