@@ -14,7 +14,8 @@ import pytest
 
 from kozel.analysis.luck import match_luck
 from kozel.engine.cards import CODES
-from kozel.tools.luck_stats import clustered, duplicate
+from kozel.tools.elo import Sprt
+from kozel.tools.luck_stats import clustered, duplicate, sprt_lengths
 from kozel.tools.replay_luck import replay_records, side_luck
 from tests.analysis.replays import small_replay
 
@@ -58,6 +59,19 @@ def test_duplicate_cancels_the_shared_luck_of_a_group() -> None:
     assert dc["low"] < 10.0 < dc["high"]
 
 
+def test_an_sprt_on_less_noisy_pairs_decides_sooner() -> None:
+    rng = random.Random(3)
+    # Each match a win with chance 0.6 (plain), of which the luck took all but a little.
+    pairs = [[(float(rng.random() < 0.6), 0.6 + rng.gauss(0, 0.1)) for _ in range(2)]
+             for _ in range(300)]  # fmt: skip
+    got = sprt_lengths(pairs, Sprt(0, 50), seed=3, runs=50)
+    plain, corrected = got["results"], got["corrected"]
+    assert isinstance(plain, dict) and isinstance(corrected, dict)
+    assert corrected["median_matches"] < plain["median_matches"] / 3
+    assert corrected["h1_share"] >= 0.9 and plain["h1_share"] >= 0.8
+    assert sprt_lengths(pairs[:3], Sprt(0, 70), seed=3) == {"pairs": 3}
+
+
 def test_the_luck_bench_prints_every_figure_from_a_seed() -> None:
     cmd = [sys.executable, "-m", "kozel.cli.main", "bench", "luck", "--json"]
     pairs = "random:greedy,greedy:random:6,greedy:greedy:4"
@@ -74,6 +88,7 @@ def test_the_luck_bench_prints_every_figure_from_a_seed() -> None:
         assert set(f) >= {"plain", "corrected", "luck", "multiplier", "units", "groups"}
     assert first["deal_points"]["plain"]["value"] < 0 < second["deal_points"]["plain"]["value"]
     assert first["match_score"]["groups"] == 4  # pairs of matches with the seats swapped
+    assert first["sprt"] == {"pairs": 4}  # too few pairs to draw SPRT runs from
     self_play = out["greedy-vs-greedy-2p"]["match_score"]  # one match per seed: seat 0's
     assert self_play["groups"] == self_play["units"] == 4
     again = subprocess.run(cmd + args, capture_output=True, text=True, timeout=180, cwd=ROOT)

@@ -99,6 +99,14 @@ def _add_luck(bsub: argparse._SubParsersAction) -> None:
     u.add_argument("--matches", type=int, default=400, help="matches per pair and table size")
     u.add_argument("--jobs", type=int, default=1, help="matches played at once (processes)")
     u.add_argument("--boot", type=int, default=1000, help="bootstrap resamples")
+    u.add_argument(
+        "--sprt",
+        nargs=2,
+        type=float,
+        default=(0.0, 50.0),
+        metavar=("ELO0", "ELO1"),
+        help="the SPRT whose length is estimated, plain and corrected (default 0 50)",
+    )
     u.add_argument("--seed", type=int, default=1)
     u.set_defaults(func=cmd_luck)
 
@@ -345,6 +353,7 @@ def cmd_analysis(args: argparse.Namespace) -> int:
 def cmd_luck(args: argparse.Namespace) -> int:
     from kozel.sdk.house_bots import HOUSE_BOTS
     from kozel.tools.bench_luck import bench_luck, parse_pairs
+    from kozel.tools.elo import Sprt
 
     try:
         pairs = parse_pairs(args.pairs, list(HOUSE_BOTS))
@@ -356,7 +365,12 @@ def cmd_luck(args: argparse.Namespace) -> int:
         return 2
     if not _positive(args, "matches", "jobs", "boot"):
         return 2
-    results = bench_luck(pairs, players, args.matches, args.seed, args.jobs, args.boot)
+    try:
+        sprt = Sprt(args.sprt[0], args.sprt[1])
+    except ValueError as exc:
+        print(f"kozel bench luck: {exc}", file=sys.stderr)
+        return 2
+    results = bench_luck(pairs, players, args.matches, args.seed, args.jobs, args.boot, sprt=sprt)
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
@@ -365,6 +379,13 @@ def cmd_luck(args: argparse.Namespace) -> int:
             print(f"{key}: {r['matches']} matches in {r['seconds']} s")
             for what in ("deal_points", "deal_penalties", "match_score"):
                 print(f"  {what}: " + _luck_line(r[what]))
+            if "results" in r.get("sprt", {}):
+                t = r["sprt"]
+                print(
+                    f"  SPRT [{t['elo0']:g}, {t['elo1']:g}] median matches: results "
+                    f"{t['results']['median_matches']}, corrected "
+                    f"{t['corrected']['median_matches']}"
+                )
     return 0
 
 

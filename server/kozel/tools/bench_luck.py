@@ -10,8 +10,10 @@ corrected (minus its luck, :mod:`kozel.analysis.luck`).
 Reported: the plain and corrected means with 95 % intervals, the mean luck (zero within its
 interval: the bias check), the effective-games multiplier with its bootstrap interval, and for
 the match score what duplicate dealing gives alone and with the correction
-(:mod:`kozel.tools.luck_stats`). Seeded: the same seed plays the same deals (the ``ismcts``
-bots think for a wall-clock budget, so their matches vary with the load).
+(:mod:`kozel.tools.luck_stats`); with two sides, how many matches an SPRT needs on the
+results and on the luck-corrected pairs (runs drawing the played pairs at random). Seeded:
+the same seed plays the same deals (the ``ismcts`` bots think for a wall-clock budget, so
+their matches vary with the load).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import Any
 
 from kozel.analysis.luck import LUCK_VERSION
 from kozel.engine.rules import Ruleset
-from kozel.tools.luck_stats import Unit, clustered, duplicate
+from kozel.tools.elo import Sprt
+from kozel.tools.luck_stats import Unit, clustered, duplicate, sprt_lengths
 from kozel.tools.playoff import BOT, Fixture, fixtures
 from kozel.tools.replay_luck import side_luck
 
@@ -91,7 +94,14 @@ def _groups(matches: list[MatchUnits], what: str) -> list[list[Unit]]:
 
 
 def bench_pair(
-    pair: Pair, preset: str, players: int, matches: int, seed: int, jobs: int, boot: int
+    pair: Pair,
+    preset: str,
+    players: int,
+    matches: int,
+    seed: int,
+    jobs: int,
+    boot: int,
+    sprt: Sprt | None = None,
 ) -> dict[str, Any]:
     """One pair at one table size: the figures of the module docstring."""
     rules = Ruleset.preset(preset)
@@ -118,6 +128,8 @@ def bench_pair(
         out[f"deal_{what}"] = clustered(_groups(played, what), seed, boot)
     scores = _groups(played, "score")
     out["match_score"] = clustered(scores, seed, boot) | duplicate(scores, seed, boot)
+    if sprt is not None:
+        out["sprt"] = sprt_lengths(scores, sprt, seed)
     return out
 
 
@@ -129,11 +141,12 @@ def bench_luck(
     jobs: int = 1,
     boot: int = 1000,
     preset: str = "classic",
+    sprt: Sprt | None = None,
 ) -> dict[str, Any]:
     """Every pair at every table size, keyed ``BOT-vs-VS-Np``."""
     results: dict[str, Any] = {"luck_version": LUCK_VERSION, "preset": preset, "seed": seed}
     for p in players:
         for pair in pairs:
             key = f"{pair.bot}-vs-{pair.vs}-{p}p"
-            results[key] = bench_pair(pair, preset, p, matches, seed, jobs, boot)
+            results[key] = bench_pair(pair, preset, p, matches, seed, jobs, boot, sprt)
     return results

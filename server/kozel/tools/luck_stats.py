@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kozel.tools.elo import Z95
+from kozel.tools.elo import Z95, Sprt, elo_to_score, llr_pentanomial
 
 Unit = tuple[float, float]  # (plain, corrected)
 BOOT = 1000
@@ -138,3 +138,63 @@ def duplicate(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> 
         low, high = _bootstrap(len(full), stat, rng, boot)
         out[name] = {"value": round(values[j], 3), "low": round(low, 3), "high": round(high, 3)}
     return out
+
+
+def _lengths(runs: list[tuple[int, str]]) -> dict[str, object]:
+    """Quartiles of the matches runs took, and the share that accepted H1."""
+    ordered = sorted(n for n, _ in runs)
+    k = len(ordered)
+    return {
+        "median_matches": ordered[k // 2],
+        "q1": ordered[k // 4],
+        "q3": ordered[3 * k // 4],
+        "h1_share": round(sum(v == "H1" for _, v in runs) / k, 3),
+    }
+
+
+def _one_sprt(
+    pairs: Sequence[Sequence[Unit]], sprt: Sprt, rng: random.Random, cap: int
+) -> tuple[tuple[int, str], tuple[int, str]]:
+    """One run of both tests on the same pairs drawn at random: (matches, verdict) each."""
+    counts = [0] * 5
+    n = 0
+    s = q = 0.0
+    s0, s1 = elo_to_score(sprt.elo0), elo_to_score(sprt.elo1)
+    plain: tuple[int, str] | None = None
+    corrected: tuple[int, str] | None = None
+    while (plain is None or corrected is None) and n < cap:
+        pair = pairs[rng.randrange(len(pairs))]
+        n += 1
+        if plain is None:
+            counts[round(2 * (pair[0][0] + pair[1][0]))] += 1
+            if (v := sprt.decide(llr_pentanomial(counts, sprt.elo0, sprt.elo1))) is not None:
+                plain = (2 * n, v)
+        m = (pair[0][1] + pair[1][1]) / 2
+        s, q = s + m, q + m * m
+        var = q / n - (s / n) ** 2
+        if corrected is None and n > 1 and var > 0:
+            llr = (s1 - s0) * (2 * s / n - s0 - s1) / (2 * var / n)
+            if (v := sprt.decide(llr)) is not None:
+                corrected = (2 * n, v)
+    return plain or (2 * n, "none"), corrected or (2 * n, "none")
+
+
+def sprt_lengths(
+    groups: Sequence[Sequence[Unit]], sprt: Sprt, seed: int, runs: int = 200, cap: int = 20_000
+) -> dict[str, object]:
+    """How many matches the SPRT needs on results (pentanomial) and on the luck-corrected
+    pairs (``kozel play --sprt-luck``), estimated by runs that draw the pairs of ``groups``
+    at random with replacement, both tests on the same draws (at most ``cap`` pairs a run)."""
+    pairs = [g for g in groups if len(g) == 2]
+    if len(pairs) < 5:
+        return {"pairs": len(pairs)}
+    rng = random.Random(seed)
+    done = [_one_sprt(pairs, sprt, rng, cap) for _ in range(runs)]
+    return {
+        "elo0": sprt.elo0,
+        "elo1": sprt.elo1,
+        "runs": runs,
+        "pairs": len(pairs),
+        "results": _lengths([d[0] for d in done]),
+        "corrected": _lengths([d[1] for d in done]),
+    }
