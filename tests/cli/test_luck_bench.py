@@ -50,6 +50,22 @@ def test_the_multiplier_is_the_variance_ratio_and_the_luck_mean_zero() -> None:
     assert got["units"] == 3000 and got["groups"] == 1500
 
 
+def test_too_few_units_give_none_not_nan() -> None:
+    cases: list[list[list[tuple[float, float]]]] = [
+        [],
+        [[]],
+        [[(1.0, 1.0)]],
+        [[(0.5, 0.5)], [(0.7, 0.5)]],
+    ]
+    for groups in cases:
+        got = clustered(groups, seed=0, boot=20)
+        json.dumps(got, allow_nan=False)  # strict JSON
+        assert got["multiplier"] == {"value": None, "low": None, "high": None}
+    # No plain spread: the correction only adds variance.
+    flat = clustered([[(0.5, 0.4)], [(0.5, 0.6)]], seed=0)["multiplier"]
+    assert flat == {"value": 0.0, "low": 0.0, "high": 0.0}
+
+
 def test_duplicate_cancels_the_shared_luck_of_a_group() -> None:
     # A group's mean loses the shared part: its variance is (1 + 5) / 2 = 3 plain, against 10/2.
     got = duplicate(_groups(1500, 2, 2), seed=2, boot=100)

@@ -390,8 +390,11 @@ def cmd_luck(args: argparse.Namespace) -> int:
 
 
 def _luck_line(f: dict[str, Any]) -> str:
-    def iv(e: dict[str, float]) -> str:
-        return f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
+    def iv(e: dict[str, float | None]) -> str:
+        def num(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:.3f}"
+
+        return f"{num(e['value'])} [{num(e['low'])}, {num(e['high'])}]"
 
     line = (
         f"plain {iv(f['plain'])}, corrected {iv(f['corrected'])}, luck {iv(f['luck'])}, "

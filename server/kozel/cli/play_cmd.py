@@ -396,6 +396,8 @@ def _luck_rows(table: Table, luck: dict) -> None:
     if "elo" in luck:
         corrected = luck["score"]["corrected"]["value"]
         table.add_row("Elo, luck-corrected (95 %)", _elo(luck["elo"], corrected))
+    elif luck["score"]["corrected"]["value"] is None:
+        table.add_row("Elo, luck-corrected (95 %)", "n/a (too few matches)")
     table.add_row(
         "luck: effective matches per match",
         f"{_interval(luck['score']['multiplier'], '{:.2f}')} "

@@ -50,6 +50,8 @@ class _Sums:
 
     def ratio(self) -> float:
         """Plain variance over corrected variance (nan when undefined)."""
+        if self.n < 2:
+            return math.nan
         vp = self.pp - self.p * self.p / self.n
         vc = self.cc - self.c * self.c / self.n
         return vp / vc if vc > 0 else math.nan
@@ -62,21 +64,37 @@ def _total(sums: Sequence[_Sums]) -> _Sums:
     return out
 
 
-def _mean_interval(groups: Sequence[Sequence[float]]) -> dict[str, float]:
+Interval = dict[str, float | None]
+
+
+def _interval(value: float, low: float, high: float, digits: int = 3) -> Interval:
+    """A value and its interval for JSON: None where undefined (strict JSON has no NaN)."""
+
+    def clean(x: float) -> float | None:
+        return round(x, digits) if math.isfinite(x) else None
+
+    return {"value": clean(value), "low": clean(low), "high": clean(high)}
+
+
+def _mean_interval(groups: Sequence[Sequence[float]]) -> Interval:
     """The mean over every unit with its cluster-robust 95 % interval."""
     n = sum(len(g) for g in groups)
+    if n == 0:
+        return _interval(math.nan, math.nan, math.nan)
     mean = sum(sum(g) for g in groups) / n
     k = len(groups)
     spread = sum((sum(g) - len(g) * mean) ** 2 for g in groups)
     se = math.sqrt(spread * k / max(1, k - 1)) / n
     half = Z95 * se
-    return {"value": round(mean, 4), "low": round(mean - half, 4), "high": round(mean + half, 4)}
+    return _interval(mean, mean - half, mean + half, 4)
 
 
 def _bootstrap(
     k: int, stat: Callable[[list[int]], float], rng: random.Random, boot: int
 ) -> tuple[float, float]:
     """The 2.5 % and 97.5 % points of ``stat`` over ``boot`` resamples of ``k`` groups."""
+    if k == 0:
+        return math.nan, math.nan
     values = sorted(
         v for _ in range(boot) if not math.isnan(v := stat([rng.randrange(k) for _ in range(k)]))
     )
@@ -87,7 +105,8 @@ def _bootstrap(
 
 def clustered(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> dict[str, object]:
     """Plain and corrected means, the mean luck (their difference: zero within its interval
-    for an unbiased correction) and the multiplier, over units in ``groups``."""
+    for an unbiased correction) and the multiplier, over units in ``groups`` (None where
+    there are too few units or no spread)."""
     groups = [g for g in groups if g]
     sums = [_Sums.of(g) for g in groups]
     ratio = _total(sums).ratio()
@@ -100,7 +119,7 @@ def clustered(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> 
         "plain": _mean_interval([[u[0] for u in g] for g in groups]),
         "corrected": _mean_interval([[u[1] for u in g] for g in groups]),
         "luck": _mean_interval([[u[0] - u[1] for u in g] for g in groups]),
-        "multiplier": {"value": round(ratio, 3), "low": round(low, 3), "high": round(high, 3)},
+        "multiplier": _interval(ratio, low, high),
     }
 
 
@@ -136,7 +155,7 @@ def duplicate(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> 
             return _duplicate_ratios(full, idx)[j]
 
         low, high = _bootstrap(len(full), stat, rng, boot)
-        out[name] = {"value": round(values[j], 3), "low": round(low, 3), "high": round(high, 3)}
+        out[name] = _interval(values[j], low, high)
     return out
 
 

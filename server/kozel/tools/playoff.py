@@ -282,7 +282,7 @@ def _luck_summary(outcomes: list[Outcome], two_sides: bool) -> dict[str, object]
     out: dict[str, object] = {"version": LUCK_VERSION, "matches": len(known), "score": score}
     out["deal_points"] = clustered(list(deals.values()), seed=0)
     corrected = score["corrected"]
-    if two_sides and isinstance(corrected, dict):
+    if two_sides and isinstance(corrected, dict) and None not in corrected.values():
         elo = {k: score_to_elo(min(1.0, max(0.0, v))) for k, v in corrected.items()}
         out["elo"] = _est(Estimate(elo["value"], elo["low"], elo["high"]))
     return out
