@@ -92,4 +92,6 @@ def test_the_normal_llr_on_pair_scores_is_the_pentanomial_one() -> None:
     pairs = [3, 10, 40, 30, 17]
     values = [k / 4 for k, n in enumerate(pairs) for _ in range(n)]
     assert llr_normal(values, 0, 10) == pytest.approx(llr_pentanomial(pairs, 0, 10))
-    assert llr_normal([0.5], 0, 10) == 0.0 and llr_normal([0.5, 0.5], 0, 10) == 0.0
+    assert llr_normal([0.5] * 20, 0, 10) == 0.0  # no spread
+    assert llr_normal([0.9, 1.0] * 3, 0, 10) == 0.0  # too few to trust their variance
+    assert llr_normal([0.9, 1.0] * 4, 0, 10) > 0

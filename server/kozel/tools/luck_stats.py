@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kozel.tools.elo import Z95, Sprt, elo_to_score, llr_pentanomial
+from kozel.tools.elo import NORMAL_MIN, Z95, Sprt, elo_to_score, llr_pentanomial
 
 Unit = tuple[float, float]  # (plain, corrected)
 BOOT = 1000
@@ -191,7 +191,7 @@ def _one_sprt(
         m = (pair[0][1] + pair[1][1]) / 2
         s, q = s + m, q + m * m
         var = q / n - (s / n) ** 2
-        if corrected is None and n > 1 and var > 0:
+        if corrected is None and n >= NORMAL_MIN and var > 0:
             llr = (s1 - s0) * (2 * s / n - s0 - s1) / (2 * var / n)
             if (v := sprt.decide(llr)) is not None:
                 corrected = (2 * n, v)
@@ -203,7 +203,9 @@ def sprt_lengths(
 ) -> dict[str, object]:
     """How many matches the SPRT needs on results (pentanomial) and on the luck-corrected
     pairs (``kozel play --sprt-luck``), estimated by runs that draw the pairs of ``groups``
-    at random with replacement, both tests on the same draws (at most ``cap`` pairs a run)."""
+    at random with replacement, both tests on the same draws (at most ``cap`` pairs a run;
+    the corrected one, as :func:`~kozel.tools.elo.llr_normal`, from
+    :data:`~kozel.tools.elo.NORMAL_MIN` pairs on)."""
     pairs = [g for g in groups if len(g) == 2]
     if len(pairs) < 5:
         return {"pairs": len(pairs)}
