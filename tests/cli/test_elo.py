@@ -13,6 +13,7 @@ from kozel.tools.elo import (
     elo_interval,
     elo_to_score,
     llr_bayeselo,
+    llr_normal,
     llr_pentanomial,
     llr_trinomial,
     score_interval,
@@ -82,3 +83,15 @@ def test_sprt_ends_when_every_result_is_the_same() -> None:
     assert llr_trinomial(40, 0, 0, 0, 100) > sprt_bounds(0.05, 0.05)[1]
     assert llr_pentanomial([0, 0, 0, 0, 30], 0, 100) > 2.95
     assert llr_trinomial(0, 0, 40, 0, 100) < -2.95
+    # Every result the middling one (draws, or pairs split one win each): no evidence yet.
+    assert llr_trinomial(0, 3, 0, 0, 10) == 0.0
+    assert llr_pentanomial([0, 0, 1, 0, 0], 0, 10) == 0.0
+
+
+def test_the_normal_llr_on_pair_scores_is_the_pentanomial_one() -> None:
+    pairs = [3, 10, 40, 30, 17]
+    values = [k / 4 for k, n in enumerate(pairs) for _ in range(n)]
+    assert llr_normal(values, 0, 10) == pytest.approx(llr_pentanomial(pairs, 0, 10))
+    assert llr_normal([0.5] * 20, 0, 10) == 0.0  # no spread
+    assert llr_normal([0.9, 1.0] * 3, 0, 10) == 0.0  # too few to trust their variance
+    assert llr_normal([0.9, 1.0] * 4, 0, 10) > 0

@@ -44,6 +44,10 @@ def test_house_against_house_in_pairs(tmp_path: Path) -> None:
     assert out["elo"]["value"] is None or out["elo"]["value"] > 0
     assert out["score"]["low"] <= out["score"]["value"] <= out["score"]["high"]
     assert isinstance(out["average_penalty"], float)
+    luck = out["luck"]  # from the replays: the score and card points corrected for luck
+    assert luck["matches"] == 4 and luck["version"] >= 1 and luck["score"]["groups"] == 2
+    assert luck["deal_points"]["plain"]["value"] > 0  # greedy takes more card points
+    assert luck["deal_points"]["units"] >= 4 and "multiplier" in luck["score"]
     for path in out["losses_replays"]:
         assert Path(path).exists()
 
@@ -74,8 +78,10 @@ def test_command_bot_rotates_seats_and_loses_replays_are_listed(tmp_path: Path) 
 def test_three_players_and_four_in_teams(tmp_path: Path) -> None:
     out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--players", "3", "--matches", "3")
     assert out["matches"] == 3 and out["fair_share"] == 1 / 3 and "elo" not in out
+    assert out["luck"]["score"]["groups"] == 1 and "elo" not in out["luck"]  # one seed, rotated
     out = play(tmp_path, "--bot", "greedy", "--vs", "random", "--players", "4", "--matches", "2")
     assert out["teams"] is True and out["matches"] == 2 and "elo" in out
+    assert out["luck"]["matches"] == 2 and "elo" in out["luck"]
 
 
 def test_sprt_stops_as_soon_as_decided(tmp_path: Path) -> None:
@@ -85,6 +91,15 @@ def test_sprt_stops_as_soon_as_decided(tmp_path: Path) -> None:
     assert out["sprt"]["result"] == "H1"
     assert out["matches"] < 200
     assert out["sprt"]["decided_llr"] >= out["sprt"]["bounds"][1]
+    assert out["sprt"]["statistic"] == "results"
+
+
+def test_sprt_on_the_luck_corrected_pairs(tmp_path: Path) -> None:
+    args = ["--bot", "greedy", "--vs", "random", "--matches", "60", "--sprt", "0", "200"]
+    out = play(tmp_path, *args, "--sprt-luck")
+    assert out["sprt"]["statistic"] == "luck-corrected pairs"
+    assert out["sprt"]["result"] == "H1" and out["matches"] < 60
+    assert out["sprt"]["decided_llr"] >= out["sprt"]["bounds"][1]
 
 
 def test_bad_flags_are_one_line(tmp_path: Path) -> None:
@@ -92,6 +107,7 @@ def test_bad_flags_are_one_line(tmp_path: Path) -> None:
         ["--ruleset", "nope"],
         ["--players", "7"],
         ["--sprt", "5", "1"],
+        ["--sprt-luck"],
         ["--players", "3", "--sprt", "0", "5"],
     ):
         res = subprocess.run(

@@ -80,7 +80,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     a.add_argument("--seed", type=int, default=1)
     a.set_defaults(func=cmd_analysis)
+    _add_luck(bsub)
     bench_service_cmd.add_parsers(bsub)
+
+
+def _add_luck(bsub: argparse._SubParsersAction) -> None:
+    from kozel.tools.bench_luck import DEFAULT_PAIRS
+
+    u = bsub.add_parser(
+        "luck",
+        help="the luck correction: bias check and effective-games multipliers (docs/luck.md)",
+    )
+    u.add_argument("--json", action="store_true", help="print JSON only")
+    u.add_argument(
+        "--pairs",
+        default=DEFAULT_PAIRS,
+        help="BOT:VS[:MATCHES] by comma, house bots (default %(default)s)",
+    )
+    u.add_argument("--players", default="2", help="table sizes, e.g. 2 or 2,3,4")
+    u.add_argument("--matches", type=int, default=400, help="matches per pair and table size")
+    u.add_argument("--jobs", type=int, default=1, help="matches played at once (processes)")
+    u.add_argument("--boot", type=int, default=1000, help="bootstrap resamples")
+    u.add_argument(
+        "--sprt",
+        nargs=2,
+        type=float,
+        default=(0.0, 50.0),
+        metavar=("ELO0", "ELO1"),
+        help="the SPRT whose length is estimated, plain and corrected (default 0 50)",
+    )
+    u.add_argument("--seed", type=int, default=1)
+    u.set_defaults(func=cmd_luck)
 
 
 def _mid_deal_states(rules: Ruleset, players: int, rng: random.Random, n: int) -> list[Deal]:
@@ -344,3 +374,59 @@ def cmd_analysis(args: argparse.Namespace) -> int:
         columns["evaluator ms median"] = "{r[evaluator_ms_median]:.0f}"
         columns["evaluator p99"] = "{r[evaluator_ms_p99]:.0f}"
     return _report(results, args.json, "analysis (the open-hand solver, one core", columns)
+
+
+def cmd_luck(args: argparse.Namespace) -> int:
+    from kozel.sdk.house_bots import HOUSE_BOTS
+    from kozel.tools.bench_luck import bench_luck, parse_pairs
+    from kozel.tools.elo import Sprt
+
+    try:
+        pairs = parse_pairs(args.pairs, list(HOUSE_BOTS))
+        players = [int(p) for p in args.players.split(",")]
+        if any(p not in (2, 3, 4) for p in players):
+            raise ValueError("--players takes 2, 3 or 4 (comma-separated)")
+    except ValueError as exc:
+        print(f"kozel bench luck: {exc}", file=sys.stderr)
+        return 2
+    if not _positive(args, "matches", "jobs", "boot"):
+        return 2
+    try:
+        sprt = Sprt(args.sprt[0], args.sprt[1])
+    except ValueError as exc:
+        print(f"kozel bench luck: {exc}", file=sys.stderr)
+        return 2
+    results = bench_luck(pairs, players, args.matches, args.seed, args.jobs, args.boot, sprt=sprt)
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return 0
+    for key, r in results.items():
+        if isinstance(r, dict):
+            print(f"{key}: {r['matches']} matches in {r['seconds']} s")
+            for what in ("deal_points", "deal_penalties", "match_score"):
+                print(f"  {what}: " + _luck_line(r[what]))
+            if "results" in r.get("sprt", {}):
+                t = r["sprt"]
+                print(
+                    f"  SPRT [{t['elo0']:g}, {t['elo1']:g}] median matches: results "
+                    f"{t['results']['median_matches']}, corrected "
+                    f"{t['corrected']['median_matches']}"
+                )
+    return 0
+
+
+def _luck_line(f: dict[str, Any]) -> str:
+    def iv(e: dict[str, float | None]) -> str:
+        def num(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:.3f}"
+
+        return f"{num(e['value'])} [{num(e['low'])}, {num(e['high'])}]"
+
+    line = (
+        f"plain {iv(f['plain'])}, corrected {iv(f['corrected'])}, luck {iv(f['luck'])}, "
+        f"multiplier {iv(f['multiplier'])}"
+    )
+    if "duplicate" in f:
+        line += f", duplicate {iv(f['duplicate'])}, with the correction "
+        line += iv(f["duplicate_corrected"])
+    return line

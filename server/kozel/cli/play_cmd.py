@@ -75,6 +75,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar=("ELO0", "ELO1"),
         help="stop once a sequential test accepts Elo = ELO0 or Elo = ELO1",
     )
+    p.add_argument(
+        "--sprt-luck",
+        action="store_true",
+        help="run the SPRT on the luck-corrected score of each pair of matches (docs/luck.md)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate")
     p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate")
     p.add_argument("--seed", help="64 hex digits: repeatable match seeds")
@@ -142,13 +147,15 @@ def _plan(args: argparse.Namespace) -> tuple[PlaySpec, Tally, Iterator[Fixture]]
     two_sides = args.players == 2 or teams
     if sprt is not None and not two_sides:
         raise ValueError("--sprt needs two sides (two players, or four in teams)")
+    if args.sprt_luck and sprt is None:
+        raise ValueError("--sprt-luck needs --sprt")
     args.replay_dir.mkdir(parents=True, exist_ok=True)
     log_dir = args.replay_dir / "play-logs"
     log_dir.mkdir(exist_ok=True)
     ruleset, clock = _table_settings(args, options)
     spec = PlaySpec(bot, vs, ruleset, args.players, teams, clock, log_dir)
     todo = fixtures(args.players, teams, args.matches, seed)
-    return spec, Tally(args.players, two_sides, sprt), todo
+    return spec, Tally(args.players, two_sides, sprt, sprt_luck=args.sprt_luck), todo
 
 
 def _table_settings(
@@ -347,11 +354,14 @@ def render(s: dict) -> Table:
         table.add_row(
             "win rate (equal share)", f"{_num(s['win_rate'], '{:.3f}')} ({s['fair_share']:.3f})"
         )
+    if "luck" in s:
+        _luck_rows(table, s["luck"])
     if "sprt" in s:
         t = s["sprt"]
         low, high = t["bounds"]
         table.add_row(
-            f"SPRT [{t['elo0']:g}, {t['elo1']:g}] a={t['alpha']:g} b={t['beta']:g}",
+            f"SPRT [{t['elo0']:g}, {t['elo1']:g}] a={t['alpha']:g} b={t['beta']:g}"
+            + (" (luck-corrected)" if t.get("statistic") == "luck-corrected pairs" else ""),
             f"LLR {t['llr']:.2f} ({low:.2f}, {high:.2f}): "
             + (
                 f"{t['result']} accepted after {t['decided_after']} matches "
@@ -373,3 +383,23 @@ def _elo(e: dict, score: float | None) -> str:
     low = _num(e["low"]) if e["low"] is not None else "-inf"
     high = _num(e["high"]) if e["high"] is not None else "+inf"
     return f"{_num(e['value'])} [{low}, {high}]"
+
+
+def _interval(e: dict, fmt: str = "{:.3f}") -> str:
+    return f"{_num(e['value'], fmt)} [{_num(e['low'], fmt)}, {_num(e['high'], fmt)}]"
+
+
+def _luck_rows(table: Table, luck: dict) -> None:
+    """The luck-corrected figures (docs/luck.md): the score, its Elo, and how many plain
+    matches one corrected match was worth in this run."""
+    table.add_row("score, luck-corrected (95 %)", _interval(luck["score"]["corrected"]))
+    if "elo" in luck:
+        corrected = luck["score"]["corrected"]["value"]
+        table.add_row("Elo, luck-corrected (95 %)", _elo(luck["elo"], corrected))
+    elif luck["score"]["corrected"]["value"] is None:
+        table.add_row("Elo, luck-corrected (95 %)", "n/a (too few matches)")
+    table.add_row(
+        "luck: effective matches per match",
+        f"{_interval(luck['score']['multiplier'], '{:.2f}')} "
+        f"(per deal, card points: {_interval(luck['deal_points']['multiplier'], '{:.2f}')})",
+    )

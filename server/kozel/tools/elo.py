@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Final
 
 Z95 = NormalDist().inv_cdf(0.975)  # 1.95996...
 
@@ -89,6 +90,8 @@ def _gsprt(
         probs = [(p * n + (i == mid)) / (n + 1) for i, p in enumerate(probs)]
         mean, var = _mean_var(probs, values)
         n += 1
+        if var <= 0:  # every result the middling one: no evidence either way yet
+            return 0.0
     s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
     return (s1 - s0) * (2 * mean - s0 - s1) / (2 * var / n)
 
@@ -108,6 +111,26 @@ def llr_pentanomial(pairs: Sequence[int], elo0: float, elo1: float) -> float:
     if n == 0:
         return 0.0
     return _gsprt([c / n for c in pairs], [0.0, 0.25, 0.5, 0.75, 1.0], n, elo0, elo1)
+
+
+NORMAL_MIN: Final = 8
+"""Values :func:`llr_normal` waits for: a variance estimated from fewer is too unsure to
+stop on (a few close values would end the test at once)."""
+
+
+def llr_normal(values: Sequence[float], elo0: float, elo1: float) -> float:
+    """GSPRT log-likelihood ratio on scores taken as they come (the mean of each pair of
+    matches, luck-corrected: no longer on a few levels), logistic Elo; 0 under
+    :data:`NORMAL_MIN` values or with no spread."""
+    n = len(values)
+    if n < NORMAL_MIN:
+        return 0.0
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / n
+    if var <= 0:
+        return 0.0
+    s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
+    return (s1 - s0) * (2 * mean - s0 - s1) / (2 * var / n)
 
 
 def llr_bayeselo(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:

@@ -27,14 +27,18 @@ from pathlib import Path
 
 import grpc
 
+from kozel.analysis.luck import LUCK_VERSION
 from kozel.tools.elo import (
     Estimate,
     Sprt,
     elo_interval,
+    llr_normal,
     llr_pentanomial,
     llr_trinomial,
     score_interval,
+    score_to_elo,
 )
+from kozel.tools.luck_stats import Unit, clustered
 from kozel.tools.play_diag import (
     EXIT_WAIT_S,
     CannotStart,
@@ -45,6 +49,7 @@ from kozel.tools.play_diag import (
     resolved,
 )
 from kozel.tools.play_diag import report as failure_report
+from kozel.tools.replay_luck import SideLuck, replay_records, side_luck
 from kozel.v1 import game_pb2 as pb
 from kozel.v1 import match_pb2, match_pb2_grpc, referee_pb2_grpc, replay_pb2
 from kozel.v1 import referee_pb2 as rpb
@@ -136,6 +141,7 @@ class Outcome:
     logs: list[str] = field(default_factory=list)
     match_id: str = ""
     incidents: list[Incident] = field(default_factory=list)
+    luck: SideLuck | None = None  # the bot's side's luck, from the replay (penalty game)
 
 
 @dataclass
@@ -150,6 +156,7 @@ class Tally:
     verdict: str | None = None
     verdict_llr: float | None = None
     verdict_matches: int = 0
+    sprt_luck: bool = False  # the SPRT runs on the luck-corrected pair scores
     roles: tuple[str, ...] = (BOT, VS)  # the bots whose failures are reported
     failures: dict[str, dict[str, Failure]] = field(default_factory=dict)
     stopped: CannotStart | None = None  # a bot that could not start stopped the run
@@ -182,9 +189,19 @@ class Tally:
         trinomial."""
         if self.sprt is None:
             return None
+        if self.sprt_luck:
+            return llr_normal(self.corrected_pairs(), self.sprt.elo0, self.sprt.elo1)
         if self.two_sides:
             return llr_pentanomial(self.pentanomial(), self.sprt.elo0, self.sprt.elo1)
         return llr_trinomial(*self.wdl, self.sprt.elo0, self.sprt.elo1)
+
+    def corrected_pairs(self) -> list[float]:
+        """The luck-corrected mean score of every finished pair whose luck is known."""
+        pairs: dict[int, list[float]] = {}
+        for o in self.outcomes:
+            if o.score is not None and o.luck is not None:
+                pairs.setdefault(o.fixture.pair, []).append(o.score - o.luck.score_luck)
+        return [sum(p) / 2 for p in pairs.values() if len(p) == 2]
 
     def decided(self) -> str | None:
         """The SPRT's verdict, kept from the first match that reached it (matches still
@@ -195,6 +212,9 @@ class Tally:
                 self.verdict, self.verdict_llr = verdict, llr
                 self.verdict_matches = len(self.outcomes)
         return self.verdict
+
+    def luck_summary(self) -> dict[str, object] | None:
+        return _luck_summary(self.outcomes, self.two_sides)
 
     def summary(self) -> dict[str, object]:
         w, d, lo = self.wdl
@@ -221,6 +241,8 @@ class Tally:
         if played:
             key = "average_chips" if played[0].money else "average_penalty"
             out[key] = sum(o.bot_total for o in played) / len(played)
+        if (luck := self.luck_summary()) is not None:
+            out["luck"] = luck
         if self.two_sides:
             out["elo"] = _est(elo_interval(w, d, lo))
             out["pentanomial"] = self.pentanomial()
@@ -238,8 +260,32 @@ class Tally:
                 "result": self.decided(),
                 "decided_llr": self.verdict_llr,
                 "decided_after": self.verdict_matches or None,
+                "statistic": "luck-corrected pairs" if self.sprt_luck else "results",
             }
         return out
+
+
+def _luck_summary(outcomes: list[Outcome], two_sides: bool) -> dict[str, object] | None:
+    """The luck-corrected match score (and its Elo with two sides) and card points per deal,
+    with this run's effective-games multipliers (docs/luck.md), over the matches whose luck
+    is known, grouped by seed; None under two such matches."""
+    known = [(o, o.luck) for o in outcomes if o.luck is not None and o.score is not None]
+    if len(known) < 2:
+        return None
+    scores: dict[int, list[Unit]] = {}
+    deals: dict[int, list[Unit]] = {}
+    for o, luck in known:
+        assert o.score is not None
+        scores.setdefault(o.fixture.pair, []).append((o.score, o.score - luck.score_luck))
+        deals.setdefault(o.fixture.pair, []).extend(luck.points)
+    score = clustered(list(scores.values()), seed=0)
+    out: dict[str, object] = {"version": LUCK_VERSION, "matches": len(known), "score": score}
+    out["deal_points"] = clustered(list(deals.values()), seed=0)
+    corrected = score["corrected"]
+    if two_sides and isinstance(corrected, dict) and None not in corrected.values():
+        elo = {k: score_to_elo(min(1.0, max(0.0, v))) for k, v in corrected.items()}
+        out["elo"] = _est(Estimate(elo["value"], elo["low"], elo["high"]))
+    return out
 
 
 def _est(e: Estimate) -> dict[str, float | None]:
@@ -441,7 +487,22 @@ def _outcome(
         logs=[str(r.log.resolve()) for r in runs],
         match_id=done.match_id,
         incidents=incidents(roles, res, replay, runs),
+        luck=_luck(replay, next(iter(bot_sides)), score, money, spec.players),
     )
+
+
+def _luck(
+    replay: replay_pb2.Replay | None, side: int, score: float | None, money: bool, players: int
+) -> SideLuck | None:
+    """The bot's side's luck in a finished penalty match with one bot side (None when it
+    cannot be had: no replay, aborted, the money game, or a replay the engine refuses)."""
+    if replay is None or score is None or money:
+        return None
+    try:
+        rules, n, records = replay_records(replay)
+    except ValueError:
+        return None
+    return side_luck(rules, n, records, side) if n == players else None
 
 
 def run(

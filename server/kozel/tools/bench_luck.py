@@ -1,0 +1,152 @@
+"""``kozel bench luck``: how unbiased and how useful the luck correction is (docs/luck.md).
+
+For each pair of bots and table size, matches are played in-process (the referee's seat
+protocol, :func:`kozel.env.harness.play_match`) in groups dealt from one seed with the seats
+rotated, as ``kozel play`` deals them (two sides: both seatings; three players: the three
+rotations); a bot against itself plays one match per seed, from seat 0 (its rotations would
+be the same match again, their means 0 by construction). From the bot's seat(s), per deal
+its side's card points and penalty, per match its score (1, 1/2, 0), each plain and
+corrected (minus its luck, :mod:`kozel.analysis.luck`).
+Reported: the plain and corrected means with 95 % intervals, the mean luck (zero within its
+interval: the bias check), the effective-games multiplier with its bootstrap interval, and for
+the match score what duplicate dealing gives alone and with the correction
+(:mod:`kozel.tools.luck_stats`); with two sides, how many matches an SPRT needs on the
+results and on the luck-corrected pairs (runs drawing the played pairs at random). Seeded:
+the same seed plays the same deals (the ``ismcts`` bots think for a wall-clock budget, so
+their matches vary with the load).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from kozel.analysis.luck import LUCK_VERSION
+from kozel.engine.rules import Ruleset
+from kozel.tools.elo import Sprt
+from kozel.tools.luck_stats import Unit, clustered, duplicate, sprt_lengths
+from kozel.tools.playoff import BOT, Fixture, fixtures
+from kozel.tools.replay_luck import side_luck
+
+DEFAULT_PAIRS = "random:greedy,greedy:greedy,greedy:ismcts-fast:40"
+"""BOT:VS[:MATCHES] by comma: the pairs played (MATCHES overrides --matches)."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    bot: str
+    vs: str
+    matches: int | None = None
+
+
+def parse_pairs(text: str, known: Sequence[str]) -> list[Pair]:
+    """``BOT:VS[:MATCHES],...`` (ValueError says what is wrong)."""
+    out = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if len(parts) not in (2, 3) or any(p not in known for p in parts[:2]):
+            raise ValueError(f"{item!r} is not BOT:VS[:MATCHES] of {', '.join(known)}")
+        n = int(parts[2]) if len(parts) == 3 else None
+        if n is not None and n < 1:
+            raise ValueError(f"{item!r}: MATCHES must be at least 1")
+        out.append(Pair(parts[0], parts[1], n))
+    return out
+
+
+@dataclass(frozen=True)
+class MatchUnits:
+    """One match seen from the bot's seat: its deals' (plain, corrected) card points and
+    penalties, its score."""
+
+    group: int
+    points: list[Unit]
+    penalties: list[Unit]
+    score: Unit
+
+
+def _play(args: tuple[str, str, str, int, Fixture]) -> MatchUnits:
+    """Play one fixture and measure it (in a worker process)."""
+    from kozel.env.harness import play_match
+
+    bot, vs, preset, players, fx = args
+    rules = Ruleset.preset(preset)
+    played = play_match([bot if r == BOT else vs for r in fx.seats], rules=rules, seed=fx.seed)
+    side = rules.side_of(players)[fx.seats.index(BOT)]
+    luck = side_luck(rules, players, played.match.records, side)
+    res = played.result
+    score = 0.5 if res.draw else float(res.winner_side == side)
+    return MatchUnits(fx.pair, luck.points, luck.penalties, (score, score - luck.score_luck))
+
+
+def _groups(matches: list[MatchUnits], what: str) -> list[list[Unit]]:
+    by: dict[int, list[Unit]] = {}
+    for m in matches:
+        units = by.setdefault(m.group, [])
+        if what == "score":
+            units.append(m.score)
+        else:
+            units.extend(getattr(m, what))
+    return list(by.values())
+
+
+def bench_pair(
+    pair: Pair,
+    preset: str,
+    players: int,
+    matches: int,
+    seed: int,
+    jobs: int,
+    boot: int,
+    sprt: Sprt | None = None,
+) -> dict[str, Any]:
+    """One pair at one table size: the figures of the module docstring."""
+    rules = Ruleset.preset(preset)
+    n = pair.matches or matches
+    base = hashlib.sha256(b"kozel-bench-luck" + seed.to_bytes(8, "big")).digest()
+    seated = list(fixtures(players, rules.teams(players), n * players, base))
+    if pair.bot == pair.vs:  # rotated seatings of one bot are the same match: seat 0's only
+        seated = [fx for fx in seated if fx.seats[0] == BOT]
+    todo = [(pair.bot, pair.vs, preset, players, fx) for fx in seated[:n]]
+    start = time.perf_counter()
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            played = list(pool.map(_play, todo))
+    else:
+        played = [_play(t) for t in todo]
+    out: dict[str, Any] = {
+        "bot": pair.bot,
+        "vs": pair.vs,
+        "players": players,
+        "matches": len(played),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    for what in ("points", "penalties"):
+        out[f"deal_{what}"] = clustered(_groups(played, what), seed, boot)
+    scores = _groups(played, "score")
+    out["match_score"] = clustered(scores, seed, boot) | duplicate(scores, seed, boot)
+    if sprt is not None:
+        out["sprt"] = sprt_lengths(scores, sprt, seed)
+    return out
+
+
+def bench_luck(
+    pairs: Sequence[Pair],
+    players: Sequence[int],
+    matches: int,
+    seed: int,
+    jobs: int = 1,
+    boot: int = 1000,
+    preset: str = "classic",
+    sprt: Sprt | None = None,
+) -> dict[str, Any]:
+    """Every pair at every table size, keyed ``BOT-vs-VS-Np``."""
+    results: dict[str, Any] = {"luck_version": LUCK_VERSION, "preset": preset, "seed": seed}
+    for p in players:
+        for pair in pairs:
+            key = f"{pair.bot}-vs-{pair.vs}-{p}p"
+            results[key] = bench_pair(pair, preset, p, matches, seed, jobs, boot, sprt)
+    return results
