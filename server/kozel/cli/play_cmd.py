@@ -38,6 +38,7 @@ DESCRIPTION = (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    # A table of flags (long as a table is; each entry is one flag).
     p = sub.add_parser(
         "play",
         help="play a bot against others N times and measure its strength",

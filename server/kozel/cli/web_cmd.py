@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    # A table of flags (long as a table is; each entry is one flag).
     p = sub.add_parser(
         "web",
         help="serve the web pages and HTTP API on their own",

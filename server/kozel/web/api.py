@@ -357,6 +357,17 @@ def _match_filter(
 def build_router(api: Api) -> APIRouter:
     """The ``/api`` routes."""
     r = APIRouter(prefix="/api")
+    _ladder_routes(r, api)
+    _bot_routes(r, api)
+    _match_list_routes(r, api)
+    _replay_routes(r, api)
+    _analysis_routes(r, api)
+    _live_routes(r, api)
+    return r
+
+
+def _ladder_routes(r: APIRouter, api: Api) -> None:
+    """Ladders and their standings."""
     lim = api.limits
 
     @r.get("/ladders", response_model=list[Ladder], summary="Ladders with bot and match counts")
@@ -407,6 +418,11 @@ def build_router(api: Api) -> APIRouter:
             ],
         }
 
+
+def _bot_routes(r: APIRouter, api: Api) -> None:
+    """A bot: its page data and rating history."""
+    lim = api.limits
+
     @r.get(
         "/bots/{name:path}/ratings",
         response_model=RatingHistory,
@@ -445,6 +461,11 @@ def build_router(api: Api) -> APIRouter:
         found["recent_matches"] = recent
         found["opponents"] = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
         return found
+
+
+def _match_list_routes(r: APIRouter, api: Api) -> None:
+    """Match lists and one match's data."""
+    lim = api.limits
 
     @r.get(
         "/matches",
@@ -493,6 +514,10 @@ def build_router(api: Api) -> APIRouter:
             raise HTTPException(404, f"no match {match_id}")
         return d
 
+
+def _replay_routes(r: APIRouter, api: Api) -> None:
+    """A match's replay, as its file and as JSON."""
+
     @r.get(
         "/matches/{match_id}/replay.kzr",
         summary="The replay file (gzip Replay message)",
@@ -523,6 +548,10 @@ def build_router(api: Api) -> APIRouter:
         body = await api.replay_json(match_id, data, etag)
         return Response(body, media_type="application/json", headers=headers)
 
+
+def _analysis_routes(r: APIRouter, api: Api) -> None:
+    """A match's analysis."""
+
     @r.get(
         "/matches/{match_id}/analysis",
         summary="Every decision of the match scored (computed on demand)",
@@ -550,6 +579,11 @@ def build_router(api: Api) -> APIRouter:
                 raise HTTPException(422, f"replay {match_id} cannot be analysed: {exc}") from None
         assert isinstance(known, Job)
         return JSONResponse(known.progress(), status_code=202)
+
+
+def _live_routes(r: APIRouter, api: Api) -> None:
+    """Running matches and their live events."""
+    lim = api.limits
 
     @r.get("/live", response_model=Running, summary="The matches running now")
     async def live() -> dict[str, Any]:
@@ -600,8 +634,6 @@ def build_router(api: Api) -> APIRouter:
             headers={"Cache-Control": "no-cache"},
             background=BackgroundTask(give_back),
         )
-
-    return r
 
 
 EVENT_KINDS = ("snapshot", "deal_start", "event", "deal_end", "match_end", "dropped")

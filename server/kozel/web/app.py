@@ -142,6 +142,14 @@ def create_app(
     app.include_router(ops_router(sources, ops_token_sha256))
     app.include_router(tournament_router(sources, shell))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    _middleware(app, api, budget)
+    _error_pages(app)
+    _pages(app, api, sources)
+    return app
+
+
+def _middleware(app: FastAPI, api: Api, budget: CpuBudget | None) -> None:
+    """Compression, the CPU cap, trailing slashes and the security headers, in this order."""
     # Added before the CPU cap, so it runs inside it: compressing takes its turn too. A replay
     # file is gzip already; live streams are never buffered.
     app.add_middleware(
@@ -175,6 +183,10 @@ def create_app(
         response.headers.setdefault("Cache-Control", "no-cache")
         return response
 
+
+def _error_pages(app: FastAPI) -> None:
+    """Errors as pages for people, as JSON under /api/."""
+
     def wants_html(request: Request) -> bool:
         return not request.url.path.startswith("/api/")
 
@@ -198,6 +210,10 @@ def create_app(
             return not_found("There is no such page.")
         errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
+
+
+def _pages(app: FastAPI, api: Api, sources: Sources) -> None:
+    """The HTML pages (the shell, filled in by the page's script) and the health probe."""
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> Response:
@@ -244,8 +260,6 @@ def create_app(
         if await api.details(match_id) is not None:
             return RedirectResponse(f"/matches/{match_id}", status_code=302)
         return not_found("There is no such match.")
-
-    return app
 
 
 def parse_listen(address: str) -> tuple[str, int]:

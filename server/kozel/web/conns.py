@@ -75,6 +75,18 @@ class Guard:
             log.warning("web connection %s (%d more since the last such line)", what, left_out)
 
 
+def _refusal(guard: Guard, address: str, open_now: int) -> str:
+    """Why a new connection from ``address`` is refused ("" when it is not)."""
+    if open_now >= guard.cap:
+        return f"refused: {guard.cap} connections open (web.max_connections)"
+    if guard.by_address.get(address, 0) >= guard.limits.per_address and not (guard.exempt(address)):
+        return (
+            f"refused: {guard.limits.per_address} connections from one address "
+            "(web.max_connections_per_address)"
+        )
+    return ""
+
+
 def guarded_protocol(guard: Guard) -> type[H11Protocol]:
     """uvicorn's HTTP/1.1 protocol with ``guard`` applied (uvicorn ``Config(http=...)``)."""
 
@@ -86,17 +98,7 @@ def guarded_protocol(guard: Guard) -> type[H11Protocol]:
         def connection_made(self, transport: Any) -> None:
             peer = transport.get_extra_info("peername")
             address = str(peer[0]) if peer else ""
-            why = ""
-            if len(self.connections) >= guard.cap:
-                why = f"refused: {guard.cap} connections open (web.max_connections)"
-            elif guard.by_address.get(address, 0) >= guard.limits.per_address and not (
-                guard.exempt(address)
-            ):
-                why = (
-                    f"refused: {guard.limits.per_address} connections from one address "
-                    "(web.max_connections_per_address)"
-                )
-            if why:
+            if why := _refusal(guard, address, len(self.connections)):
                 self._refused = True
                 guard.note(why)
                 transport.abort()
