@@ -168,12 +168,15 @@ def test_illegal_actions_are_refused_then_forfeit(referee: RefereeProcess) -> No
         )
         return [bad]
 
+    # The slow clock: this test is about retries, and on a loaded machine a retry could come
+    # after the fixture's 400 ms (a strike and a new request, not the refusals counted here).
     result, bots = asyncio.run(
         play_table(
             referee.address,
             "classic",
             2,
             bots=[RawBot(referee.address, "liar", answer=illegal), RawBot(referee.address, "fair")],
+            clock=SLOW,
         )
     )
     rejections = bots[0].of("rejection")
