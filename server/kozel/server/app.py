@@ -285,21 +285,12 @@ class _Servers:
 
 
 def _caps(config: ServerConfig, proxies: Proxies, reflection_total: int, *, bots: bool) -> CallCaps:
-    """The call caps of the bot port (``bots``) or of the operator port."""
-    if not bots:
-        return CallCaps(
-            idle_total=config.operator_max_idle_rpcs,
-            idle_per_peer=config.max_idle_rpcs_per_peer,
-            idle_max_s=config.max_idle_rpc_s,
-            reserved=config.reserved_rpcs,
-            reflection=reflection_total,
-            proxies=proxies,
-        )
+    """The call caps of the bot port (``bots``: Play streams too) or of the operator port."""
     return CallCaps(
-        idle_total=config.max_idle_rpcs,
+        idle_total=config.max_idle_rpcs if bots else config.operator_max_idle_rpcs,
         idle_per_peer=config.max_idle_rpcs_per_peer,
         idle_max_s=config.max_idle_rpc_s,
-        streams=config.max_streams,
+        streams=config.max_streams if bots else 0,
         reserved=config.reserved_rpcs,
         reflection=reflection_total,
         proxies=proxies,
