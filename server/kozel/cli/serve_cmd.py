@@ -130,7 +130,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The composition root: the referee is handed the SDK's house bots and the web pages.
     from kozel.sdk.house_bots import HOUSE_BOTS
     from kozel.tools.tournament_bots import PARTS
-    from kozel.web.app import start_in_referee
+    from kozel.web.child import start_in_referee
 
     start_web = start_in_referee if config.web_listen else None
     try:

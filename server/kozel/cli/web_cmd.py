@@ -116,8 +116,9 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace, duplicate: frozenset[str], limits, replay_limits) -> int:
     from kozel.server.replay.archive import FolderArchive, StoreArchive
-    from kozel.web.app import WebServer, create_app
+    from kozel.web.app import create_app
     from kozel.web.readonly import DATABASE_URL_ENV, ReadOnlyStore
+    from kozel.web.serving import WebServer
     from kozel.web.sources import StandaloneSources
 
     url = args.db or os.environ.get(DATABASE_URL_ENV, "")

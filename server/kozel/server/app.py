@@ -64,7 +64,7 @@ LIVENESS_NAME = "kozel.liveness"
 LADDERS_NAME = "kozel.ladders"
 LADDER_NAME_PREFIX = "kozel.ladder."
 
-# Serves the web pages for a referee (``kozel.web.app.start_in_referee``): given the lobby, the
+# Serves the web pages for a referee (``kozel.web.child.start_in_referee``): given the lobby, the
 # config and a plaintext gRPC address of this referee (its loopback bot port, or a Unix socket
 # when the bot port has TLS), returns the web server (its ``stop()`` is awaited at stop) and its
 # port. Handed in, as kozel.web stands on the referee.
@@ -85,7 +85,7 @@ class Referee:
     metrics_http: tuple[WSGIServer, threading.Thread] | None = None
     metrics_port: int = 0
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    web: Any = None  # kozel.web.app.WebServer or WebChild, when the web pages are served
+    web: Any = None  # kozel.web.serving.WebServer or kozel.web.child.WebChild, when the web pages are served
     web_port: int = 0
     web_socket_dir: Path | None = None  # the web child's plaintext Unix socket (TLS bot port)
     shared: SharedStore | None = None  # the ladder store and this referee's lease in it
