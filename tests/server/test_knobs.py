@@ -9,10 +9,11 @@ import dataclasses
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from kozel.cli import serve_cmd
 from kozel.server.config import ServerConfig
-from kozel.server.settings import Settings, describe, load_settings
+from kozel.server.settings import Settings, WebLimitSettings, describe, load_settings
 from kozel.web.api import WebLimits
 
 # Where kozel serve differs from a referee embedded with ServerConfig() (tests, kozel play):
@@ -30,9 +31,16 @@ def test_the_settings_defaults_are_the_runtime_defaults() -> None:
     assert differ == SERVE_DIFFERS
 
 
-def test_the_web_settings_defaults_are_the_web_limits() -> None:
+def test_the_web_limits_are_declared_once_in_the_settings() -> None:
+    assert not WebLimits.__annotations__  # the web adds no field of its own
     limits = dict(Settings().server_config().web_limits)
-    assert limits and all(getattr(WebLimits(), k) == v for k, v in limits.items())
+    assert set(limits) == set(WebLimits.model_fields) == set(WebLimitSettings.model_fields)
+    assert all(getattr(WebLimits(), k) == v for k, v in limits.items())
+
+
+def test_a_web_limit_out_of_its_range_is_refused_by_the_web_too() -> None:
+    with pytest.raises(ValidationError, match="max_page"):
+        WebLimits(max_page=0)
 
 
 def _serve_parser() -> argparse.ArgumentParser:

@@ -112,3 +112,11 @@ def test_a_web_address_in_use_stops_kozel_serve_with_a_clear_error(tmp_path: Pat
         )
     assert res.returncode == 1
     assert f"error: the web server cannot listen on 127.0.0.1:{port}" in res.stderr
+
+
+def test_kozel_web_refuses_a_limit_out_of_its_range_or_unknown(tmp_path: Path) -> None:
+    res = kozel("web", "--replays", str(tmp_path), "--limit", "max_page=0")
+    assert res.returncode == 2
+    assert "--limit max_page: input should be greater than or equal to 1" in res.stdout
+    res = kozel("web", "--replays", str(tmp_path), "--limit", "no_such_limit=3")
+    assert res.returncode == 2 and "KEY one of max_page" in res.stdout

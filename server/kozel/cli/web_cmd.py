@@ -92,6 +92,8 @@ def cmd_web(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"error: {exc}")
             return 2
+    from pydantic import ValidationError
+
     from kozel.server.replay.limits import ReplayLimits, parse_pairs
     from kozel.web.api import WebLimits
 
@@ -100,8 +102,12 @@ def cmd_web(args: argparse.Namespace) -> int:
         replay_keys = ReplayLimits.keys()
         limits = _web_limits([(k, v) for k, v in pairs if k not in replay_keys])
         replay_limits = ReplayLimits().with_pairs((k, v) for k, v in pairs if k in replay_keys)
+    except ValidationError as exc:  # a known key out of its range
+        error = exc.errors()[0]
+        print(f"error: --limit {'.'.join(map(str, error['loc']))}: {error['msg'].lower()}")
+        return 2
     except (AttributeError, TypeError, ValueError) as exc:
-        keys = [*WebLimits.__dataclass_fields__, *ReplayLimits.keys()]
+        keys = [*WebLimits.model_fields, *ReplayLimits.keys()]
         print(f"error: --limit KEY=N with KEY one of {', '.join(keys)} ({exc})")
         return 2
     if not 0 <= args.cpu_share <= 64:  # also refuses nan

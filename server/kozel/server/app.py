@@ -85,7 +85,8 @@ class Referee:
     metrics_http: tuple[WSGIServer, threading.Thread] | None = None
     metrics_port: int = 0
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    web: Any = None  # kozel.web.serving.WebServer or kozel.web.child.WebChild, when the web pages are served
+    # kozel.web.serving.WebServer or kozel.web.child.WebChild, when the web pages are served
+    web: Any = None
     web_port: int = 0
     web_socket_dir: Path | None = None  # the web child's plaintext Unix socket (TLS bot port)
     shared: SharedStore | None = None  # the ladder store and this referee's lease in it

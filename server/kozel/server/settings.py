@@ -140,33 +140,17 @@ class OperatorSettings(_Section):
         return self.admin_token.get_secret_value()
 
 
-class WebSettings(_Section):
-    """The web pages and HTTP API (kozel.web); an empty ``listen`` turns them off. Left at its
-    default, a port already in use only logs a warning (several referees on one machine)."""
+class WebLimitSettings(_Section):
+    """Every bound of the web pages and HTTP API (docs/web.md): their one home; the web
+    serves under them as ``kozel.web.api.WebLimits``."""
 
-    listen: str = Field(
-        "127.0.0.1:8080",  # (off in an embedded ServerConfig: kozel serve turns it on)
-        description="web pages and HTTP API host:port ('' turns them off)",
-    )
-    # False: a child process (kozel web) at a lower CPU priority serves the pages, so they take
-    # no time from match clocks; True: the referee's own event loop serves them.
-    in_process: bool = _DEFAULTS.web_in_process
-    nice: int = Field(_DEFAULTS.web_nice, ge=0, le=19)  # the child's niceness
-    # True: the child also runs under SCHED_IDLE (Linux), so it gets only the CPU time the
-    # referee leaves over; a saturated referee still answers pages, slowly.
-    idle: bool = _DEFAULTS.web_idle
-    # The child spends at most this share of one core on average (requests wait their turn
-    # beyond it); 0: no cap. Not for web.in_process (the referee's own process).
-    cpu_share: float = Field(_DEFAULTS.web_cpu_share, ge=0, le=64)
     max_page: int = Field(200, ge=1, le=10_000)  # matches per page of a match list
     max_standings: int = Field(1000, ge=1, le=100_000)  # rows of a standings table
     max_history: int = Field(1000, ge=1, le=100_000)  # points of a rating history
     opponents_window: int = Field(2000, ge=1, le=100_000)  # matches counted per opponent
     replay_cache: int = Field(16, ge=0, le=10_000)  # replays kept converted to JSON
     max_replay_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # a bigger replay is refused
-    # The store as the web reads it: a role that may only SELECT (PostgreSQL); "" = the
-    # referee's own database_url, in read-only mode.
-    database_url: SecretStr = SecretStr("")
+    recent_matches: int = Field(20, ge=1, le=1000)  # a bot page's latest matches
     # Connections (docs/web.md, "Hostile input"): at once, in all (also kept below the
     # process's descriptor limit) and from one address; seconds for a request's head, and
     # between requests on a kept-alive connection.
@@ -184,6 +168,29 @@ class WebSettings(_Section):
     analysis_queue: int = Field(4, ge=1, le=1000)
     analysis_share: float = Field(0.5, gt=0, lt=1)
     gzip_min_bytes: int = Field(1024, ge=0, le=1 << 30)  # smaller answers go uncompressed
+
+
+class WebSettings(WebLimitSettings):
+    """The web pages and HTTP API (kozel.web); an empty ``listen`` turns them off. Left at its
+    default, a port already in use only logs a warning (several referees on one machine)."""
+
+    listen: str = Field(
+        "127.0.0.1:8080",  # (off in an embedded ServerConfig: kozel serve turns it on)
+        description="web pages and HTTP API host:port ('' turns them off)",
+    )
+    # False: a child process (kozel web) at a lower CPU priority serves the pages, so they take
+    # no time from match clocks; True: the referee's own event loop serves them.
+    in_process: bool = _DEFAULTS.web_in_process
+    nice: int = Field(_DEFAULTS.web_nice, ge=0, le=19)  # the child's niceness
+    # True: the child also runs under SCHED_IDLE (Linux), so it gets only the CPU time the
+    # referee leaves over; a saturated referee still answers pages, slowly.
+    idle: bool = _DEFAULTS.web_idle
+    # The child spends at most this share of one core on average (requests wait their turn
+    # beyond it); 0: no cap. Not for web.in_process (the referee's own process).
+    cpu_share: float = Field(_DEFAULTS.web_cpu_share, ge=0, le=64)
+    # The store as the web reads it: a role that may only SELECT (PostgreSQL); "" = the
+    # referee's own database_url, in read-only mode.
+    database_url: SecretStr = SecretStr("")
 
     @field_validator("listen")
     @classmethod
@@ -465,16 +472,7 @@ class Settings(BaseSettings):
             web_listen=self.web.listen,
             web_optional="listen" not in self.web.model_fields_set,
             web_limits=tuple(
-                self.web.model_dump(
-                    exclude={
-                        "listen",
-                        "in_process",
-                        "nice",
-                        "idle",
-                        "cpu_share",
-                        "database_url",
-                    }
-                ).items()
+                self.web.model_dump(include=set(WebLimitSettings.model_fields)).items()
             ),
             web_database_url=self.web.database_url.get_secret_value(),
             trusted_proxies=self.trusted_proxies,

@@ -10,7 +10,6 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -30,6 +29,7 @@ from kozel.server.lobby import REPLAY_ID
 from kozel.server.match_details import match_details
 from kozel.server.replay.file import ReplayError, decode_replay
 from kozel.server.replay.limits import ReplayLimits
+from kozel.server.settings import WebLimitSettings
 from kozel.web.analysis import AnalysisError
 from kozel.web.analysis_jobs import AnalysisJobs, Busy, Job
 from kozel.web.cpu import CpuBudget, CpuGate
@@ -45,34 +45,9 @@ BotName = Annotated[str, PathParam(pattern=NAME, description="a bot name")]
 LadderName = Annotated[str, PathParam(pattern=NAME, description="a ladder name")]
 
 
-@dataclass(frozen=True, slots=True)
-class WebLimits:
-    """Every bound of the web (listed in docs/web.md)."""
-
-    max_page: int = 200  # matches per page of a match list (the default page is 50 or less)
-    max_standings: int = 1000  # rows of a standings table
-    max_history: int = 1000  # points of a rating history
-    opponents_window: int = 2000  # a bot's latest finished matches counted against opponents
-    replay_cache: int = 16  # replays kept converted to JSON (by ETag)
-    max_replay_bytes: int = 32 * 1024 * 1024  # a bigger replay file is refused
-    recent_matches: int = 20  # a bot page's latest matches
-    # Connections (kozel.web.conns): at once in all (kept below the descriptor limit) and
-    # from one address; seconds for a request's head, and idle between requests.
-    max_connections: int = 1000
-    max_connections_per_address: int = 64
-    header_timeout_s: int = 10
-    idle_timeout_s: int = 5
-    # Live streams of one match from one client address (the referee caps a match's in all).
-    max_live_per_address: int = 8
-    # Requests of one address waiting their turn under the CPU cap (429 beyond).
-    max_waiting_per_address: int = 32
-    analysis_budget_ms: int = 50  # the information-set evaluator's budget per decision
-    analysis_open_nodes: int = 200_000  # the open-hand solver's budget per decision
-    analysis_cache: int = 16  # analyses kept (by replay and settings)
-    analysis_queue: int = 4  # analyses queued or running at once; more are refused (503)
-    analysis_share: float = 0.5  # of the web's CPU share (web.cpu_share) for the analysis
-    # Answers of at least this many bytes are sent gzip-compressed to a client that accepts it.
-    gzip_min_bytes: int = 1024
+class WebLimits(WebLimitSettings):
+    """Every bound of the web (listed in docs/web.md), declared with their defaults and
+    ranges in the referee's settings (``web`` section), validated on construction."""
 
     @property
     def default_page(self) -> int:
