@@ -143,9 +143,9 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
                     msg = await outbox.get()
                     if msg is None:
                         break
-                    if isinstance(msg, EncodedRequest):  # every decision request
-                        session.written(msg, loop.time())
                     await context.write(msg)
+                    if isinstance(msg, EncodedRequest):  # written: the request's clock starts
+                        session.written(msg, loop.time())
             finally:
                 metrics.ACTIVE_STREAMS.dec()
                 session.detach(outbox)
