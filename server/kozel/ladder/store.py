@@ -122,6 +122,21 @@ class Standing:
     forfeits: int
 
 
+def standing_of(r: RatingRow, name: str) -> Standing:
+    """A bot's line on a ladder from its rating row (the one place its figures are worked out)."""
+    return Standing(
+        name,
+        Rating(r.mu, r.sigma).ordinal,
+        r.mu,
+        r.sigma,
+        r.matches,
+        r.wins,
+        r.penalty_sum / r.matches if r.matches else 0.0,
+        r.timeouts,
+        r.forfeits,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class SeatResult:
     """What a finished match says about one seat."""
@@ -687,21 +702,7 @@ class Store:
             rows = s.execute(
                 select(RatingRow, BotRow.name).join(BotRow).where(RatingRow.ladder == ladder)
             ).all()
-        out = [
-            Standing(
-                name,
-                Rating(r.mu, r.sigma).ordinal,
-                r.mu,
-                r.sigma,
-                r.matches,
-                r.wins,
-                r.penalty_sum / r.matches if r.matches else 0.0,
-                r.timeouts,
-                r.forfeits,
-            )
-            for r, name in rows
-        ]
-        return sorted(out, key=lambda x: -x.ordinal)
+        return sorted((standing_of(r, name) for r, name in rows), key=lambda x: -x.ordinal)
 
     def rated_ladders(self) -> list[str]:
         """The ladders on which some bot has a rating, by name."""

@@ -35,6 +35,15 @@ from kozel.web.analysis_jobs import AnalysisJobs, Busy, Job
 from kozel.web.cpu import CpuBudget, CpuGate
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
+from kozel.web.rows import (
+    BotInfo,
+    Ladder,
+    MatchSummary,
+    Opponent,
+    RatingPoint,
+    RunningMatch,
+    Standing,
+)
 from kozel.web.sources import LiveError, Sources
 
 NAME = r"^[^\x00-\x1f\x7f]{1,64}$"  # bot and ladder names as the store allows them
@@ -57,55 +66,9 @@ class WebLimits(WebLimitSettings):
 # -- response models (the OpenAPI schema) ------------------------------------------------------
 
 
-class Ladder(BaseModel):
-    name: str
-    bots: int
-    matches: dict[str, int]  # by status: running, finished, aborted
-    last_match_at: datetime | None = None  # when its latest finished match ended
-    # As the referees publish it in the store (None: no live referee serves it): running or
-    # stopped, bots connected and waiting for a match, and why they get none ("" if they do).
-    state: str | None = None
-    waiting_bots: int | None = None
-    stalled: str = ""
-
-
-class Standing(BaseModel):
-    rank: int
-    bot: str
-    ordinal: float
-    mu: float
-    sigma: float
-    matches: int
-    wins: int
-    avg_penalty: float
-    timeouts: int
-    forfeits: int
-
-
 class Standings(BaseModel):
     ladder: str
     standings: list[Standing]
-
-
-class SeatSummary(BaseModel):
-    seat: int
-    side: int
-    bot: str
-    rank: int | None
-    penalty: int | None
-    mu_before: float | None
-    mu_after: float | None
-
-
-class MatchSummary(BaseModel):
-    match_id: str
-    ladder: str
-    status: str
-    reason: str | None
-    players: int
-    started_at: datetime
-    ended_at: datetime | None
-    seats: list[SeatSummary]
 
 
 class MatchPage(BaseModel):
@@ -113,56 +76,15 @@ class MatchPage(BaseModel):
     next_cursor: str | None  # pass as ?cursor= for the next page; null on the last page
 
 
-class LadderRating(BaseModel):
-    ladder: str
-    ordinal: float
-    mu: float
-    sigma: float
-    matches: int
-    wins: int
-    avg_penalty: float
-    timeouts: int
-    forfeits: int
-
-
-class Opponent(BaseModel):
-    opponent: str
-    matches: int
-    wins: int
-    losses: int
-    draws: int
-
-
-class BotPage(BaseModel):
-    name: str
-    status: str
-    created_at: datetime | None
-    ladders: list[LadderRating]
+class BotPage(BotInfo):
     recent_matches: list[MatchSummary]
     opponents: list[Opponent]
-
-
-class RatingPoint(BaseModel):
-    match_id: str
-    at: datetime | None
-    mu: float
-    sigma: float
 
 
 class RatingHistory(BaseModel):
     bot: str
     ladder: str
     points: list[RatingPoint]
-
-
-class RunningMatch(BaseModel):
-    match_id: str
-    ladder: str
-    table_id: str
-    players: int
-    seats: list[str]
-    started_at: datetime
-    deal: int | None  # the deal in play, from 0 (unknown on a standalone web server)
 
 
 class Running(BaseModel):
@@ -220,7 +142,7 @@ class Api:
         """The ladders served now and those the store has a record of."""
         served = self.sources.ladder_names() or []
         stored = (
-            [x["name"] for x in await asyncio.to_thread(self.queries.ladders)]
+            [x.name for x in await asyncio.to_thread(self.queries.ladders)]
             if self.sources.store is not None
             else []
         )
@@ -346,9 +268,9 @@ def _ladder_routes(r: APIRouter, api: Api) -> None:
     lim = api.limits
 
     @r.get("/ladders", response_model=list[Ladder], summary="Ladders with bot and match counts")
-    async def ladders() -> list[dict[str, Any]]:
+    async def ladders() -> list[Ladder]:
         known = {
-            x["name"]: x
+            x.name: x
             for x in (
                 await asyncio.to_thread(api.queries.ladders)
                 if api.sources.store is not None
@@ -358,7 +280,7 @@ def _ladder_routes(r: APIRouter, api: Api) -> None:
         names = sorted(set(api.sources.ladder_names() or []) | set(known))
         states = await _ladder_states(api.sources.store)
         return [
-            {**known.get(n, {"name": n, "bots": 0, "matches": {}}), **states.get(n, {})}
+            known.get(n, Ladder(name=n, bots=0, matches={})).model_copy(update=states.get(n, {}))
             for n in names
         ]
 
@@ -370,28 +292,13 @@ def _ladder_routes(r: APIRouter, api: Api) -> None:
     async def standings(
         ladder: LadderName,
         limit: Annotated[int, Query(ge=1, le=lim.max_standings)] = lim.max_standings,
-    ) -> dict[str, Any]:
+    ) -> Standings:
         if ladder not in await api.ladder_names():
             raise HTTPException(404, f"no ladder {ladder}")
         rows = await asyncio.to_thread(api.queries.store.standings, ladder)
-        return {
-            "ladder": ladder,
-            "standings": [
-                {
-                    "rank": i + 1,
-                    "bot": x.name,
-                    "ordinal": x.ordinal,
-                    "mu": x.mu,
-                    "sigma": x.sigma,
-                    "matches": x.matches,
-                    "wins": x.wins,
-                    "avg_penalty": x.avg_penalty,
-                    "timeouts": x.timeouts,
-                    "forfeits": x.forfeits,
-                }
-                for i, x in enumerate(rows[:limit])
-            ],
-        }
+        return Standings(
+            ladder=ladder, standings=[Standing.of(i + 1, x) for i, x in enumerate(rows[:limit])]
+        )
 
 
 def _bot_routes(r: APIRouter, api: Api) -> None:
@@ -411,7 +318,7 @@ def _bot_routes(r: APIRouter, api: Api) -> None:
     ) -> Any:
         if not request.scope.get("raw_path", b"/ratings").endswith(b"/ratings"):
             # The name itself ends with "/ratings" (its slash sent as %2F): the bot's page.
-            page = BotPage.model_validate(await bot(name + "/ratings"))
+            page = await bot(name + "/ratings")
             return JSONResponse(page.model_dump(mode="json"))
         if ladder is None:
             raise HTTPException(422, [{"loc": ["query", "ladder"], "msg": "Field required"}])
@@ -419,7 +326,7 @@ def _bot_routes(r: APIRouter, api: Api) -> None:
         if await asyncio.to_thread(q.bot, name) is None:
             raise HTTPException(404, f"no bot {name}")
         points = await asyncio.to_thread(q.rating_history, name, ladder, limit)
-        return {"bot": name, "ladder": ladder, "points": points}
+        return RatingHistory(bot=name, ladder=ladder, points=points)
 
     @r.get(
         "/bots/{name:path}",
@@ -427,15 +334,14 @@ def _bot_routes(r: APIRouter, api: Api) -> None:
         summary="A bot: its ladders, latest matches and results against each opponent "
         "(a / in its name is sent as %2F)",
     )
-    async def bot(name: BotName) -> dict[str, Any]:
+    async def bot(name: BotName) -> BotPage:
         q = api.queries
         found = await asyncio.to_thread(q.bot, name)
         if found is None:
             raise HTTPException(404, f"no bot {name}")
         recent, _ = await asyncio.to_thread(q.matches, MatchFilter(bot=name), lim.recent_matches)
-        found["recent_matches"] = recent
-        found["opponents"] = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
-        return found
+        opponents = await asyncio.to_thread(q.opponents, name, lim.opponents_window)
+        return BotPage(**dict(found), recent_matches=recent, opponents=opponents)
 
 
 def _match_list_routes(r: APIRouter, api: Api) -> None:
@@ -465,17 +371,17 @@ def _match_list_routes(r: APIRouter, api: Api) -> None:
         status: Annotated[str | None, Query(pattern="^(running|finished|aborted)$")] = None,
         limit: Annotated[int, Query(ge=1, le=lim.max_page)] = lim.default_page,
         cursor: Annotated[str | None, Query(max_length=200)] = None,
-    ) -> dict[str, Any]:
+    ) -> MatchPage:
         if api.sources.store is None:  # a web server over a replay folder only
             offset = int(cursor) if cursor and cursor.isdigit() else 0
             page, more = await asyncio.to_thread(api.sources.replay_matches, limit, offset)
-            return {"matches": page, "next_cursor": str(offset + limit) if more else None}
+            return MatchPage(matches=page, next_cursor=str(offset + limit) if more else None)
         f = _match_filter(ladder, bot, since, until, reason, status)
         try:
             page, nxt = await asyncio.to_thread(api.queries.matches, f, limit, cursor)
         except CursorError as exc:
             raise HTTPException(400, str(exc)) from None
-        return {"matches": page, "next_cursor": nxt}
+        return MatchPage(matches=page, next_cursor=nxt)
 
     @r.get(
         "/matches/{match_id}",
@@ -561,9 +467,9 @@ def _live_routes(r: APIRouter, api: Api) -> None:
     lim = api.limits
 
     @r.get("/live", response_model=Running, summary="The matches running now")
-    async def live() -> dict[str, Any]:
+    async def live() -> Running:
         rows = await api.sources.running()
-        return {"matches": rows[: lim.max_page]}
+        return Running(matches=rows[: lim.max_page])
 
     @r.get(
         "/live/{match_id}/events",

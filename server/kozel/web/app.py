@@ -235,7 +235,7 @@ def _pages(app: FastAPI, api: Api, sources: Sources) -> None:
     async def live_page(match_id: str) -> Response:
         if not REPLAY_ID.fullmatch(match_id):
             return not_found("There is no such match.")
-        if any(m["match_id"] == match_id for m in await sources.running()):
+        if any(m.match_id == match_id for m in await sources.running()):
             return shell("live", "Live")
         if await api.details(match_id) is not None:
             return RedirectResponse(f"/matches/{match_id}", status_code=302)

@@ -6,16 +6,28 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import overload
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from kozel.ladder.models import BotRow, MatchRow, MatchSeatRow, RatingRow
-from kozel.ladder.ratings import Rating
-from kozel.ladder.store import Store
+from kozel.ladder.store import Store, standing_of
+from kozel.web.rows import (
+    BotInfo,
+    Ladder,
+    LadderRating,
+    MatchSummary,
+    Opponent,
+    RatingFigures,
+    RatingPoint,
+    SeatSummary,
+)
+
+OUTCOMES = ("wins", "losses", "draws")
 
 
 class CursorError(ValueError):
@@ -68,7 +80,7 @@ class WebQueries:
     def _session(self) -> Session:
         return Session(self.store.engine)
 
-    def ladders(self) -> list[dict[str, Any]]:
+    def ladders(self) -> list[Ladder]:
         """Every ladder the store has matches or ratings for, with counts."""
         with self._session() as s:
             bots = dict(
@@ -90,16 +102,16 @@ class WebQueries:
                 counts.setdefault(ladder, {})[status] = n
         names = sorted(set(bots) | set(counts))
         return [
-            {
-                "name": n,
-                "bots": bots.get(n, 0),
-                "matches": counts.get(n, {}),
-                "last_match_at": _utc(last.get(n)),
-            }
+            Ladder(
+                name=n,
+                bots=bots.get(n, 0),
+                matches=counts.get(n, {}),
+                last_match_at=_utc(last.get(n)),
+            )
             for n in names
         ]
 
-    def bot(self, name: str) -> dict[str, Any] | None:
+    def bot(self, name: str) -> BotInfo | None:
         """A bot and its rating on each ladder, or None."""
         with self._session() as s:
             row = s.scalar(select(BotRow).where(BotRow.name == name))
@@ -108,14 +120,17 @@ class WebQueries:
             ratings = s.scalars(
                 select(RatingRow).where(RatingRow.bot_id == row.id).order_by(RatingRow.ladder)
             ).all()
-            return {
-                "name": row.name,
-                "status": row.status,
-                "created_at": _utc(row.created_at),
-                "ladders": [_rating(r) for r in ratings],
-            }
+            return BotInfo(
+                name=row.name,
+                status=row.status,
+                created_at=_utc(row.created_at),
+                ladders=[
+                    LadderRating(ladder=r.ladder, **RatingFigures.figures(standing_of(r, name)))
+                    for r in ratings
+                ],
+            )
 
-    def rating_history(self, name: str, ladder: str, limit: int) -> list[dict[str, Any]]:
+    def rating_history(self, name: str, ladder: str, limit: int) -> list[RatingPoint]:
         """The bot's rating after each of its last ``limit`` rated matches, oldest first."""
         with self._session() as s:
             rows = s.execute(
@@ -134,13 +149,13 @@ class WebQueries:
                 .limit(limit)
             ).all()
         return [
-            {"match_id": m, "at": _utc(at), "mu": mu, "sigma": sigma}
+            RatingPoint(match_id=m, at=_utc(at), mu=mu, sigma=sigma)
             for m, at, mu, sigma in reversed(rows)
         ]
 
     def matches(
         self, f: MatchFilter, limit: int, cursor: str | None = None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[MatchSummary], str | None]:
         """Matches newest first, one page of at most ``limit``; returns (page, next cursor)."""
         q = select(MatchRow)
         if f.ladder is not None:
@@ -178,8 +193,8 @@ class WebQueries:
         return page, encode_cursor(rows[limit - 1].started_at, rows[limit - 1].id) if more else None
 
     @staticmethod
-    def _seats(s: Session, ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {}
+    def _seats(s: Session, ids: list[str]) -> dict[str, list[SeatSummary]]:
+        out: dict[str, list[SeatSummary]] = {}
         if not ids:
             return out
         for x, name in s.execute(
@@ -189,19 +204,19 @@ class WebQueries:
             .order_by(MatchSeatRow.match_id, MatchSeatRow.seat)
         ):
             out.setdefault(x.match_id, []).append(
-                {
-                    "seat": x.seat,
-                    "side": x.side,
-                    "bot": name,
-                    "rank": x.rank,
-                    "penalty": x.penalty,
-                    "mu_before": x.mu_before,
-                    "mu_after": x.mu_after,
-                }
+                SeatSummary(
+                    seat=x.seat,
+                    side=x.side,
+                    bot=name,
+                    rank=x.rank,
+                    penalty=x.penalty,
+                    mu_before=x.mu_before,
+                    mu_after=x.mu_after,
+                )
             )
         return out
 
-    def opponents(self, name: str, limit: int) -> list[dict[str, Any]]:
+    def opponents(self, name: str, limit: int) -> list[Opponent]:
         """Results against each opponent over the bot's last ``limit`` finished matches: a win
         is a better rank than the opponent's, a loss a worse one (teammates are skipped)."""
         with self._session() as s:
@@ -218,53 +233,31 @@ class WebQueries:
                 )
             )
             seats = self._seats(s, ids)
-        table: dict[str, dict[str, Any]] = {}
+        tally: dict[str, Counter[str]] = {}
         for match_seats in seats.values():
-            mine = [x for x in match_seats if x["bot"] == name]
-            if not mine or mine[0]["rank"] is None:
+            me = next((x for x in match_seats if x.bot == name), None)
+            if me is None or me.rank is None:
                 continue
-            me = mine[0]
             for x in match_seats:
-                if x["side"] == me["side"] or x["rank"] is None:
+                if x.side == me.side or x.rank is None:
                     continue
-                t = table.setdefault(
-                    x["bot"],
-                    {"opponent": x["bot"], "matches": 0, "wins": 0, "losses": 0, "draws": 0},
-                )
-                t["matches"] += 1
-                key = (
-                    "wins"
-                    if me["rank"] < x["rank"]
-                    else "losses"
-                    if me["rank"] > x["rank"]
-                    else "draws"
-                )
-                t[key] += 1
-        return sorted(table.values(), key=lambda t: (-t["matches"], t["opponent"]))
+                won = "wins" if me.rank < x.rank else "losses" if me.rank > x.rank else "draws"
+                tally.setdefault(x.bot, Counter())[won] += 1
+        table = [
+            Opponent(opponent=bot, matches=c.total(), **{k: c[k] for k in OUTCOMES})
+            for bot, c in tally.items()
+        ]
+        return sorted(table, key=lambda t: (-t.matches, t.opponent))
 
 
-def _rating(r: RatingRow) -> dict[str, Any]:
-    return {
-        "ladder": r.ladder,
-        "ordinal": Rating(r.mu, r.sigma).ordinal,
-        "mu": r.mu,
-        "sigma": r.sigma,
-        "matches": r.matches,
-        "wins": r.wins,
-        "avg_penalty": r.penalty_sum / r.matches if r.matches else 0.0,
-        "timeouts": r.timeouts,
-        "forfeits": r.forfeits,
-    }
-
-
-def _match(r: MatchRow, seats: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "match_id": r.id,
-        "ladder": r.ladder,
-        "status": r.status,
-        "reason": r.reason,
-        "players": r.players,
-        "started_at": _utc(r.started_at),
-        "ended_at": _utc(r.ended_at),
-        "seats": seats,
-    }
+def _match(r: MatchRow, seats: list[SeatSummary]) -> MatchSummary:
+    return MatchSummary(
+        match_id=r.id,
+        ladder=r.ladder,
+        status=r.status,
+        reason=r.reason,
+        players=r.players,
+        started_at=_utc(r.started_at),
+        ended_at=_utc(r.ended_at),
+        seats=seats,
+    )

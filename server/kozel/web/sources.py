@@ -25,6 +25,7 @@ from kozel.server.replay.archive import ReplayArchive
 from kozel.server.replay.file import ReplayError
 from kozel.v1 import game_pb2, match_pb2_grpc
 from kozel.v1 import match_pb2 as mpb
+from kozel.web.rows import MatchSummary, RunningMatch, SeatSummary
 
 if TYPE_CHECKING:
     from kozel.server.lobby import Lobby
@@ -72,7 +73,7 @@ class Sources:
         :class:`LiveError` (503) when that cannot be told now (then it is kept secret)."""
         raise NotImplementedError
 
-    async def running(self) -> list[dict[str, Any]]:
+    async def running(self) -> list[RunningMatch]:
         """The matches running now, newest first."""
         raise NotImplementedError
 
@@ -97,7 +98,7 @@ class Sources:
         """The ladders served (None: whatever the store knows)."""
         return None
 
-    def replay_matches(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], bool]:
+    def replay_matches(self, limit: int, offset: int) -> tuple[list[MatchSummary], bool]:
         """Without a store: the matches of the replays, newest first (one page, and whether
         more follow). Reads ``limit`` replays."""
         try:
@@ -112,29 +113,17 @@ class Sources:
                 continue
             if r is None:
                 continue
-            reason = game_pb2.MatchEndReason.Name(r.result.reason)
             out.append(
-                {
-                    "match_id": r.match_id,
-                    "ladder": "",
-                    "status": "finished",
-                    "reason": reason,
-                    "players": r.players,
-                    "started_at": r.started_at.ToDatetime(tzinfo=UTC),
-                    "ended_at": r.ended_at.ToDatetime(tzinfo=UTC),
-                    "seats": [
-                        {
-                            "seat": x.seat,
-                            "side": x.side,
-                            "bot": x.name,
-                            "rank": None,
-                            "penalty": None,
-                            "mu_before": None,
-                            "mu_after": None,
-                        }
-                        for x in r.seats
-                    ],
-                }
+                MatchSummary(
+                    match_id=r.match_id,
+                    ladder="",
+                    status="finished",
+                    reason=game_pb2.MatchEndReason.Name(r.result.reason),
+                    players=r.players,
+                    started_at=r.started_at.ToDatetime(tzinfo=UTC),
+                    ended_at=r.ended_at.ToDatetime(tzinfo=UTC),
+                    seats=[SeatSummary(seat=x.seat, side=x.side, bot=x.name) for x in r.seats],
+                )
             )
         return out, offset + limit < len(ids)
 
@@ -152,23 +141,23 @@ class LobbySources(Sources):
     def ladder_names(self) -> list[str] | None:
         return sorted(self.lobby.ladders) if self.lobby.ladders else None
 
-    async def running(self) -> list[dict[str, Any]]:
+    async def running(self) -> list[RunningMatch]:
         out = []
         for runner in self.lobby.runners.values():
             if runner.outcome is not None:
                 continue
             out.append(
-                {
-                    "match_id": runner.match_id,
-                    "ladder": runner.ladder,
-                    "table_id": runner.table_id,
-                    "players": runner.players,
-                    "seats": [p.name for p in runner.seating],
-                    "started_at": runner.started_at,
-                    "deal": len(runner.match.records),
-                }
+                RunningMatch(
+                    match_id=runner.match_id,
+                    ladder=runner.ladder,
+                    table_id=runner.table_id,
+                    players=runner.players,
+                    seats=[p.name for p in runner.seating],
+                    started_at=runner.started_at,
+                    deal=len(runner.match.records),
+                )
             )
-        return sorted(out, key=lambda m: m["started_at"], reverse=True)
+        return sorted(out, key=lambda m: m.started_at, reverse=True)
 
     def live_detail(self, match_id: str) -> mpb.GetMatchResponse | None:
         from kozel.server.match_details import from_runner
@@ -301,10 +290,10 @@ class StandaloneSources(Sources):
             limit=20,
         )
         for m in page:
-            if m["match_id"] == row.id or sorted(x["bot"] for x in m["seats"]) != bots:
+            if m.match_id == row.id or sorted(x.bot for x in m.seats) != bots:
                 continue
             try:
-                other = self.replays.read(m["match_id"])
+                other = self.replays.read(m.match_id)
                 if other is not None and other.seed == seed:
                     return True
             except (OSError, ValueError):
@@ -351,22 +340,22 @@ class StandaloneSources(Sources):
             self._channel = grpc.aio.insecure_channel(self.referee)
         return self._channel
 
-    async def running(self) -> list[dict[str, Any]]:
+    async def running(self) -> list[RunningMatch]:
         if self.referee:
             try:
                 got = await match_pb2_grpc.MatchServiceStub(self._chan()).ListLiveMatches(
                     mpb.ListLiveMatchesRequest(limit=100), timeout=10
                 )
                 return [
-                    {
-                        "match_id": m.match_id,
-                        "ladder": m.ladder,
-                        "table_id": m.table_id,
-                        "players": m.players,
-                        "seats": list(m.seats),
-                        "started_at": m.started_at.ToDatetime(tzinfo=UTC),
-                        "deal": m.deal_index,
-                    }
+                    RunningMatch(
+                        match_id=m.match_id,
+                        ladder=m.ladder,
+                        table_id=m.table_id,
+                        players=m.players,
+                        seats=list(m.seats),
+                        started_at=m.started_at.ToDatetime(tzinfo=UTC),
+                        deal=m.deal_index,
+                    )
                     for m in got.matches
                 ]
             except grpc.aio.AioRpcError:
@@ -379,15 +368,15 @@ class StandaloneSources(Sources):
             WebQueries(self.store).matches, MatchFilter(status="running"), 100
         )
         return [
-            {
-                "match_id": m["match_id"],
-                "ladder": m["ladder"],
-                "table_id": "",
-                "players": m["players"],
-                "seats": [x["bot"] for x in m["seats"]],
-                "started_at": m["started_at"],
-                "deal": None,
-            }
+            RunningMatch(
+                match_id=m.match_id,
+                ladder=m.ladder,
+                table_id="",
+                players=m.players,
+                seats=[x.bot for x in m.seats],
+                started_at=m.started_at,
+                deal=None,
+            )
             for m in page
         ]
 

@@ -86,7 +86,7 @@ def tournament_router(sources: Sources, page: Callable[..., Response]) -> APIRou
     @r.get("/api/tournaments/{name}", summary="An event: stages, pairings, standings, crosstable")
     async def event(name: EventName) -> dict[str, Any]:
         body: dict[str, Any] = tournament_archive.results_json(await _view(sources, name))
-        _mark_live(body, {m["match_id"] for m in await sources.running()})
+        _mark_live(body, {m.match_id for m in await sources.running()})
         return body
 
     @r.get("/api/tournaments/{name}/replays.zip", summary="Every replay of an event, zipped")
