@@ -143,3 +143,10 @@ def test_analysis_bench_reports_ms_per_decision_and_memory() -> None:
         cwd=ROOT,
     )
     assert bad.returncode == 2 and "--players takes 2, 3 or 4" in bad.stderr
+
+
+def test_a_baseline_is_given_only_the_raised_limits_its_settings_know() -> None:
+    from kozel.tools.bench_common import BENCH_LIMITS
+    from kozel.tools.bench_referee import known_limits
+
+    assert BENCH_LIMITS and known_limits(Path(__file__).parents[2]) == BENCH_LIMITS

@@ -22,7 +22,7 @@ import threading
 import time
 import urllib.request
 from bisect import bisect_left
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,11 +119,13 @@ def start_server(
     env: dict[str, str] | None = None,
     web: bool = False,
     extra: Sequence[str] = (),
+    limits: Mapping[str, str] = BENCH_LIMITS,
 ) -> ServerProcess:
     """Start a referee on a free loopback port, with ``/metrics`` on another, replays in a
     temporary folder and no drain on stop. With ``profile`` the referee runs under cProfile and
     writes its profile there when stopped. ``env`` adds environment variables (e.g.
-    ``KOZEL_LIMITS__...`` settings), ``extra`` more ``kozel serve`` flags."""
+    ``KOZEL_LIMITS__...`` settings), ``extra`` more ``kozel serve`` flags, ``limits`` the
+    benchmark's raised limits (:data:`BENCH_LIMITS`, or those an older referee knows)."""
     workdir = Path(tempfile.mkdtemp(prefix="kozel-bench-"))
     args = _serve_args(workdir, web, extra, move_ms, bank_ms)
     log_path = workdir / "referee.log"
@@ -134,7 +136,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **BENCH_LIMITS, **(env or {})},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **limits, **(env or {})},
         )
     found = _wait_listening(proc, log_path, web, timeout)
     if found is None:

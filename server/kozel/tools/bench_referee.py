@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 from kozel import engine
 from kozel.core import native as core_native
 from kozel.tools.bench_common import (
+    BENCH_LIMITS,
     OVERHEAD_METRIC,
     Child,
     EchoServer,
@@ -54,12 +57,28 @@ def source_env(src: Path) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(str(r.resolve()) for r in roots)}
 
 
+def known_limits(src: Path) -> dict[str, str]:
+    """The benchmark's raised limits that the referee of checkout ``src`` has settings for (an
+    older referee refuses a key it does not know, and has no such limit to raise)."""
+    probe = "from kozel.server.settings import LimitsSettings as L; print(*L.model_fields)"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, **source_env(src)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    prefix = "KOZEL_LIMITS__"
+    return {k: v for k, v in BENCH_LIMITS.items() if k.removeprefix(prefix).lower() in out}
+
+
 def measure_referee(bench: RefereeBench, src: Path | None = None) -> dict[str, Any]:
     """Decisions per second, server CPU and overhead with ``2 * matches`` streams (the
     referee of checkout ``src`` when given)."""
     # Admission control off: the issue's run is 100 matches at once, whatever the lag.
     env = {"KOZEL_LIMITS__ADMISSION_LAG_MS": "0", **(source_env(src) if src else {})}
-    server = start_server(profile=None if src else bench.profile, env=env)
+    limits = known_limits(src) if src else BENCH_LIMITS
+    server = start_server(profile=None if src else bench.profile, env=env, limits=limits)
     bots: Child | None = None
     try:
         config = {
