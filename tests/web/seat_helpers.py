@@ -17,15 +17,18 @@ import yaml
 from tests.web.conftest import start, stop
 
 
-def serve(tmp: Path, web: dict[str, Any] | None = None) -> Iterator[tuple[str, str]]:
-    """``kozel serve`` with its web child; yields (gRPC address, web URL)."""
+def serve(tmp: Path, web: dict[str, Any] | None = None, **more: Any) -> Iterator[tuple[str, str]]:
+    """``kozel serve`` with its web child (``web`` adds to its settings, ``more`` to the
+    referee's); yields (gRPC address, web URL)."""
     config = {
         "listen": "127.0.0.1:0",
         "web": {"listen": "127.0.0.1:0", "nice": 0, "idle": False, "cpu_share": 0, **(web or {})},
         "storage": {"data_dir": str(tmp / "data"), "replay_dir": str(tmp / "replays")},
         "logging": {"level": "WARNING"},
         "drain_timeout_s": 5,
+        **more,
     }
+    tmp.mkdir(parents=True, exist_ok=True)
     path = tmp / "referee.yaml"
     path.write_text(yaml.safe_dump(config))
     proc, found, _ = start(
@@ -64,11 +67,17 @@ def open_seat(web: str, **body: Any) -> dict[str, Any]:
 
 
 def state(web: str, seat: dict[str, Any], after: int = -1) -> dict[str, Any]:
-    status, got = call(
-        "GET",
-        f"{web}/api/seats/{seat['seat_id']}?after={after}",
-        headers={"X-Seat-Token": seat["token"]},
-    )
+    """The seat's state (waiting for a version past ``after``), as the page polls it: after
+    a 429 (the request rate) again a second later."""
+    for _ in range(30):
+        status, got = call(
+            "GET",
+            f"{web}/api/seats/{seat['seat_id']}?after={after}",
+            headers={"X-Seat-Token": seat["token"]},
+        )
+        if status != 429:
+            break
+        time.sleep(1)
     assert status == 200, got
     return got
 
@@ -97,11 +106,8 @@ def play_out(web: str, seat: dict[str, Any], limit_s: float = 300) -> dict[str, 
         r = s["request"]
         if r is not None:
             body = {"request_id": r["request_id"], "index": pick(r)}
-            status, got = call(
-                "POST",
-                f"{web}/api/seats/{seat['seat_id']}/action",
-                body,
-                {"X-Seat-Token": seat["token"]},
-            )
-            assert status in (200, 409), got  # 409: the request moved on meanwhile
+            url, token = f"{web}/api/seats/{seat['seat_id']}/action", seat["token"]
+            while (got := call("POST", url, body, {"X-Seat-Token": token}))[0] == 429:
+                time.sleep(1)  # faster than a person: slowed down
+            assert got[0] in (200, 409), got  # 409: the request moved on meanwhile
     raise AssertionError("the match did not end in time")

@@ -8,14 +8,12 @@ with its secret token in the ``X-Seat-Token`` header, never a cookie. Every requ
 address counts against ``seat_requests_per_s``.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 
@@ -63,14 +61,23 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
     router = APIRouter()
     rate = Rate(seats.limits.seat_requests_per_s)
 
-    def check(request: Request, write: bool) -> str:
-        """The client's address, once it passed the rate and (for a write) the origin."""
+    def reader(request: Request) -> str:
+        """The client's address, once it passed the rate."""
         address = request.client.host if request.client else ""
         if not rate.admit(address):
             raise HTTPException(429, "too many requests: slow down", {"Retry-After": "1"})
-        if write and (why := cross_site(request)):
+        return address
+
+    def writer(request: Request) -> str:
+        """The client's address, once it passed the rate and the origin (a dependency: it is
+        checked before the body is read)."""
+        address = reader(request)
+        if why := cross_site(request):
             raise HTTPException(403, why)
         return address
+
+    Reader = Annotated[str, Depends(reader)]
+    Writer = Annotated[str, Depends(writer)]
 
     def fail(exc: SeatError) -> HTTPException:
         return HTTPException(exc.status, exc.message)
@@ -96,9 +103,8 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
         }
 
     @router.post("/api/seats", status_code=201)
-    async def open_seat(body: OpenSeat, request: Request) -> JSONResponse:
+    async def open_seat(body: OpenSeat, address: Writer) -> JSONResponse:
         """Open a table and seat the person (seat 0); answers the seat's id and token."""
-        address = check(request, write=True)
         req = SeatRequest(
             body.name,
             len(body.opponents) + 1,
@@ -119,13 +125,12 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
     @router.get("/api/seats/{seat_id}")
     async def seat_state(
         seat_id: str,
-        request: Request,
+        _: Reader,
         token: Annotated[str, Header(alias=TOKEN_HEADER, max_length=64)] = "",
         after: Annotated[int, Query(ge=-1)] = -1,
     ) -> dict[str, Any]:
         """The seat as the referee showed it; with ``after`` it waits (up to 20 s) for a
         version newer than that."""
-        check(request, write=False)
         try:
             seat = seats.get(seat_id, token)
         except SeatError as exc:
@@ -137,11 +142,10 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
     async def act(
         seat_id: str,
         body: Answer,
-        request: Request,
+        _: Writer,
         token: Annotated[str, Header(alias=TOKEN_HEADER, max_length=64)] = "",
     ) -> dict[str, Any]:
         """Answer the pending decision."""
-        check(request, write=True)
         try:
             seat = seats.get(seat_id, token)
             seat.answer_with(int(body.request_id), body.index)

@@ -41,6 +41,7 @@ RULESETS = ("classic", "classic-no-shokha", "classic-no-combos", "courtyard", "b
 OPPONENTS = tuple(sorted(HOUSE_BOTS))
 OWN_BOT = ""  # an opponent seat left for a remote bot (the person's own) to join
 LOG_KEPT = 200  # events kept per seat for the page
+COALESCE_S = 0.1  # a page's state waits this long for the rest of a burst of events
 GRACE_MS = 15_000  # the seat's stream may drop (a web restart) this long before it forfeits
 
 
@@ -145,10 +146,15 @@ class Seat:
         self._changed = asyncio.Event()
 
     async def wait(self, after: int, timeout: float) -> None:
-        """Return once the version is past ``after``, or after ``timeout`` seconds."""
-        if self.version <= after:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout)
+        """Return once the version is past ``after``, or after ``timeout`` seconds. While
+        the bots play, changes come in bursts: one answer takes what ``COALESCE_S`` more
+        brings (a decision for the person is shown at once)."""
+        if self.version > after:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+            if self.request is None and self.open:
+                await asyncio.sleep(COALESCE_S)
 
     def finish(self, error: str = "") -> None:
         if self.ended_at is None:
@@ -265,7 +271,7 @@ class PersonBot(AsyncBot):
         s = self.seat
         s.request, s.asked_at, s.rejection = request, time.monotonic(), ""
         s.observation = _dict(request.observation)
-        s.hand = list(request.observation.hand)
+        s.hand, s.talon = list(request.observation.hand), request.observation.talon
         s.answer = asyncio.get_running_loop().create_future()
         s.bump()
         try:
