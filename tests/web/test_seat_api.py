@@ -4,6 +4,8 @@ in all, matches per hour, requests per second), and a person's match is never ra
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ LADDER = "classic-2p"
 
 
 @pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]]:
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store, str]]:
     """A referee with a ladder and its store (no bot on it), trusting its own address as a
     proxy so each test speaks for addresses of its own (X-Forwarded-For)."""
     tmp = tmp_path_factory.mktemp("seat-api")
@@ -29,13 +31,13 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store
     store.register_bot("greedy-a")
     ladder = {"name": LADDER, "players": 2, "ruleset": {"preset": "classic"}}
     storage = {"data_dir": str(tmp / "data"), "replay_dir": str(tmp / "replays")}
-    for _, web in serve(
+    for grpc_address, web in serve(
         tmp,
         trusted_proxies="127.0.0.1",
         ladders=[ladder],
         storage={**storage, "database_url": url},
     ):
-        yield web, store
+        yield web, store, grpc_address
     store.close()
 
 
@@ -43,8 +45,8 @@ def by(address: str) -> dict[str, str]:
     return {"X-Forwarded-For": address}
 
 
-def test_writes_from_other_sites_are_refused(arena: tuple[str, Store]) -> None:
-    web, _ = arena
+def test_writes_from_other_sites_are_refused(arena: tuple[str, Store, str]) -> None:
+    web, _, _ = arena
     body = {"name": "Ann", "opponents": ["greedy"]}
     cases = [
         {"Sec-Fetch-Site": "cross-site"},
@@ -93,8 +95,8 @@ def _asked(web: str, seat: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("no decision came")
 
 
-def test_the_state_needs_the_token(arena: tuple[str, Store]) -> None:
-    web, _ = arena
+def test_the_state_needs_the_token(arena: tuple[str, Store, str]) -> None:
+    web, _, _ = arena
     seat = open_seat(web, deals=1, opponents=["random"])
     for token in ("", "wrong", seat["token"][:-1]):
         status, _ = call(
@@ -109,14 +111,14 @@ def test_the_state_needs_the_token(arena: tuple[str, Store]) -> None:
     ("name", "fragment"),
     [("", "at least 1"), ("a\x1b[31mb", "\\x1b"), ("evil\u202e", "\\u202e"), ("x" * 65, "64")],
 )
-def test_bad_names_are_refused(arena: tuple[str, Store], name: str, fragment: str) -> None:
-    web, _ = arena
+def test_bad_names_are_refused(arena: tuple[str, Store, str], name: str, fragment: str) -> None:
+    web, _, _ = arena
     status, got = call("POST", web + "/api/seats", {"name": name, "opponents": ["greedy"]})
     assert status == 422 and fragment in str(got), got
 
 
-def test_bad_tables_are_refused(arena: tuple[str, Store]) -> None:
-    web, _ = arena
+def test_bad_tables_are_refused(arena: tuple[str, Store, str]) -> None:
+    web, _, _ = arena
     cases: list[tuple[dict[str, Any], str]] = [
         ({"opponents": ["nobody"]}, "house bots"),
         ({"opponents": ["greedy"] * 4}, "at most 3"),
@@ -129,8 +131,8 @@ def test_bad_tables_are_refused(arena: tuple[str, Store]) -> None:
         assert status == 422 and fragment in str(got), (body, got)
 
 
-def test_a_person_match_plays_to_its_end_and_is_not_rated(arena: tuple[str, Store]) -> None:
-    web, store = arena
+def test_a_person_match_plays_to_its_end_and_is_not_rated(arena: tuple[str, Store, str]) -> None:
+    web, store, _ = arena
     seat = open_seat(web, deals=2, name="<b>Ann</b>")
     last = play_out(web, seat)
     end = last["end"]
@@ -171,3 +173,23 @@ def test_limits(tmp_path: Path) -> None:
         assert status == 429 and "2 matches this hour" in got["detail"], got
         statuses = [call("GET", web + "/api/seats/0123456789abcdef")[0] for _ in range(30)]
         assert 429 in statuses and 404 in statuses, statuses
+
+
+def test_an_author_plays_their_own_bot_by_hand(arena: tuple[str, Store, str]) -> None:
+    web, _, grpc_address = arena
+    seat = open_seat(web, deals=1, opponents=[""], name="author")
+    waiting = state(web, seat)
+    assert waiting["own_bot"] and waiting["match"] is None
+    assert waiting["table_id"] == seat["table_id"]
+    cmd = [sys.executable, "-m", "kozel.cli.main", "bot", "greedy", "--server", grpc_address]
+    bot = subprocess.Popen(
+        [*cmd, "--table", seat["table_id"], "--name", "my-bot", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        last = play_out(web, seat)
+    finally:
+        assert bot.wait(timeout=60) == 0
+    assert last["end"], last["error"]
+    assert [p["name"] for p in last["match"]["seating"]] == ["author", "my-bot"]
