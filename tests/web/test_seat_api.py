@@ -18,6 +18,7 @@ from tests.web.seat_helpers import call, open_seat, play_out, serve, state
 
 pytestmark = pytest.mark.timeout(600)
 LADDER = "classic-2p"
+ACCOUNT: list[str] = []  # the token of the bot account greedy-a
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store
     url = f"sqlite:///{tmp / 'kozel.db'}"
     store = Store(url)
     store.migrate()
-    store.register_bot("greedy-a")
+    ACCOUNT.append(store.register_bot("greedy-a"))
     ladder = {"name": LADDER, "players": 2, "ruleset": {"preset": "classic"}}
     storage = {"data_dir": str(tmp / "data"), "replay_dir": str(tmp / "replays")}
     for grpc_address, web in serve(
@@ -109,7 +110,7 @@ def test_the_state_needs_the_token(arena: tuple[str, Store, str]) -> None:
 
 @pytest.mark.parametrize(
     ("name", "fragment"),
-    [("", "at least 1"), ("a\x1b[31mb", "\\x1b"), ("evil\u202e", "\\u202e"), ("x" * 65, "64")],
+    [("", "1 to 64 characters"), ("a\x1b[31mb", "\\x1b"), ("evil\u202e", "\\u202e"), ("x" * 65, "64")],
 )
 def test_bad_names_are_refused(arena: tuple[str, Store, str], name: str, fragment: str) -> None:
     web, _, _ = arena
@@ -193,3 +194,13 @@ def test_an_author_plays_their_own_bot_by_hand(arena: tuple[str, Store, str]) ->
         assert bot.wait(timeout=60) == 0
     assert last["end"], last["error"]
     assert [p["name"] for p in last["match"]["seating"]] == ["author", "my-bot"]
+
+
+def test_an_account_token_plays_under_its_bot_name(arena: tuple[str, Store, str]) -> None:
+    web, _, _ = arena
+    body = {"name": "greedy-a", "opponents": ["greedy"], "deals": 1, "token": ACCOUNT[0]}
+    status, seat = call("POST", web + "/api/seats", body, by("10.0.4.1"))
+    assert status == 201 and seat["name"] == "greedy-a", seat
+    assert state(web, seat)["name"] == "greedy-a"
+    status, got = call("POST", web + "/api/seats", {**body, "token": "kz_wrong"}, by("10.0.4.2"))
+    assert status == 401 and "no active bot account" in got["detail"], got

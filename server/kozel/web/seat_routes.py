@@ -28,7 +28,8 @@ class OpenSeat(BaseModel):
     """A table to open: the person's name, the opponents at the other seats (house bots by
     name, "" for your own bot, which joins with the table id), the clock and the rules."""
 
-    name: str = Field(min_length=1, max_length=64)
+    name: str = Field("", max_length=64)  # a guest's name (ignored with a token)
+    token: str = Field("", max_length=128)  # a registered bot's token: play under its name
     opponents: list[str] = Field(min_length=1, max_length=3)
     clock: str = "standard"
     ruleset: str = "classic"
@@ -105,8 +106,12 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
     @router.post("/api/seats", status_code=201)
     async def open_seat(body: OpenSeat, address: Writer) -> JSONResponse:
         """Open a table and seat the person (seat 0); answers the seat's id and token."""
+        try:
+            name = await seats.account_name(body.token) if body.token else body.name
+        except SeatError as exc:
+            raise fail(exc) from None
         req = SeatRequest(
-            body.name,
+            name,
             len(body.opponents) + 1,
             tuple(body.opponents),
             body.clock,
@@ -118,7 +123,7 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
         except SeatError as exc:
             raise fail(exc) from None
         return JSONResponse(
-            {"seat_id": seat.id, "token": seat.token, "table_id": seat.table_id},
+            {"seat_id": seat.id, "token": seat.token, "table_id": seat.table_id, "name": name},
             status_code=201,
         )
 

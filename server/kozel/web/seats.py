@@ -25,6 +25,7 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
+from kozel.ladder.store import Store
 from kozel.sdk import AsyncBot, play
 from kozel.sdk.house_bots import HOUSE_BOTS
 from kozel.server.peers import FORWARDED, PROXY_KEY
@@ -290,8 +291,11 @@ def body_seat(body: Any) -> int | None:
 class Seats:
     """The person seats of one web process, and their limits (:class:`SeatLimits`)."""
 
-    def __init__(self, referee: str, limits: SeatLimits, proxy_key: str = "") -> None:
+    def __init__(
+        self, referee: str, limits: SeatLimits, proxy_key: str = "", store: Store | None = None
+    ) -> None:
         self.referee = referee
+        self.store = store  # the ladder store, read only: account tokens
         self.limits = limits
         self.proxy_key = proxy_key
         self.by_id: dict[str, Seat] = {}
@@ -305,6 +309,18 @@ class Seats:
         if seat is None or not secrets.compare_digest(seat.token.encode(), token.encode()):
             raise SeatError(404, "no such seat (or not yours): open a new table")
         return seat
+
+    async def account_name(self, token: str) -> str:
+        """The name of the active bot account ``token`` belongs to (:class:`SeatError`
+        otherwise). Tokens are 32 random bytes: guessing is hopeless, and the request rate
+        caps the tries."""
+        store = self.store
+        if store is None:
+            raise SeatError(422, "this web server has no store: play as a guest, by name")
+        bot = await asyncio.to_thread(store.authenticate, token)
+        if bot is None:
+            raise SeatError(401, "no active bot account has this token")
+        return bot.name
 
     async def open(self, req: SeatRequest, address: str) -> Seat:
         """Open a table and start playing the person's seat (raises :class:`SeatError`)."""

@@ -56,10 +56,13 @@ const Seat = {
     const rules = K.el("select", { id: "ruleset", name: "ruleset" }, opts.rulesets.map((r) => K.el("option", { value: r, text: r })));
     const deals = K.el("select", { id: "deals", name: "deals" }, [[0, "until a side reaches the penalty limit"], [1, "one deal"], [3, "three deals"], [5, "five deals"]]
       .map(([v, t]) => K.el("option", { value: v, text: t })));
-    const name = K.el("input", { id: "name", name: "name", required: true, maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("kozel-name") || "" });
+    const name = K.el("input", { id: "name", name: "name", maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("kozel-name") || "" });
+    const account = K.el("input", { id: "account", name: "account", type: "password", maxlength: 128, autocomplete: "off" });
     const out = K.el("p", { class: "notice", role: "status", id: "open-status" });
     const formEl = K.el("form", { class: "seat-form" },
-      K.el("label", {}, "Your name ", name), K.el("label", {}, "Table ", players), seatsBox,
+      K.el("label", {}, "Your name ", name),
+      K.el("label", {}, "or your bot account's token (you then play under its name) ", account),
+      K.el("label", {}, "Table ", players), seatsBox,
       K.el("label", {}, "Clock ", clocks), K.el("label", {}, "Rules ", rules), K.el("label", {}, "Length ", deals),
       K.el("button", { type: "submit", id: "open" }, "Sit down"), out);
     formEl.addEventListener("submit", async (e) => {
@@ -68,7 +71,7 @@ const Seat = {
       try {
         localStorage.setItem("kozel-name", name.value);
         const got = await Seat.post("/api/seats", {
-          name: name.value, opponents: [...seatsBox.querySelectorAll("select")].map((s) => s.value),
+          name: name.value, token: account.value, opponents: [...seatsBox.querySelectorAll("select")].map((s) => s.value),
           clock: clocks.value, ruleset: rules.value, deals: Number(deals.value),
         });
         localStorage.setItem(Seat.key(got.seat_id), got.token);
