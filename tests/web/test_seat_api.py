@@ -110,7 +110,12 @@ def test_the_state_needs_the_token(arena: tuple[str, Store, str]) -> None:
 
 @pytest.mark.parametrize(
     ("name", "fragment"),
-    [("", "1 to 64 characters"), ("a\x1b[31mb", "\\x1b"), ("evil\u202e", "\\u202e"), ("x" * 65, "64")],
+    [
+        ("", "1 to 64 characters"),
+        ("a\x1b[31mb", "\\x1b"),
+        ("evil\u202e", "\\u202e"),
+        ("x" * 65, "64"),
+    ],
 )
 def test_bad_names_are_refused(arena: tuple[str, Store, str], name: str, fragment: str) -> None:
     web, _, _ = arena

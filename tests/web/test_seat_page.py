@@ -112,6 +112,8 @@ def test_a_person_plays_a_teams_match_with_three_bots(page, web: str) -> None:
     sit_down(page, web, "Bo", 4, "1")
     assert "(your partner)" in page.inner_text(".seat-list")
     shot(page, "seat-4p")
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot(page, "seat-4p-phone")
     played: dict[str, int] = {}
     play_to_end(page, played)
     assert sum(played.values()) >= 3
@@ -120,6 +122,10 @@ def test_a_person_plays_a_teams_match_with_three_bots(page, web: str) -> None:
 
 
 def test_a_hostile_name_is_shown_as_text(page, web: str) -> None:
+    page.goto(web + "/play?opponent=own")  # a bot page's "play it by hand"
+    page.wait_for_selector("#opponents select")
+    assert page.eval_on_selector("#opponents select", "s => s.value") == ""
+    shot(page, "seat-form")
     page.goto(web + "/play")
     page.fill("#name", HOSTILE)
     page.select_option("#deals", "1")

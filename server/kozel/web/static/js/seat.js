@@ -47,6 +47,7 @@ const Seat = {
         `Seat ${i + 1}${n === 4 && i === 1 ? " (your partner)" : ""} `,
         K.el("select", { name: "opponent", "data-seat": i + 1 }, opts.opponents.map(choice), choice("")))));
       for (const s of seatsBox.querySelectorAll("select")) s.value = opts.opponents.includes(wanted) ? wanted : "greedy";
+      if (wanted === "own") seatsBox.querySelector("select").value = ""; // a bot page's "play it by hand"
     };
     players.addEventListener("change", fill);
     fill();
