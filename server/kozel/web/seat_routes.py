@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from kozel.web.seats import CLOCKS, OPPONENTS, RULESETS, Rate, SeatError, SeatRequest, Seats
+from kozel.web.seats import CLOCKS, OPPONENTS, RULESETS, Rate, SeatRequest, Seats
 
 SEAT_ID = re.compile(r"[0-9a-f]{16}")
 WAIT_MAX_S = 20.0  # a state request waits this long at most for a change
@@ -57,32 +57,39 @@ def cross_site(request: Request) -> str | None:
     return None
 
 
-def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
-    """The pages and the API of person seats."""
-    router = APIRouter()
-    rate = Rate(seats.limits.seat_requests_per_s)
+class _Guard:
+    """The checks before a seat request: the rate of its address, and for a write its
+    origin (dependencies, so they run before the body is read)."""
 
-    def reader(request: Request) -> str:
+    def __init__(self, rate: Rate) -> None:
+        self.rate = rate
+
+    def reader(self, request: Request) -> str:
         """The client's address, once it passed the rate."""
         address = request.client.host if request.client else ""
-        if not rate.admit(address):
+        if not self.rate.admit(address):
             raise HTTPException(429, "too many requests: slow down", {"Retry-After": "1"})
         return address
 
-    def writer(request: Request) -> str:
-        """The client's address, once it passed the rate and the origin (a dependency: it is
-        checked before the body is read)."""
-        address = reader(request)
+    def writer(self, request: Request) -> str:
+        """The client's address, once it passed the rate and the origin."""
+        address = self.reader(request)
         if why := cross_site(request):
             raise HTTPException(403, why)
         return address
 
-    Reader = Annotated[str, Depends(reader)]
-    Writer = Annotated[str, Depends(writer)]
 
-    def fail(exc: SeatError) -> HTTPException:
-        return HTTPException(exc.status, exc.message)
+def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
+    """The pages and the API of person seats."""
+    router = APIRouter()
+    guard = _Guard(Rate(seats.limits.seat_requests_per_s))
+    _pages(router, shell)
+    _open_routes(router, seats, guard)
+    _play_routes(router, seats, guard)
+    return router
 
+
+def _pages(router: APIRouter, shell: Callable[..., HTMLResponse]) -> None:
     @router.get("/play", include_in_schema=False)
     async def play_page() -> Response:
         return shell("seat", "Play")
@@ -93,6 +100,8 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
             return shell("notfound", "Not found", status=404, message="There is no such seat.")
         return shell("seat", "Play")
 
+
+def _open_routes(router: APIRouter, seats: Seats, guard: _Guard) -> None:
     @router.get("/api/seats/options")
     async def options() -> dict[str, Any]:
         """What a table may be opened with."""
@@ -104,42 +113,35 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
         }
 
     @router.post("/api/seats", status_code=201)
-    async def open_seat(body: OpenSeat, address: Writer) -> JSONResponse:
+    async def open_seat(
+        body: OpenSeat, address: Annotated[str, Depends(guard.writer)]
+    ) -> JSONResponse:
         """Open a table and seat the person (seat 0); answers the seat's id and token."""
-        try:
-            name = await seats.account_name(body.token) if body.token else body.name
-        except SeatError as exc:
-            raise fail(exc) from None
+        name = await seats.account_name(body.token) if body.token else body.name
+        players = len(body.opponents) + 1
         req = SeatRequest(
-            name,
-            len(body.opponents) + 1,
-            tuple(body.opponents),
-            body.clock,
-            body.ruleset,
-            body.deals,
+            name, players, tuple(body.opponents), body.clock, body.ruleset, body.deals
         )
-        try:
-            seat = await seats.open(req, address)
-        except SeatError as exc:
-            raise fail(exc) from None
+        seat = await seats.open(req, address)
         return JSONResponse(
             {"seat_id": seat.id, "token": seat.token, "table_id": seat.table_id, "name": name},
             status_code=201,
         )
 
+
+def _play_routes(router: APIRouter, seats: Seats, guard: _Guard) -> None:
+    Token = Annotated[str, Header(alias=TOKEN_HEADER, max_length=64)]
+
     @router.get("/api/seats/{seat_id}")
     async def seat_state(
         seat_id: str,
-        _: Reader,
-        token: Annotated[str, Header(alias=TOKEN_HEADER, max_length=64)] = "",
+        _: Annotated[str, Depends(guard.reader)],
+        token: Token = "",
         after: Annotated[int, Query(ge=-1)] = -1,
     ) -> dict[str, Any]:
         """The seat as the referee showed it; with ``after`` it waits (up to 20 s) for a
         version newer than that."""
-        try:
-            seat = seats.get(seat_id, token)
-        except SeatError as exc:
-            raise fail(exc) from None
+        seat = seats.get(seat_id, token)
         await seat.wait(after, WAIT_MAX_S)
         return seat.view()
 
@@ -147,15 +149,22 @@ def seat_router(seats: Seats, shell: Callable[..., HTMLResponse]) -> APIRouter:
     async def act(
         seat_id: str,
         body: Answer,
-        _: Writer,
-        token: Annotated[str, Header(alias=TOKEN_HEADER, max_length=64)] = "",
+        _: Annotated[str, Depends(guard.writer)],
+        token: Token = "",
     ) -> dict[str, Any]:
         """Answer the pending decision."""
-        try:
-            seat = seats.get(seat_id, token)
-            seat.answer_with(int(body.request_id), body.index)
-        except SeatError as exc:
-            raise fail(exc) from None
+        seat = seats.get(seat_id, token)
+        seat.answer_with(int(body.request_id), body.index)
         return {"version": seat.version}
 
-    return router
+    @router.post("/api/seats/{seat_id}/leave")
+    async def leave(
+        seat_id: str,
+        _: Annotated[str, Depends(guard.writer)],
+        token: Token = "",
+    ) -> dict[str, Any]:
+        """Leave the table: the seat's stream closes, and the referee forfeits the seat once
+        its grace time (15 s) has passed without a resume."""
+        seat = seats.get(seat_id, token)
+        seat.leave()
+        return {"version": seat.version}

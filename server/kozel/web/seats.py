@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from fastapi import HTTPException
 from google.protobuf.json_format import MessageToDict
 
 from kozel.ladder.store import Store
@@ -46,12 +47,11 @@ COALESCE_S = 0.1  # a page's state waits this long for the rest of a burst of ev
 GRACE_MS = 15_000  # the seat's stream may drop (a web restart) this long before it forfeits
 
 
-class SeatError(Exception):
-    """A seat the web cannot open or an answer it cannot take, with the HTTP status."""
+class SeatError(HTTPException):
+    """A seat the web cannot open or an answer it cannot take: an HTTP error saying why."""
 
     def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(status, message)
         self.message = message
 
 
@@ -164,6 +164,12 @@ class Seat:
             self.error = error
         self.request = None
         self.bump()
+
+    def leave(self) -> None:
+        """Stop playing: the stream closes (the referee forfeits the seat after its grace)."""
+        if self.task is not None and self.open:
+            self.task.cancel()
+        self.finish("you left the table: your seat forfeits")
 
     def answer_with(self, request_id: int, index: int) -> None:
         """The person's answer (an index into the pending request's legal actions)."""

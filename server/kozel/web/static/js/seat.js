@@ -136,6 +136,9 @@ const Seat = {
     main.append(Seat.seating(), Seat.board());
     if (s.end || s.error) main.append(Seat.ending());
     main.append(Seat.handBox(), Seat.scores(), Seat.logBox());
+    if (!s.end && !s.error) {
+      main.append(K.el("p", {}, K.el("button", { type: "button", id: "leave", onclick: Seat.leave }, "Leave the table (your side forfeits)")));
+    }
     Seat.tick();
   },
 
@@ -235,6 +238,16 @@ const Seat = {
     }
     Seat.state.request = null; // the next state shows what happened
     Seat.draw();
+  },
+
+  async leave() {
+    if (!confirm("Leave the table? Your side forfeits the match.")) return;
+    try {
+      await Seat.post(`/api/seats/${Seat.id}/leave`, {}, Seat.token);
+    } catch (err) {
+      Seat.state.rejection = String(err.message || err);
+      Seat.draw();
+    }
   },
 
   // The clock: the move's time, then the bank, counted down from the state's arrival.
