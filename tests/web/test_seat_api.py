@@ -225,3 +225,9 @@ def test_leaving_frees_the_seat_and_forfeits(arena: tuple[str, Store, str]) -> N
     assert call("POST", url + "/leave", {}, token)[0] == 200
     left = state(web, seat)
     assert left["error"].startswith("you left") and left["request"] is None
+
+
+def test_a_web_in_the_referees_process_seats_people_too(tmp_path: Path) -> None:
+    for _, web in serve(tmp_path, {"in_process": True}):
+        last = play_out(web, open_seat(web, deals=1))
+        assert last["end"] and len(last["deal_ends"]) == 1, last["error"]
