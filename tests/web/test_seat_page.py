@@ -138,3 +138,66 @@ def test_a_hostile_name_is_shown_as_text(page, web: str) -> None:
     page.goto(web + "/play/0123456789abcdef")  # a seat this browser holds no key of
     page.wait_for_selector(".notice.error")
     assert "key" in page.inner_text(".notice.error")
+
+
+def test_a_declaration_window_offers_moscow_and_pass(page, web: str) -> None:
+    """The page's drawing of a sealed window, fed a state as the seat API gives it (a real
+    deal rarely deals a combination to seat 0): the buttons name the combination and the
+    click answers its index."""
+    seat_id, sent = "00112233445566ff", []
+    hand = ["AS", "AH", "TS", "TD"]
+    declare = {"kind": "ACTION_KIND_DECLARE", "cards": hand, "combo": "COMBO_MOSCOW"}
+    state = {
+        "seat_id": seat_id,
+        "name": "Ann",
+        "version": 3,
+        "table_id": "t",
+        "own_bot": False,
+        "match": {
+            "match_id": "ab" * 16,
+            "seat": 0,
+            "players": 2,
+            "seating": [{"name": "Ann"}, {"seat": 1, "name": "greedy-1", "side": 1}],
+        },
+        "deal": {"trump": "D", "trump_card": "7D"},
+        "hand": hand,
+        "talon": 27,
+        "trick": [],
+        "last_trick": None,
+        "observation": None,
+        "rejection": "",
+        "deal_ends": [],
+        "end": None,
+        "error": "",
+        "log": [],
+        "request": {
+            "request_id": "9",
+            "kind": "DECISION_KIND_DECLARE",
+            "move_ms": 15000,
+            "time_bank_ms": 60000,
+            "elapsed_ms": 0,
+            "retries_left": 2,
+            "legal_actions": [{"kind": "ACTION_KIND_PASS"}, declare],
+        },
+    }
+    # The first state, then a long poll that never answers (nothing happens meanwhile).
+    page.route(
+        f"**/api/seats/{seat_id}?*",
+        lambda route: route.fulfill(json=state) if "after=-1" in route.request.url else None,
+    )
+
+    def answered(route) -> None:
+        sent.append(route.request.post_data_json)
+        route.fulfill(json={})
+
+    page.route(f"**/api/seats/{seat_id}/action", answered)
+    page.goto(f"{web}/play/{seat_id}#t=secret")
+    page.wait_for_selector("button[data-action=DECLARE-MOSCOW]")
+    assert page.inner_text("button[data-action=DECLARE-MOSCOW]") == "Declare Moscow"
+    assert page.is_visible("button[data-action=PASS]")
+    assert page.is_disabled(f"button.hand-card[data-card='{hand[0]}']")
+    assert page.evaluate("() => localStorage.getItem('kozel-seat-00112233445566ff')") == "secret"
+    page.click("button[data-action=DECLARE-MOSCOW]")
+    page.wait_for_function("() => !Seat.state.request")
+    assert sent == [{"request_id": "9", "index": 1}]
+    assert not page.errors, page.errors
