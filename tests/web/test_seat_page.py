@@ -34,7 +34,7 @@ def sit_down(page, web: str, name: str, players: int, deals: str) -> None:
     page.select_option("#players", str(players))
     for sel in page.query_selector_all("#opponents select"):
         sel.select_option("greedy")
-    page.select_option("#clock", "quick")
+    page.select_option("#clock", "relaxed")  # a loaded machine never times the person out
     page.select_option("#deals", deals)
     page.click("#open")
     page.wait_for_selector(".seat-hand", timeout=30_000)
