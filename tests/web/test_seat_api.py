@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kozel.ladder.store import Store
-from tests.web.conftest import get
+from tests.web.conftest import get, start, stop
 from tests.web.seat_helpers import call, open_seat, play_out, serve, state
 
 pytestmark = pytest.mark.timeout(600)
@@ -231,3 +231,15 @@ def test_a_web_in_the_referees_process_seats_people_too(tmp_path: Path) -> None:
     for _, web in serve(tmp_path, {"in_process": True}):
         last = play_out(web, open_seat(web, deals=1))
         assert last["end"] and len(last["deal_ends"]) == 1, last["error"]
+
+
+def test_a_web_without_a_referee_seats_nobody(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "kozel.cli.main", "web", "--replays", str(tmp_path)]
+    proc, found, _ = start([*cmd, "--listen", "127.0.0.1:0"], {"web": r"web pages on (\S+)"})
+    try:
+        web = found["web"].rstrip("/")
+        assert call("GET", web + "/api/seats/options")[1]["enabled"] is False
+        status, got = call("POST", web + "/api/seats", {"name": "A", "opponents": ["greedy"]})
+        assert status == 503 and "follows no referee" in got["detail"], got
+    finally:
+        stop(proc)
