@@ -45,7 +45,8 @@ LAYERS: dict[str, frozenset[str]] = {
     "kozel.tournament": frozenset(_BASE | {"kozel.core"}),
     "kozel.ladder": frozenset(_BASE | {"kozel.core", "kozel.tournament"}),  # ladder data, policy
     "kozel.server": frozenset(_REFEREE - {"kozel.server"}),  # the referee (grpc.aio)
-    "kozel.web": frozenset(_REFEREE | {"kozel.analysis"}),  # pages and the JSON API
+    # pages and the JSON API; a person's seat plays through the SDK's client
+    "kozel.web": frozenset(_REFEREE | {"kozel.analysis", "kozel.sdk"}),
     "kozel.tools": frozenset(
         _REFEREE | {"kozel.analysis", "kozel.sdk", "kozel.env", "kozel.web"}
     ),  # benches

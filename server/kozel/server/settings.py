@@ -168,6 +168,14 @@ class WebLimitSettings(_Section):
     analysis_queue: int = Field(4, ge=1, le=1000)
     analysis_share: float = Field(0.5, gt=0, lt=1)
     gzip_min_bytes: int = Field(1024, ge=0, le=1 << 30)  # smaller answers go uncompressed
+    # A person's seat (docs/web.md, "A seat for a person"): seats playing at once in all and
+    # from one address, matches one address may start in an hour, seat API requests per
+    # second of one address, and how long an ended seat still shows its result.
+    max_seats: int = Field(32, ge=0, le=100_000)
+    max_seats_per_address: int = Field(2, ge=1, le=10_000)
+    seat_matches_per_hour: int = Field(30, ge=1, le=1_000_000)
+    seat_requests_per_s: float = Field(20.0, gt=0, le=10_000)
+    seat_keep_s: int = Field(900, ge=0, le=86_400)
 
 
 class WebSettings(WebLimitSettings):

@@ -22,6 +22,8 @@ from kozel.server.lobby import REPLAY_ID
 from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.cpu import CpuBudget, CpuCap, CpuGate
 from kozel.web.ops import ops_router
+from kozel.web.seat_routes import seat_router
+from kozel.web.seats import Seats, seat_limits
 from kozel.web.sources import Sources
 from kozel.web.tournaments import tournament_router
 
@@ -37,7 +39,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament")
+PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament", "seat")
 _NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
 
 
@@ -56,12 +58,15 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
             '<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
             '<script src="/static/vendor/uPlot.iife.min.js"></script>'
         )
+    elif page == "seat":  # a person's seat (kozel.web.seat_routes)
+        extra = '<link rel="stylesheet" href="/static/css/seat.css">'
     elif page == "viewer":  # the analysis panel (its own module, hooked into the viewer)
         extra = (
             '<link rel="stylesheet" href="/static/css/analysis.css">'
             '<script src="/static/js/analysis.js"></script>'
         )
-    if page in ("viewer", "live"):  # loaded after common.js (below), before the page's script
+    # Loaded after common.js (below), before the page's script.
+    if page in ("viewer", "live", "seat"):
         script = '<script src="/static/js/story.js"></script>' + script
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -72,6 +77,7 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
 </head><body data-page="{page}">
 <header class="top"><a class="brand" href="/">♠ Kozel Arena</a>
 <nav><a href="/">Home</a><a href="/matches">Matches</a><a href="/tournaments">Tournaments</a>
+<a href="/play">Play</a>
 <a href="/api/openapi.json">API</a></nav>
 </header>
 <main id="main">{body}</main>
@@ -91,11 +97,15 @@ def create_app(
     *,
     cpu_share: float = 0.0,
     ops_token_sha256: str = "",
+    referee: str = "",
+    proxy_key: str = "",
 ) -> FastAPI:
     """The app over ``sources``; no Swagger UI (it would load scripts from elsewhere).
     ``cpu_share`` > 0 caps this process's CPU time (:mod:`kozel.web.cpu`);
     ``ops_token_sha256`` (the admin token's hash) opens the operators' page
-    (:mod:`kozel.web.ops`)."""
+    (:mod:`kozel.web.ops`). People are seated (:mod:`kozel.web.seats`) at the referee
+    ``referee`` (a gRPC address; a standalone source's own by default), telling it their
+    addresses with ``proxy_key``."""
     budget = CpuBudget(cpu_share) if cpu_share > 0 else None
     api = Api(sources, limits or WebLimits(), budget)
 
@@ -103,6 +113,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await api.analysis.close()
+        await seats.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -121,6 +132,13 @@ def create_app(
     app.include_router(build_router(api))
     app.include_router(ops_router(sources, ops_token_sha256))
     app.include_router(tournament_router(sources, shell))
+    seats = Seats(
+        referee or getattr(sources, "referee", ""),
+        seat_limits(api.limits),
+        proxy_key or getattr(sources, "proxy_key", ""),
+        sources.store,
+    )
+    app.include_router(seat_router(seats, shell))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     _middleware(app, api, budget)
     _error_pages(app)

@@ -220,6 +220,8 @@ async def start_in_referee(
                 LobbySources(lobby, store),
                 WebLimits(**dict(config.web_limits)),
                 ops_token_sha256=ops,
+                referee=referee,
+                proxy_key=config.web_proxy_key,
             ),
             config.web_listen,
             WebLimits(**dict(config.web_limits)),

@@ -39,3 +39,18 @@ class Bot(abc.ABC):
     def choose(self, request: referee_pb2.DecisionRequest) -> int | game_pb2.Action:
         """Answer a decision: an index into ``request.legal_actions`` (simplest), or an
         ``Action`` spelled out. ``request.observation`` holds everything the seat may know."""
+
+
+class AsyncBot(Bot):
+    """A bot whose decisions come from outside the process (a person in a browser, a remote
+    service): the client awaits :meth:`decide` on the event loop instead of running
+    :meth:`choose` in a worker thread, so many can wait at once, and meanwhile the hooks keep
+    receiving the match's messages in order. A decision still awaited when its request is
+    superseded (a timeout, a newer request) or the match ends is cancelled."""
+
+    @abc.abstractmethod
+    async def decide(self, request: referee_pb2.DecisionRequest) -> int | game_pb2.Action:
+        """Answer a decision, as :meth:`Bot.choose` does."""
+
+    def choose(self, request: referee_pb2.DecisionRequest) -> int | game_pb2.Action:
+        raise TypeError("an AsyncBot answers with decide(), which the client awaits")

@@ -21,7 +21,7 @@ from typing import Any, Protocol, Required, TypedDict, Unpack
 
 import grpc
 
-from kozel.sdk.bot import Bot
+from kozel.sdk.bot import AsyncBot, Bot
 from kozel.sdk.report import BotError, Report, strict_from_env
 from kozel.sdk.session import (
     CLIENT_NAME,
@@ -113,6 +113,7 @@ class _Worker:
     bot: Bot
     inbox: asyncio.Queue[tuple[str, Any]] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
+    pending: asyncio.Task[None] | None = None  # an AsyncBot's decision being awaited
 
 
 class _Client:
@@ -379,26 +380,45 @@ class _Client:
 
     async def _work(self, w: _Worker) -> None:
         """Feed one match's messages to its bot, strictly in order."""
-        while True:
-            which, msg = await w.inbox.get()
-            if which == "decision":
-                await self._decide(w, msg)
-            elif which == "rejection":
-                self._hook(w, "on_rejection", msg)
-                await self._retry(w, msg)
-            else:
-                self._hook(w, f"on_{which}", msg)
-            if which == "match_end":
-                self.workers.pop(w.match_id, None)
-                return
+        try:
+            while True:
+                which, msg = await w.inbox.get()
+                if which == "decision":
+                    await self._decide(w, msg)
+                elif which == "rejection":
+                    self._hook(w, "on_rejection", msg)
+                    await self._retry(w, msg)
+                else:
+                    self._hook(w, f"on_{which}", msg)
+                if which == "match_end":
+                    self.workers.pop(w.match_id, None)
+                    return
+        finally:
+            if w.pending is not None:
+                w.pending.cancel()
 
-    async def _decide(self, w: _Worker, request: referee_pb2.DecisionRequest) -> None:
+    def _decide_later(self, w: _Worker, request: referee_pb2.DecisionRequest) -> None:
+        """An AsyncBot's decision runs beside the worker (the hooks go on); a newer one
+        replaces it."""
+        if w.pending is not None:
+            w.pending.cancel()
+        w.pending = asyncio.get_running_loop().create_task(self._decide(w, request, True))
+
+    async def _decide(
+        self, w: _Worker, request: referee_pb2.DecisionRequest, awaited: bool = False
+    ) -> None:
         rid = request.request_id
         if not self.session.current(w.match_id, rid):
             log.info("match %s: request %d superseded before the bot saw it", w.match_id, rid)
             return
+        if isinstance(w.bot, AsyncBot) and not awaited:
+            self._decide_later(w, request)
+            return
         try:
-            choice = await asyncio.to_thread(w.bot.choose, request)
+            if isinstance(w.bot, AsyncBot):
+                choice = await w.bot.decide(request)
+            else:
+                choice = await asyncio.to_thread(w.bot.choose, request)
             reply = reply_for(request, choice)
         except Exception as exc:  # noqa: BLE001 - whatever the bot raised is reported
             if not self._bot_failed(w, rid, "choose", exc):

@@ -8,6 +8,7 @@
     const main = K.main();
     main.append(K.el("h1", {}, "Bot ", K.el("span", { class: "bot-name", text: bot.name })));
     main.append(K.el("p", { class: "muted", text: `status ${bot.status}` + (bot.created_at ? ` · registered ${K.when(bot.created_at)}` : "") }));
+    main.append(K.el("p", { class: "play-link" }, K.link("Play it by hand", "/play?opponent=own"), ": open a table with a seat it joins by the table id (never rated)"));
     main.append(K.el("h2", { text: "Ladders" }));
     main.append(K.table([
       { key: "ladder", label: "Ladder", render: (r) => K.ladderLink(r.ladder) },
