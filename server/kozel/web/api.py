@@ -33,6 +33,7 @@ from kozel.server.replay.limits import ReplayLimits
 from kozel.web.analysis import AnalysisError
 from kozel.web.analysis_jobs import AnalysisJobs, Busy, Job
 from kozel.web.cpu import CpuBudget, CpuGate
+from kozel.web.luck import LuckEstimate, standings_luck
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.sources import LiveError, Sources
@@ -105,6 +106,7 @@ class Standing(BaseModel):
     avg_penalty: float
     timeouts: int
     forfeits: int
+    luck: LuckEstimate | None = None  # the luck-corrected match score (docs/luck.md)
 
 
 class Standings(BaseModel):
@@ -399,6 +401,7 @@ def _ladder_routes(r: APIRouter, api: Api) -> None:
         if ladder not in await api.ladder_names():
             raise HTTPException(404, f"no ladder {ladder}")
         rows = await asyncio.to_thread(api.queries.store.standings, ladder)
+        luck = await asyncio.to_thread(standings_luck, api.queries.store, ladder)
         return {
             "ladder": ladder,
             "standings": [
@@ -413,6 +416,7 @@ def _ladder_routes(r: APIRouter, api: Api) -> None:
                     "avg_penalty": x.avg_penalty,
                     "timeouts": x.timeouts,
                     "forfeits": x.forfeits,
+                    "luck": luck.get(x.name),
                 }
                 for i, x in enumerate(rows[:limit])
             ],

@@ -37,6 +37,7 @@ from kozel.web.conns import (
     raise_fd_limit,
 )
 from kozel.web.cpu import CpuBudget, CpuCap, CpuGate
+from kozel.web.luck import luck_router
 from kozel.web.ops import OPS_TOKEN_ENV, ops_router, token_sha256
 from kozel.web.readonly import DATABASE_URL_ENV
 from kozel.web.repeats import Repeats
@@ -55,7 +56,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament")
+PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament", "matchup")
 BACKLOG = 2048  # connections the kernel queues (also while a web child restarts)
 ACCEPT_BATCH = 16  # connections accepted in one turn of the event loop
 _NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
@@ -76,10 +77,11 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
             '<link rel="stylesheet" href="/static/vendor/uPlot.min.css">'
             '<script src="/static/vendor/uPlot.iife.min.js"></script>'
         )
-    elif page == "viewer":  # the analysis panel (its own module, hooked into the viewer)
+    elif page == "viewer":  # the analysis and luck panels (modules hooked into the viewer)
         extra = (
             '<link rel="stylesheet" href="/static/css/analysis.css">'
             '<script src="/static/js/analysis.js"></script>'
+            '<script src="/static/js/luck.js"></script>'
         )
     if page in ("viewer", "live"):  # loaded after common.js (below), before the page's script
         script = '<script src="/static/js/story.js"></script>' + script
@@ -139,6 +141,7 @@ def create_app(
     )
     app.state.api = api
     app.include_router(build_router(api))
+    app.include_router(luck_router(sources.store, api.ladder_names))
     app.include_router(ops_router(sources, ops_token_sha256))
     app.include_router(tournament_router(sources, shell))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
@@ -234,6 +237,12 @@ def _pages(app: FastAPI, api: Api, sources: Sources) -> None:
         if not _NAME.fullmatch(ladder) or ladder not in await api.ladder_names():
             return not_found("There is no such ladder.")
         return shell("standings", "Standings")
+
+    @app.get("/ladders/{ladder}/matchup", include_in_schema=False)
+    async def matchup_page(ladder: str) -> Response:
+        if not _NAME.fullmatch(ladder) or ladder not in await api.ladder_names():
+            return not_found("There is no such ladder.")
+        return shell("matchup", "Matchup")
 
     @app.get("/bots/{name:path}", include_in_schema=False)  # a name may hold a /
     async def bot_page(name: str) -> Response:
