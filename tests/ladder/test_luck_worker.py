@@ -73,9 +73,11 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
         assert len(row.deals) == len(replay.deals) == 3
         assert row.deals == [dict(d) for d in want.deals]  # from its replay, as computed there
         mine = sorted((x for x in sides if x.match_id == m.id), key=lambda x: x.side)
-        assert [(x.side, x.score) for x in mine] == [(0, 1.0), (1, 0.0)] or [
-            (x.side, x.score) for x in mine
-        ] == [(0, 0.0), (1, 1.0)] or all(x.score == 0.5 for x in mine)
+        assert (
+            [(x.side, x.score) for x in mine] == [(0, 1.0), (1, 0.0)]
+            or [(x.side, x.score) for x in mine] == [(0, 0.0), (1, 1.0)]
+            or all(x.score == 0.5 for x in mine)
+        )
         winner = replay.result.winner_side
         assert replay.result.draw or mine[winner].score == 1.0
         # Card points and luck are centred on the sides: they cancel out.

@@ -243,3 +243,14 @@ def corrected_scores(seats: Sequence[SeatFigures]) -> dict[str, Estimate]:
 def deal_split(s: Session, match_id: str) -> MatchLuckRow | None:
     """A match's stored luck row (its deals' split), None if not computed (yet)."""
     return s.get(MatchLuckRow, match_id)
+
+
+def side_rows(s: Session, match_id: str) -> list[MatchLuckSideRow]:
+    """A match's stored luck by side, in side order."""
+    return list(
+        s.scalars(
+            select(MatchLuckSideRow)
+            .where(MatchLuckSideRow.match_id == match_id)
+            .order_by(MatchLuckSideRow.side)
+        )
+    )

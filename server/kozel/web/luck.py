@@ -73,10 +73,20 @@ class DealLuck(BaseModel):
     luck: list[float | None]  # by side: the part the cards gave
 
 
+class SideLuck(BaseModel):
+    side: int
+    score: float  # the match score: 1 win, 1/2 draw, 0 loss
+    score_luck: float  # the part of it the cards gave
+    points: float  # card points over the deals, centred on the sides
+    points_luck: float
+    deals: int
+
+
 class MatchLuck(BaseModel):
     match_id: str
     version: int
     error: str | None
+    sides: list[SideLuck]
     deals: list[DealLuck]
 
 
@@ -168,10 +178,16 @@ def match_luck(store: Store, match_id: str) -> dict[str, Any] | None:
         row = luck_store.deal_split(s, match_id)
         if row is None:
             return None
+        sides = [
+            {"side": x.side, "score": x.score, "score_luck": x.score_luck}
+            | {"points": x.points, "points_luck": x.points_luck, "deals": x.deals}
+            for x in luck_store.side_rows(s, match_id)
+        ]
         return {
             "match_id": match_id,
             "version": row.version,
             "error": row.error,
+            "sides": sides,
             "deals": row.deals,
         }
 

@@ -119,14 +119,14 @@ K.matchRows = function (matches) {
 // A luck-corrected score with its 95 % interval (docs/luck.md), as text.
 K.luckEstimate = function (e) {
   if (!e) return "";
-  const range = e.low === null ? "" : ` [${K.num(e.low, 2)}, ${K.num(e.high, 2)}]`;
-  return K.el("span", { "data-luck": "", title: `${K.count(e.matches, "match")}, plain score ${K.num(e.plain, 2)}` },
-    K.num(e.value, 2) + range);
+  const range = e.low === null ? "" : ` ± ${K.num((e.high - e.low) / 2, 2)}`;
+  const title = `95 % interval [${K.num(e.low, 2)}, ${K.num(e.high, 2)}] over ${e.matches} matches; plain score ${K.num(e.plain, 2)}`;
+  return K.el("span", { "data-luck": "", class: "luck-estimate", title }, K.num(e.value, 2) + range);
 };
 
 K.luckNote = function () {
-  return K.el("p", { class: "muted", text: "Luck-corrected score: the mean match score (1 win, ½ draw, 0 loss) " +
-    "minus the part the cards gave, with its 95 % interval. It reads like a score; the rating stays openskill on results." });
+  return K.el("p", { class: "muted", text: "Corrected score: the mean match score (1 win, ½ draw, 0 loss) " +
+    "minus the part the cards gave (its luck), ± its 95 % interval. It reads like a score; the rating stays openskill on results." });
 };
 
 // Two bots to compare on a ladder: a link to their matchup page.

@@ -26,9 +26,17 @@ const Luck = (function () {
       columns.push({ key: "r" + s, label: `${names(s)}: points`, num: true },
         { key: "l" + s, label: "luck", num: true }, { key: "s" + s, label: "skill", num: true });
     }
+    const total = { deal: "all" };
+    for (const x of data.sides) {
+      total["r" + x.side] = signed(x.points); total["l" + x.side] = signed(x.points_luck);
+      total["s" + x.side] = signed(x.points - x.points_luck);
+    }
+    const score = data.sides.map((x) =>
+      `${names(x.side)}: ${K.num(x.score, 1)} − luck ${K.num(x.score_luck, 3)} = ${K.num(x.score - x.score_luck, 3)}`);
     panel.append(K.el("p", { class: "muted", text: "Card points of each side against the average side; luck is the part " +
       "the deal and the draws gave (version " + data.version + "), skill the rest (points − luck)." }),
-    K.table(columns, rows, { class: "luck-deals" }));
+    K.table(columns, rows.concat(data.sides.length ? [total] : []), { class: "luck-deals" }),
+    K.el("p", { "data-luck-score": "", text: "Match score corrected for luck: " + score.join(" · ") }));
   }
   return { attach };
 })();

@@ -16,9 +16,9 @@
       { key: "bot", label: "Bot", render: (r) => K.botLink(r.bot) },
       { key: "matches", label: "Matches", num: true, render: (r) => r.est ? r.est.matches : "" },
       { key: "plain", label: "Score", num: true, render: (r) => r.est ? K.num(r.est.plain, 2) : "" },
-      { key: "est", label: "Luck-corrected score", num: true, render: (r) => K.luckEstimate(r.est) },
+      { key: "est", label: "Corrected score", num: true, render: (r) => K.luckEstimate(r.est) },
     ], perf, { class: "matchup-performance" }), K.luckNote());
-    main.append(K.el("h2", { text: `${K.count(data.matches.length, "match")}` }));
+    main.append(K.el("h2", { text: `Matches: ${data.matches.length}` }));
     const seat = (m, bot) => m.seats.find((s) => s.bot === bot) || {};
     const cell = (m, bot) => {
       const s = seat(m, bot);

@@ -19,7 +19,7 @@
       { key: "avg_penalty", label: "Avg penalty", num: true, digits: 2 },
       { key: "timeouts", label: "Timeouts", num: true },
       { key: "forfeits", label: "Forfeits", num: true },
-      { key: "corrected", label: "Luck-corrected score", num: true, render: (r) => K.luckEstimate(r.luck) },
+      { key: "corrected", label: "Corrected score", num: true, render: (r) => K.luckEstimate(r.luck) },
     ], data.standings, { sortable: true, class: "standings" }));
     main.append(K.luckNote(), K.matchupForm(ladder, data.standings.map((r) => r.bot)));
     main.append(K.el("p", {}, K.link("Matches of this ladder →", "/matches?ladder=" + encodeURIComponent(ladder))));
