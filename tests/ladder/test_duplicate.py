@@ -17,10 +17,12 @@ from kozel.ladder.duplicates import rotate, rotations
 from kozel.ladder.store import Store, default_url
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
+from kozel.server.replay.archive import FolderArchive
 from kozel.server.replay.file import decode_replay
 from kozel.server.replay.verify import verify_replay
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
+from kozel.web.sources import StandaloneSources
 from tests.server.served import base_config, serve
 
 LADDER = {
@@ -139,6 +141,20 @@ def test_a_group_shares_the_seed_with_the_seats_rotated(
         m: (order[0], r) for r, m in enumerate(order)
     }
     assert store.match_counts("dup") == {"finished": group}
+    _standalone_web_seals(tmp_path, store, order)
+
+
+def _standalone_web_seals(tmp_path: Path, store: Store, order: list[str]) -> None:
+    """A web server that only has the store and the replay folder judges a group's first
+    match public once the group's last match (which reveals the seed) is on record, and not
+    on a middle match (sealed too) alone."""
+    folder = tmp_path / "data" / "replays"
+    web = StandaloneSources(store, FolderArchive(folder))
+    assert not web._sealed_here(order[0])
+    if len(order) > 2:
+        last = folder / f"{order[-1]}.kzr"
+        last.rename(last.with_suffix(".away"))
+        assert StandaloneSources(store, FolderArchive(folder))._sealed_here(order[0])
 
 
 def test_duplicate_at_every_table_size() -> None:
