@@ -84,10 +84,14 @@ class SideLuck(BaseModel):
 
 class MatchLuck(BaseModel):
     match_id: str
-    version: int
-    error: str | None
-    sides: list[SideLuck]
-    deals: list[DealLuck]
+    # computed; pending (a finished ladder match whose luck the referee has not computed yet,
+    # or a duplicate match whose group is still being played); none (not a finished ladder
+    # match: no figures will come)
+    status: str
+    version: int | None = None
+    error: str | None = None
+    sides: list[SideLuck] = []
+    deals: list[DealLuck] = []
 
 
 def estimates(seats: Sequence[SeatFigures]) -> dict[str, dict[str, Any]]:
@@ -172,12 +176,16 @@ def _seats(s: Session, ids: list[str]) -> dict[str, tuple[MatchRow, list[tuple]]
     return out
 
 
-def match_luck(store: Store, match_id: str) -> dict[str, Any] | None:
-    """(Blocking.) A match's deals split into luck and the rest, None if not computed."""
+def match_luck(store: Store | None, match_id: str) -> dict[str, Any]:
+    """(Blocking.) A match's deals split into luck and the rest, or why there is none yet."""
+    if store is None:
+        return {"match_id": match_id, "status": "none"}
     with Session(store.engine) as s:
         row = luck_store.deal_split(s, match_id)
         if row is None:
-            return None
+            m = s.get(MatchRow, match_id)
+            pending = m is not None and m.status == "finished"
+            return {"match_id": match_id, "status": "pending" if pending else "none"}
         sides = [
             {"side": x.side, "score": x.score, "score_luck": x.score_luck}
             | {"points": x.points, "points_luck": x.points_luck, "deals": x.deals}
@@ -185,6 +193,7 @@ def match_luck(store: Store, match_id: str) -> dict[str, Any] | None:
         ]
         return {
             "match_id": match_id,
+            "status": "computed",
             "version": row.version,
             "error": row.error,
             "sides": sides,
@@ -217,13 +226,11 @@ def luck_router(store: Store | None, ladder_names: Callable[[], Awaitable[list[s
         "/matches/{match_id}/luck",
         response_model=MatchLuck,
         summary="Each deal's card points and the part the cards gave (luck), by side",
-        description="Skill is the card points minus the luck. 404 until the referee's luck "
-        "worker has computed it (a duplicate match: once its group is played).",
+        description="Skill is the card points minus the luck. `status` is `pending` until the "
+        "referee's luck worker has computed it (a duplicate match: once its group is played), "
+        "`none` for a match that gets no figures (not a finished ladder match).",
     )
     async def luck(match_id: MatchId) -> dict[str, Any]:
-        got = await asyncio.to_thread(match_luck, need_store(), match_id)
-        if got is None:
-            raise HTTPException(404, f"no luck figures for match {match_id} (yet)")
-        return got
+        return await asyncio.to_thread(match_luck, store, match_id)
 
     return r

@@ -3,11 +3,13 @@
 "use strict";
 const Luck = (function () {
   async function attach(viewer, replay) {
-    const panel = K.el("section", { class: "luck", "data-luck-panel": "" }, K.el("h2", { text: "Luck and skill" }));
-    viewer.extras.append(panel);
     let data;
     try { data = await K.api("/api/matches/" + encodeURIComponent(replay.match_id) + "/luck"); }
-    catch (error) { panel.append(K.el("p", { class: "muted", text: "No luck figures for this match (yet): " + error.message })); return; }
+    catch (error) { return; } // the figures are an extra: the replay is shown all the same
+    if (data.status === "none") return; // not a ladder match
+    const panel = K.el("section", { class: "luck", "data-luck-panel": "" }, K.el("h2", { text: "Luck and skill" }));
+    viewer.extras.append(panel);
+    if (data.status === "pending") { panel.append(K.el("p", { class: "muted", text: "The luck of this match is being computed: reload in a moment." })); return; }
     if (data.error) { panel.append(K.el("p", { class: "muted", text: "No luck figures: " + data.error })); return; }
     const sides = [...new Set(replay.seats.map((s) => s.side))].sort();
     const names = (i) => replay.seats.filter((s) => s.side === i).map((s) => s.name).join(" + ");
