@@ -86,14 +86,21 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
         assert all(x.deals == 3 for x in mine)
     with Session(store.engine) as s:
         seats = luck_store.seat_figures(s, "lucky")
+        scores = luck_store.corrected_scores(s, "lucky")
     assert {x.group for x in seats} == {m.dup_group for m in finished}  # two groups of two
-    scores = luck_store.corrected_scores(seats)
     assert set(scores) == {"ann", "bob"}
-    for est in scores.values():
-        assert est.matches == 4 and est.groups == 2
-        assert est.low is not None and est.high is not None and est.low <= est.value <= est.high
+    for bot, est in scores.items():
+        assert est["matches"] == 4 and est["groups"] == 2
+        assert est["low"] is not None and est["low"] <= est["value"] <= est["high"]
+        # The store's sums by group give what the seats give one by one.
+        its = [x for x in seats if x.bot == bot]
+        groups = {g: [x.corrected for x in its if x.group == g] for g in {x.group for x in its}}
+        mean = luck_store.cluster_mean(list(groups.values()))
+        assert mean is not None and math.isclose(est["value"], mean[0], abs_tol=1e-4)
+        assert math.isclose(est["low"], mean[1], abs_tol=1e-4)
+        assert math.isclose(est["plain"], sum(x.score for x in its) / 4, abs_tol=1e-4)
     # Two sides: the two bots' corrected scores add up to one, match by match.
-    assert math.isclose(scores["ann"].value + scores["bob"].value, 1.0, abs_tol=1e-9)
+    assert math.isclose(scores["ann"]["value"] + scores["bob"]["value"], 1.0, abs_tol=1e-3)
     store.close()
 
 
@@ -104,5 +111,5 @@ def test_cluster_mean_is_clustered_by_group() -> None:
     half = luck_store.Z95 * math.sqrt(2 * 3 / 2) / 6
     assert math.isclose(low, 0.5 - half) and math.isclose(high, 0.5 + half)
     assert luck_store.cluster_mean([]) is None
-    one = luck_store.estimate([[0.3]])  # one group: no interval
+    one = luck_store.estimate([(1, 0.3)])  # one group: no interval
     assert one is not None and one.value == 0.3 and one.low is None and one.high is None

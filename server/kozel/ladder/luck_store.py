@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from statistics import NormalDist
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -72,24 +72,31 @@ class Estimate:
         }
 
 
-def cluster_mean(groups: Sequence[Sequence[float]]) -> tuple[float, float, float] | None:
+def cluster_sums(sums: Sequence[tuple[int, float]]) -> tuple[float, float, float] | None:
     """The mean over every value and its cluster-robust 95 % interval (the groups are what
-    is independent); None without values, an interval of nan with one group."""
-    n = sum(len(g) for g in groups)
+    is independent) from each group's (count, sum); None without values, an interval of nan
+    with one group."""
+    sums = [(c, t) for c, t in sums if c]
+    n = sum(c for c, _ in sums)
     if n == 0:
         return None
-    mean = sum(sum(g) for g in groups) / n
-    k = len([g for g in groups if g])
+    mean = sum(t for _, t in sums) / n
+    k = len(sums)
     if k < 2:
         return mean, math.nan, math.nan
-    spread = sum((sum(g) - len(g) * mean) ** 2 for g in groups)
+    spread = sum((t - c * mean) ** 2 for c, t in sums)
     half = Z95 * math.sqrt(spread * k / (k - 1)) / n
     return mean, mean - half, mean + half
 
 
-def estimate(groups: Sequence[Sequence[float]]) -> Estimate | None:
-    """:func:`cluster_mean` as an :class:`Estimate` (None without values)."""
-    got = cluster_mean(groups)
+def cluster_mean(groups: Sequence[Sequence[float]]) -> tuple[float, float, float] | None:
+    """:func:`cluster_sums` over the groups' values."""
+    return cluster_sums([(len(g), sum(g)) for g in groups])
+
+
+def estimate(sums: Sequence[tuple[int, float]]) -> Estimate | None:
+    """:func:`cluster_sums` as an :class:`Estimate` (None without values)."""
+    got = cluster_sums(sums)
     if got is None:
         return None
     mean, low, high = got
@@ -98,8 +105,8 @@ def estimate(groups: Sequence[Sequence[float]]) -> Estimate | None:
         mean,
         low if finite else None,
         high if finite else None,
-        sum(len(g) for g in groups),
-        len([g for g in groups if g]),
+        sum(c for c, _ in sums),
+        len([c for c, _ in sums if c]),
     )
 
 
@@ -226,17 +233,37 @@ def seat_figures(
     ]
 
 
-def corrected_scores(seats: Sequence[SeatFigures]) -> dict[str, Estimate]:
-    """Each bot's luck-corrected match score over ``seats`` (one value per match: a bot in
-    two seats of a side counts once), clustered by duplicate group."""
-    by_bot: dict[str, dict[str, dict[str, float]]] = {}
-    for x in seats:
-        by_bot.setdefault(x.bot, {}).setdefault(x.group, {})[x.match_id] = x.corrected
+def corrected_scores(
+    s: Session, ladder: str, bots: Sequence[str] | None = None, match_ids: Sequence[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Each bot's luck-corrected match score on ``ladder`` (:class:`Estimate` as a dict, with
+    ``plain``: the plain mean score of the same matches), clustered by duplicate group; only
+    ``bots``, and only over ``match_ids``, if given. The store sums each group (a bot sits in
+    one seat of a match: the scheduler seats distinct bots)."""
+    group = func.coalesce(MatchRow.dup_group, MatchRow.id)
+    x = MatchLuckSideRow
+    q = (
+        select(BotRow.name, func.count(), func.sum(x.score - x.score_luck), func.sum(x.score))
+        .select_from(MatchRow)
+        .join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
+        .join(BotRow, BotRow.id == MatchSeatRow.bot_id)
+        .join(x, (x.match_id == MatchRow.id) & (x.side == MatchSeatRow.side))
+        .where(MatchRow.ladder == ladder, MatchRow.status == "finished")
+        .group_by(BotRow.name, group)
+    )
+    if bots is not None:
+        q = q.where(BotRow.name.in_(list(bots)))
+    if match_ids:
+        q = q.where(MatchRow.id.in_(list(match_ids)))
+    by_bot: dict[str, list[tuple[int, float, float]]] = {}
+    for name, n, corrected, plain in s.execute(q):
+        by_bot.setdefault(name, []).append((n, corrected, plain))
     out = {}
-    for bot, groups in by_bot.items():
-        est = estimate([list(g.values()) for g in groups.values()])
+    for name, rows in by_bot.items():
+        est = estimate([(n, c) for n, c, _ in rows])
         if est is not None:
-            out[bot] = est
+            plain = sum(p for _, _, p in rows) / est.matches
+            out[name] = est.as_dict() | {"plain": round(plain, 4)}
     return out
 
 

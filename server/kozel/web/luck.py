@@ -6,7 +6,7 @@ this module only reads them. The rating stays OpenSkill on results."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
@@ -16,7 +16,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, aliased
 
 from kozel.ladder import luck_store
-from kozel.ladder.luck_store import SeatFigures
 from kozel.ladder.models import BotRow, MatchRow, MatchSeatRow
 from kozel.ladder.store import Store
 from kozel.server.lobby import REPLAY_ID
@@ -94,23 +93,10 @@ class MatchLuck(BaseModel):
     deals: list[DealLuck] = []
 
 
-def estimates(seats: Sequence[SeatFigures]) -> dict[str, dict[str, Any]]:
-    """Each bot's corrected score (:func:`kozel.ladder.luck_store.corrected_scores`) with the
-    plain mean score of the same matches."""
-    plain: dict[str, dict[str, float]] = {}
-    for x in seats:
-        plain.setdefault(x.bot, {})[x.match_id] = x.score
-    out = {}
-    for bot, est in luck_store.corrected_scores(seats).items():
-        scores = plain[bot].values()
-        out[bot] = est.as_dict() | {"plain": round(sum(scores) / len(scores), 4)}
-    return out
-
-
 def standings_luck(store: Store, ladder: str) -> dict[str, dict[str, Any]]:
     """(Blocking.) Every bot's luck-corrected score on ``ladder``."""
     with Session(store.engine) as s:
-        return estimates(luck_store.seat_figures(s, ladder))
+        return luck_store.corrected_scores(s, ladder)
 
 
 def matchup(store: Store, ladder: str, a: str, b: str) -> dict[str, Any]:
@@ -134,6 +120,7 @@ def matchup(store: Store, ladder: str, a: str, b: str) -> dict[str, Any]:
         )
         figures = luck_store.seat_figures(s, ladder, match_ids=ids) if ids else []
         rows = _seats(s, ids)
+        performance = luck_store.corrected_scores(s, ladder, [a, b], ids) if ids else {}
     known = {(x.match_id, x.bot, x.figures.side): x for x in figures}
     matches = []
     for match_id in ids:
@@ -156,8 +143,7 @@ def matchup(store: Store, ladder: str, a: str, b: str) -> dict[str, Any]:
             {"match_id": match_id, "ended_at": m.ended_at, "group": m.dup_group or match_id}
             | {"seats": out}
         )
-    pair = [x for x in figures if x.bot in (a, b)]
-    return {"ladder": ladder, "a": a, "b": b, "matches": matches, "performance": estimates(pair)}
+    return {"ladder": ladder, "a": a, "b": b, "matches": matches, "performance": performance}
 
 
 def _seats(s: Session, ids: list[str]) -> dict[str, tuple[MatchRow, list[tuple]]]:
