@@ -5,9 +5,10 @@ runs)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kozel.analysis.luck import LUCK_VERSION, match_luck
+from kozel.analysis.luck import LUCK_VERSION, DealLuck, match_luck
 from kozel.core.convert import action_from_pb, ruleset_from_pb
 from kozel.engine.errors import IllegalAction, SetupError
 from kozel.engine.match import DealRecord, Match
@@ -47,12 +48,19 @@ class SideLuck:
     score_luck: float
 
 
-def side_luck(rules: Ruleset, players: int, records: list[DealRecord], side: int) -> SideLuck:
-    """The luck of ``side`` in a match's deals (those it was dealt in)."""
+def side_luck(
+    rules: Ruleset,
+    players: int,
+    records: list[DealRecord],
+    side: int,
+    deals: Sequence[DealLuck] | None = None,
+) -> SideLuck:
+    """The luck of ``side`` in a match's deals (those it was dealt in); ``deals``: their
+    luck, if computed already."""
     points: list[Unit] = []
     penalties: list[Unit] = []
     luck = 0.0
-    for dl in match_luck(rules, players, records):
+    for dl in match_luck(rules, players, records) if deals is None else deals:
         lk, pen_lk = dl.luck[side], dl.penalty_luck(side)
         if lk is None or pen_lk is None:
             continue
@@ -78,9 +86,10 @@ def ladder_luck(replay: replay_pb2.Replay) -> MatchLuck:
         return MatchLuck(LUCK_VERSION, error=str(exc))
     sides = sorted(set(rules.side_of(players)))
     res = replay.result
+    deals = match_luck(rules, players, records)
     figures = []
     for side in sides:
-        luck = side_luck(rules, players, records, side)
+        luck = side_luck(rules, players, records, side, deals)
         score = 0.5 if res.draw else float(res.winner_side == side)
         figures.append(
             SideFigures(
@@ -92,15 +101,13 @@ def ladder_luck(replay: replay_pb2.Replay) -> MatchLuck:
                 len(luck.points),
             )
         )
-    return MatchLuck(LUCK_VERSION, tuple(figures), _deal_split(rules, players, records))
+    return MatchLuck(LUCK_VERSION, tuple(figures), _deal_split(deals))
 
 
-def _deal_split(
-    rules: Ruleset, players: int, records: list[DealRecord]
-) -> tuple[dict[str, list[float | None]], ...]:
+def _deal_split(deals: Sequence[DealLuck]) -> tuple[dict[str, list[float | None]], ...]:
     """Each deal's card points by side, centred on the sides dealt in, and their luck."""
     out = []
-    for dl in match_luck(rules, players, records):
+    for dl in deals:
         known = [s for s, v in enumerate(dl.luck) if v is not None]
         mean = sum(dl.points[s] or 0 for s in known) / len(known) if known else 0.0
         out.append(
