@@ -19,6 +19,7 @@ from kozel.sdk import play
 from kozel.sdk.house import GreedyBot
 from kozel.server.replay.file import read_replay
 from kozel.tools.replay_luck import ladder_luck
+from kozel.web import luck as web_luck
 from tests.server.served import base_config, serve
 
 LADDER = {
@@ -101,6 +102,20 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
         assert math.isclose(est["plain"], sum(x.score for x in its) / 4, abs_tol=1e-4)
     # Two sides: the two bots' corrected scores add up to one, match by match.
     assert math.isclose(scores["ann"]["value"] + scores["bob"]["value"], 1.0, abs_tol=1e-3)
+    _the_web_reads_them(store, finished, scores)
+
+
+def _the_web_reads_them(store: Store, finished: list, scores: dict) -> None:
+    """What the web's luck routes read, on this store (SQLite or PostgreSQL)."""
+    pair = web_luck.matchup(store, "lucky", "ann", "bob")
+    assert {m["match_id"] for m in pair["matches"]} == {m.id for m in finished}
+    assert pair["performance"] == scores  # every match of the ladder is theirs
+    assert all(x["corrected"] is not None for m in pair["matches"] for x in m["seats"])
+    assert web_luck.standings_luck(store, "lucky") == scores
+    split = web_luck.match_luck(store, finished[0].id)
+    assert split["status"] == "computed" and len(split["deals"]) == 3
+    assert [x["side"] for x in split["sides"]] == [0, 1]
+    assert web_luck.match_luck(store, "0" * 32)["status"] == "none"
     store.close()
 
 

@@ -113,7 +113,6 @@ def matchup(store: Store, ladder: str, a: str, b: str) -> dict[str, Any]:
                 .join(sb, sb.match_id == MatchRow.id)
                 .join(bb, (bb.id == sb.bot_id) & (bb.name == b))
                 .where(MatchRow.ladder == ladder, MatchRow.status == "finished")
-                .distinct()
                 .order_by(MatchRow.ended_at.desc(), MatchRow.id)
                 .limit(MATCHUP_LIMIT)
             )
