@@ -80,7 +80,12 @@ def _interval(value: float, low: float, high: float, digits: int = 3) -> Interva
 def _mean_interval(groups: Sequence[Sequence[float]]) -> Interval:
     """The mean over every unit with its cluster-robust 95 % interval."""
     got = cluster_mean(groups)
-    return _interval(*(got or (math.nan, math.nan, math.nan)), 4)
+    if got is None:
+        return _interval(math.nan, math.nan, math.nan)
+    mean, low, high = got
+    if math.isnan(low):  # one group: no spread between groups to measure
+        low = high = mean
+    return _interval(mean, low, high, 4)
 
 
 def _bootstrap(
