@@ -1,28 +1,32 @@
-"""A duplicate ladder shared by two referees: every first half is followed by its twin (same
-seed, seats rotated, same host), and the first half's replay reaches the store only once the
-twin has ended."""
+"""A duplicate ladder shared by two referees: every group's first match is followed by its
+twins (same seed, seats rotated, same host: two matches at two players, three at three), and
+the group's replays reach the store only once its last match has ended."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
+from kozel.ladder.duplicates import rotate
 from kozel.server.replay.file import decode_replay
 from tests.cluster.cluster import ladder_file, running
 from tests.ladder.fleet import finished_in_store, stop, wait
 
 
-def test_twins_follow_their_first_half_across_referees(
-    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("players", "group"), [(2, 2), (3, 3)])
+def test_twins_follow_their_first_match_across_referees(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch, players: int, group: int
 ) -> None:
     monkeypatch.setenv("KOZEL_LIMITS__ADMISSION_LAG_MS", "0")
     ladders = ladder_file(
         tmp_path / "ladders.yaml",
         ruleset={"preset": "classic", "options": {"fixed_deals": 1}},
         duplicate=True,
+        players=players,
     )
     with running(tmp_path, pg_url, ladders, ("ref-a", "ref-b")) as (c, store, proxy):
         c.add_bots(store, 6, random.Random(4), address=proxy.address)
@@ -39,15 +43,18 @@ def test_twins_follow_their_first_half_across_referees(
                 continue
             replay = decode_replay(data)
             by_seed[replay.seed].append(replay)
-        pairs = [p for p in by_seed.values() if len(p) == 2]
-        assert len(pairs) >= 8, {len(p) for p in by_seed.values()}
-        assert all(len(p) <= 2 for p in by_seed.values())
-        for first, twin in (sorted(p, key=lambda r: r.started_at.ToDatetime()) for p in pairs):
-            names = [s.name for s in sorted(first.seats, key=lambda s: s.seat)]
-            twin_names = [s.name for s in sorted(twin.seats, key=lambda s: s.seat)]
-            assert twin_names == names[-1:] + names[:-1]  # the seats rotated by one
-            assert rows[first.match_id].referee_id == rows[twin.match_id].referee_id
-            assert twin.started_at.ToDatetime() >= first.ended_at.ToDatetime()
+        pairs = [p for p in by_seed.values() if len(p) == group]
+        assert len(pairs) >= 24 // group // 3, {len(p) for p in by_seed.values()}
+        assert all(len(p) <= group for p in by_seed.values())
+        for played in (sorted(p, key=lambda r: r.started_at.ToDatetime()) for p in pairs):
+            names = [s.name for s in sorted(played[0].seats, key=lambda s: s.seat)]
+            for r, (before, twin) in enumerate(itertools.pairwise(played), start=1):
+                twin_names = [s.name for s in sorted(twin.seats, key=lambda s: s.seat)]
+                assert twin_names == rotate(names, r)  # the seats rotated by one more
+                assert rows[played[0].match_id].referee_id == rows[twin.match_id].referee_id
+                assert twin.started_at.ToDatetime() >= before.ended_at.ToDatetime()
+            got = [(rows[m.match_id].dup_group, rows[m.match_id].dup_rotation) for m in played]
+            assert got == [(played[0].match_id, r) for r in range(group)]
         # A first half whose twin never ended (the bots were stopped) is not published.
         for match_id in unpublished:
             assert not any(match_id == r.match_id for p in pairs for r in p)

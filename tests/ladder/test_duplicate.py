@@ -1,5 +1,6 @@
-"""Duplicate ladders: every match is followed by its twin with the same seed and the seats
-rotated; the first half's seed and replay stay secret until the twin has been played."""
+"""Duplicate ladders: every match is followed by its twins with the same seed and the seats
+rotated (two sides: both seatings; three players: the three rotations); the group's seed and
+replays stay secret until its last match has been played."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from typing import ClassVar
 import grpc
 import pytest
 
-from kozel.ladder.config import ConfigError, parse_ladders
+from kozel.ladder.config import parse_ladders
+from kozel.ladder.duplicates import rotate, rotations
 from kozel.ladder.store import Store, default_url
 from kozel.sdk import play
 from kozel.sdk.house import RandomBot
+from kozel.server.replay.archive import FolderArchive
 from kozel.server.replay.file import decode_replay
 from kozel.server.replay.verify import verify_replay
 from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
+from kozel.web.sources import StandaloneSources
 from tests.server.served import base_config, serve
 
 LADDER = {
@@ -54,7 +58,7 @@ class Recorder(RandomBot):
         Recorder.ends.append((self.name, msg))
 
 
-async def _scenario(address: str, tokens: dict[str, str]) -> str | None:
+async def _scenario(address: str, tokens: dict[str, str], group: int) -> str | None:
     tasks = [
         asyncio.create_task(
             play(
@@ -63,7 +67,7 @@ async def _scenario(address: str, tokens: dict[str, str]) -> str | None:
                 name=name,
                 join_ladder="dup",
                 token=token,
-                matches=2,
+                matches=group,
                 reconnect=False,
             )
         )
@@ -75,7 +79,7 @@ async def _scenario(address: str, tokens: dict[str, str]) -> str | None:
         while not Recorder.ends:
             await asyncio.sleep(0.005)
         first = Recorder.ends[0][1]
-        try:  # the twin is being played now: the first half's replay is sealed
+        try:  # the next match of the group is being played: the first's replay is sealed
             await stub.GetReplay(rpb.GetReplayRequest(replay_id=first.replay_id), timeout=5)
         except grpc.aio.AioRpcError as exc:
             refused = f"{exc.code().name}: {exc.details()}"
@@ -83,41 +87,83 @@ async def _scenario(address: str, tokens: dict[str, str]) -> str | None:
     return refused
 
 
-def test_twins_share_the_seed_with_seats_rotated(tmp_path: Path) -> None:
+def _play_group(tmp_path: Path, players: int, group: int) -> tuple[Store, str | None, dict]:
+    """Play one duplicate group of ``group`` matches at ``players`` seats; the store, the
+    refusal of the first match's replay while the group was under way, and the replays."""
     store = Store(default_url(tmp_path / "data"))
     store.migrate()
-    tokens = {name: store.register_bot(name) for name in ("north", "south")}
-    ref = serve(base_config(tmp_path, ladders=[LADDER]), tmp_path)
+    tokens = {name: store.register_bot(name) for name in NAMES[:players]}
+    ref = serve(base_config(tmp_path, ladders=[{**LADDER, "players": players}]), tmp_path)
     Recorder.ends, Recorder.decks = [], {}
     try:
-        refused = asyncio.run(_scenario(ref.addr(), tokens))
+        refused = asyncio.run(_scenario(ref.addr(), tokens, group))
         with grpc.insecure_channel(ref.addr()) as channel:
             stub = referee_pb2_grpc.RefereeServiceStub(channel)
             replays = {}
             for _, end in Recorder.ends:
                 data = stub.GetReplay(rpb.GetReplayRequest(replay_id=end.replay_id)).replay_gz
-                replays[end.replay_id] = decode_replay(data)
+                replays[end.match_id] = decode_replay(data)
     finally:
         assert ref.stop() == 0
+    return store, refused, replays
+
+
+NAMES = ("north", "east", "south", "west")
+
+
+@pytest.mark.parametrize(("players", "group"), [(2, 2), (3, 3), (4, 2)])
+def test_a_group_shares_the_seed_with_the_seats_rotated(
+    tmp_path: Path, players: int, group: int
+) -> None:
+    store, refused, replays = _play_group(tmp_path, players, group)
     assert refused is not None and refused.startswith("FAILED_PRECONDITION"), refused
     assert "sealed" in refused
-    first_ids = [e.match_id for _, e in Recorder.ends[:2]]
-    twin_ids = [e.match_id for _, e in Recorder.ends[2:]]
-    assert len(set(first_ids)) == 1 and len(set(twin_ids)) == 1 and first_ids != twin_ids
-    assert all(e.seed == b"" for _, e in Recorder.ends[:2])  # withheld in the first half
-    assert set(Recorder.decks[first_ids[0]]) == {0}  # so are the deck orders
-    assert set(Recorder.decks[twin_ids[0]]) == {36}
-    assert all(len(e.seed) == 32 for _, e in Recorder.ends[2:])  # the twin's
-    first, twin = replays[first_ids[0]], replays[twin_ids[0]]
-    assert first.seed == twin.seed and len(first.seed) == 32
-    names = lambda r: [s.name for s in r.seats]  # noqa: E731
-    assert names(twin) == list(reversed(names(first)))
-    assert first.deals[0].deck == twin.deals[0].deck  # the same cards, other hands
-    assert verify_replay(first) == [] and verify_replay(twin) == []
-    assert store.match_counts("dup") == {"finished": 2}
+    order = list(dict.fromkeys(e.match_id for _, e in Recorder.ends))  # in the order played
+    assert len(order) == group
+    ends = {m: [e for _, e in Recorder.ends if e.match_id == m] for m in order}
+    for m in order[:-1]:  # withheld until the group's last match: the seed, the decks
+        assert all(e.seed == b"" for e in ends[m]) and set(Recorder.decks[m]) == {0}
+    assert all(len(e.seed) == 32 for e in ends[order[-1]])
+    assert set(Recorder.decks[order[-1]]) == {36}
+    first = replays[order[0]]
+    names = [s.name for s in sorted(first.seats, key=lambda s: s.seat)]
+    for r, m in enumerate(order):
+        replay = replays[m]
+        assert replay.seed == first.seed and len(first.seed) == 32
+        assert [s.name for s in sorted(replay.seats, key=lambda s: s.seat)] == rotate(names, r)
+        assert replay.deals[0].deck == first.deals[0].deck  # the same cards, other hands
+        assert verify_replay(replay) == []
+    # Over the group every bot held every side's cards once.
+    sides = {n: {s.side for m in order for s in replays[m].seats if s.name == n} for n in names}
+    assert all(len(v) == group for v in sides.values()), sides
+    rows = {r.id: r for r in store.matches(ladder="dup")}
+    assert {m: (rows[m].dup_group, rows[m].dup_rotation) for m in order} == {
+        m: (order[0], r) for r, m in enumerate(order)
+    }
+    assert store.match_counts("dup") == {"finished": group}
+    _standalone_web_seals(tmp_path, store, order)
 
 
-def test_duplicate_needs_a_two_sided_game() -> None:
-    with pytest.raises(ConfigError, match="two-sided"):
-        parse_ladders({"ladders": [{**LADDER, "players": 3}]})
-    assert parse_ladders({"ladders": [{**LADDER, "players": 4}]})[0].duplicate  # teams
+def _standalone_web_seals(tmp_path: Path, store: Store, order: list[str]) -> None:
+    """A web server that only has the store and the replay folder judges a group's first
+    match public once the group's last match (which reveals the seed) is on record, and not
+    on a middle match (sealed too) alone."""
+    folder = tmp_path / "data" / "replays"
+    web = StandaloneSources(store, FolderArchive(folder))
+    assert not web._sealed_here(order[0])
+    if len(order) > 2:
+        last = folder / f"{order[-1]}.kzr"
+        last.rename(last.with_suffix(".away"))
+        assert StandaloneSources(store, FolderArchive(folder))._sealed_here(order[0])
+
+
+def test_duplicate_at_every_table_size() -> None:
+    for players in (2, 3, 4):
+        assert parse_ladders({"ladders": [{**LADDER, "players": players}]})[0].duplicate
+    rules = parse_ladders({"ladders": [LADDER]})[0].rules()
+    assert [rotations(rules, n) for n in (2, 3, 4, 5)] == [2, 3, 2, 5]  # four: teams
+    assert rotate(["a", "b", "c"], 1) == ["c", "a", "b"] and rotate(["a", "b", "c"], -1) == [
+        "b",
+        "c",
+        "a",
+    ]

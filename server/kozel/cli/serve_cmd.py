@@ -127,15 +127,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if address and (taken := port_taken(address)):
             print(f"error: {taken}", file=sys.stderr)
             return 1
-    # The composition root: the referee is handed the SDK's house bots and the web pages.
+    # The composition root: the referee is handed the SDK's house bots, the web pages and
+    # the analysis's luck of a replay.
     from kozel.sdk.house_bots import HOUSE_BOTS
+    from kozel.tools.replay_luck import ladder_luck
     from kozel.tools.tournament_bots import PARTS
     from kozel.web.child import start_in_referee
 
     start_web = start_in_referee if config.web_listen else None
     try:
         return asyncio.run(
-            serve(config, house_bots=HOUSE_BOTS, start_web=start_web, tournament_parts=PARTS)
+            serve(
+                config,
+                house_bots=HOUSE_BOTS,
+                start_web=start_web,
+                tournament_parts=PARTS,
+                luck=ladder_luck,
+            )
         )
     except Exception as exc:  # the first minutes: one line, not a traceback
         message = start_failure(exc)

@@ -51,8 +51,8 @@ class LadderSpec(_Strict):
     repeat_cap_window_s: float = Field(3600.0, gt=0, le=30 * 86_400)
     duplicate: bool = Field(
         False,
-        description="two-sided games only: every match is followed "
-        "by its twin, the same seed with seats rotated",
+        description="every match is followed by its twins, the same seed with the seats "
+        "rotated until every bot has held every side's cards",
     )
     rating_scale: float = Field(
         5.0, gt=0, description="how quickly opponents far in rating become unlikely"
@@ -86,11 +86,6 @@ class LadderFile(_Strict):
                 lad.rules().check_players(lad.players)
             except RulesError as exc:
                 raise ValueError(f"ladder {lad.name!r}: {exc}") from None
-            if lad.duplicate and len(set(lad.rules().side_of(lad.players))) != 2:
-                raise ValueError(
-                    f"ladder {lad.name!r}: duplicate needs a two-sided game "
-                    "(2 players, or 4 in teams)"
-                )
         return ladders
 
 

@@ -78,7 +78,8 @@ class Assignment:
     seed: bytes
     created: float  # database clock
     seats: tuple[AssignedSeat, ...]
-    twin_of: str = ""  # the first half's match id, for a duplicate twin
+    twin_of: str = ""  # the first match id of its duplicate group, for a duplicate twin
+    rotation: int = 0  # of the seats, in its duplicate group
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +187,12 @@ def add_twin(
     host_id: str,
     seed: bytes,
     seats: Sequence[tuple[str, int, str]],
+    rotation: int = 1,
 ) -> None:
-    """(In the transaction that commits the first half ``first`` of a duplicate pair.) Assign
-    its twin to the same host: the same seed, ``seats`` (ticket, bot id, name) rotated by the
-    caller. Its bots are busy from now on, so no scheduler pairs them elsewhere meanwhile."""
+    """(In the transaction that commits a match of the duplicate group that ``first``
+    began.) Assign the group's next match, rotation ``rotation``, to the same host: the same
+    seed, ``seats`` (ticket, bot id, name) rotated by the caller. Its bots are busy from now
+    on, so no scheduler pairs them elsewhere meanwhile."""
     s.add(
         AssignmentRow(
             match_id=uuid.uuid4().hex,
@@ -202,6 +205,7 @@ def add_twin(
                 for ticket, bot, name in seats
             ],
             twin_of=first,
+            rotation=rotation,
         )
     )
 
@@ -467,4 +471,5 @@ def _assignment(row: AssignmentRow, live: Mapping[str, RefereeRow]) -> Assignmen
             for x in row.seats
         ),
         twin_of=row.twin_of or "",
+        rotation=row.rotation or 0,
     )

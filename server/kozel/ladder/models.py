@@ -79,6 +79,10 @@ class MatchRow(Base):
     voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     voided_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     void_reason: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    # A duplicate match (schema 6): the first match of its group (the same seed, the seats
+    # rotated) and which rotation this one is (0 for the first).
+    dup_group: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    dup_rotation: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class MatchSeatRow(Base):
@@ -164,6 +168,37 @@ class AssignmentRow(Base):
     seats: Mapped[list] = mapped_column(JSON)
     # The first half's match id when this is a duplicate twin (same seed, seats rotated).
     twin_of: Mapped[str] = mapped_column(String(64), default="")
+    rotation: Mapped[int] = mapped_column(Integer, default=0)  # of the seats, in its group
+
+
+class MatchLuckRow(Base):
+    """A finished match's luck (schema 6, docs/luck.md), computed from its replay after the
+    match: ``deals`` holds, by deal, each side's card points and luck (None where not dealt
+    in); ``error`` says why a replay gave none (then ``deals`` is empty)."""
+
+    __tablename__ = "match_luck"
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)  # kozel.analysis.luck.LUCK_VERSION
+    computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    deals: Mapped[list] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(String(256), nullable=True)
+
+
+class MatchLuckSideRow(Base):
+    """One side's luck in a finished match: its match score (1, 1/2, 0) and the score's luck,
+    its card points and their luck (each deal's centred on the sides dealt in), over
+    ``deals`` deals."""
+
+    __tablename__ = "match_luck_sides"
+    __table_args__ = (UniqueConstraint("match_id", "side"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id"), index=True)
+    side: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+    score_luck: Mapped[float] = mapped_column(Float)
+    points: Mapped[float] = mapped_column(Float)
+    points_luck: Mapped[float] = mapped_column(Float)
+    deals: Mapped[int] = mapped_column(Integer)
 
 
 class ReplayRow(Base):

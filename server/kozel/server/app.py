@@ -33,6 +33,7 @@ from kozel.server.house import HouseBots
 from kozel.server.ladder_service import LadderService
 from kozel.server.limits import CallCaps, CallLimits
 from kozel.server.lobby import Lobby
+from kozel.server.luck_worker import LuckCompute, LuckWorker
 from kozel.server.match_service import MatchService
 from kozel.server.peers import Proxies, trusted_addresses
 from kozel.server.reflection import ReflectionCaps, enable_reflection
@@ -387,11 +388,13 @@ async def start_referee(
     *,
     start_web: StartWeb | None = None,
     tournament_parts: TournamentParts | None = None,
+    luck: LuckCompute | None = None,
 ) -> Referee:
     """Build, bind and start a referee. Ports may be 0 for any free port. ``house_bots`` are
     the in-process players tables may ask for (none if not given); ``start_web`` serves
     ``config.web_listen`` and is needed when that is set; ``tournament_parts`` plays the
-    tournaments' house bots (budgets, seeds) and command bots."""
+    tournaments' house bots (budgets, seeds) and command bots; ``luck`` computes a finished
+    ladder match's luck from its replay (no luck figures without it)."""
     if config.web_listen and start_web is None:
         raise ValueError(
             f"web pages asked for on {config.web_listen}, but the referee was "
@@ -417,6 +420,17 @@ async def start_referee(
     referee = await _started(servers, bound, lobby, shared)
     changed.append(referee.store_changed)
     await _go_live(referee, config, bound, start_web, tournament_parts)
+    if shared is not None and config.ladders and luck is not None:
+        worker = LuckWorker(
+            shared.store,
+            lobby.replays,
+            [s.name for s in config.ladders],
+            shared.referee_id,
+            luck,
+            batch=config.luck_batch,
+            idle_s=config.luck_idle_s,
+        )
+        referee.tasks.append(asyncio.get_running_loop().create_task(worker.run()))
     return referee
 
 
@@ -497,11 +511,13 @@ async def serve(
     house_bots: HouseBots | None = None,
     start_web: StartWeb | None = None,
     tournament_parts: TournamentParts | None = None,
+    luck: LuckCompute | None = None,
 ) -> int:
     """Run a referee until SIGINT or SIGTERM, then drain (a second signal stops at once).
-    ``house_bots``, ``start_web`` and ``tournament_parts`` as for :func:`start_referee`."""
+    ``house_bots``, ``start_web``, ``tournament_parts`` and ``luck`` as for
+    :func:`start_referee`."""
     referee = await start_referee(
-        config, house_bots, start_web=start_web, tournament_parts=tournament_parts
+        config, house_bots, start_web=start_web, tournament_parts=tournament_parts, luck=luck
     )
     # What startup built (modules, descriptors, settings) lives as long as the process: keep it
     # out of garbage collection, or every full collection walks it all (100+ ms pauses).

@@ -326,7 +326,7 @@ class Cluster:
         sessions = [here for here in p.sessions if here is not None]
         # A bot that left meanwhile (its own doing) starts away: its grace runs from now.
         absent = {i: now for i, here in enumerate(sessions) if here.stream is None}
-        rt.launch_assigned(sessions, a.seed, a.match_id, absent, a.twin_of)
+        rt.launch_assigned(sessions, a.seed, a.match_id, absent, a.twin_of, a.rotation)
 
     def _hand_back(self, p: Pending, why: str) -> None:
         """Give an unstarted assignment back: its local bots wait again here (from where the

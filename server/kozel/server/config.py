@@ -110,6 +110,10 @@ class ServerConfig:
     cluster: bool = False
     cluster_poll_s: float = 0.25  # how often a referee publishes tickets and reads assignments
     store_flush_timeout_s: float = 10.0  # at stop, queued writes drain until none is done this long
+    # The luck worker (docs/luck.md): finished ladder matches per pass, and the pause when
+    # none waits.
+    luck_batch: int = 20
+    luck_idle_s: float = 5.0
 
     @property
     def replay_limits(self) -> ReplayLimits:

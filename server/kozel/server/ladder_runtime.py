@@ -19,6 +19,7 @@ import structlog
 
 from kozel.engine.shuffle import new_seed
 from kozel.ladder.config import LadderSpec
+from kozel.ladder.duplicates import record_group, rotate, rotations
 from kozel.ladder.matchmaking import add_twin, start_assigned
 from kozel.ladder.plan import CAPPED, Host, Policy, Snapshot, Waiting, plan
 from kozel.ladder.scheduler import History, MeetingCap
@@ -45,17 +46,23 @@ TWIN_PATIENCE_S = 60.0  # how long a duplicate twin waits for its bots before it
 
 @dataclass
 class Twin:
-    """The second half of a duplicate pair: the first half's seed, its seats rotated by one
-    (so every bot gets the cards a bot of the other side had)."""
+    """The next match of a duplicate group: the group's seed, the seats of its first match
+    rotated by ``rotation`` (so that, over the group, every bot holds every side's cards)."""
 
-    first: str  # the first half's match id (sealed until the twin ends)
-    sessions: list  # by seat
+    first: str  # the group's first match id (its matches stay sealed until the last ends)
+    seated: list  # the first match's sessions by seat
     seed: bytes
-    ready_since: float | None = None  # when the first half ended
+    rotation: int
+    ready_since: float | None = None  # when the match before it ended
+
+    @property
+    def sessions(self) -> list:
+        """This match's sessions by seat."""
+        return rotate(self.seated, self.rotation)
 
     @property
     def bot_ids(self) -> set[int]:
-        return {s.bot.id for s in self.sessions}
+        return {s.bot.id for s in self.seated}
 
 
 class LadderRuntime:
@@ -90,10 +97,12 @@ class LadderRuntime:
         # store holds it; scheduling follows it.
         self.state = LadderState(spec.name)
         self.excluded: set[int] = set()  # bots paused or retired while connected
-        self.twins: dict[str, Twin] = {}  # duplicate twins by their first half's match id
-        self._twin_of: dict[str, str] = {}  # running twin match id -> first half's id
-        # The referee's replays: a first half's stays sealed until its twin is played (the
-        # lobby and the web refuse it meanwhile).
+        # Duplicate twins by the match id of the match before them in their group.
+        self.twins: dict[str, Twin] = {}
+        self.groups: dict[str, list[str]] = {}  # a group's first match id -> its matches so far
+        self._group_of: dict[str, str] = {}  # a running duplicate match's id -> its group's
+        # The referee's replays: a duplicate group's stay sealed until its last match is
+        # played (the lobby and the web refuse them meanwhile).
         self.replays = replays
         self.waiting: list = []  # sessions (one entry per free slot)
         self.reserved: Counter = Counter()  # session -> slots held for assigned, unstarted matches
@@ -166,21 +175,28 @@ class LadderRuntime:
     def running_for(self, bot_id: int) -> int:
         return sum(bot_id in bots for bots in self.running.values())
 
-    def _drop_twin(self, first: str) -> None:
-        if self.twins.pop(first, None) is not None:
-            self.replays.unseal(first)
+    def _drop_twin(self, before: str) -> None:
+        """The twin after match ``before`` will not be played: its group ends there."""
+        twin = self.twins.pop(before, None)
+        if twin is not None:
+            self._end_group(twin.first)
+
+    def _end_group(self, first: str) -> None:
+        """A duplicate group is over (played, or cut short): its seed and replays are public
+        now (on every referee, for a store that keeps replays)."""
+        for match_id in self.groups.pop(first, None) or [first]:
+            self.replays.unseal(match_id)
+            if self.store.keeps_replays:
+                self._write(self.writes.publish_replay, match_id)
 
     def twin_dropped(self, first: str) -> None:
-        """A shared duplicate twin will not be played (its host gave it back): its first
-        half's seed and replay are public now."""
-        self.replays.unseal(first)
-        if self.store.keeps_replays:
-            self._write(self.writes.publish_replay, first)
+        """A shared duplicate twin will not be played (its host gave it back)."""
+        self._end_group(first)
 
     def forget(self, session) -> None:
-        for first, twin in list(self.twins.items()):
-            if session in twin.sessions:
-                self._drop_twin(first)
+        for before, twin in list(self.twins.items()):
+            if session in twin.seated:
+                self._drop_twin(before)
         self.waiting = [s for s in self.waiting if s is not session]
         self._since.pop(id(session), None)
 
@@ -248,12 +264,12 @@ class LadderRuntime:
         pending twins (a pair is played back to back: they are not paired with anyone else
         meanwhile)."""
         now, reserved = time.monotonic(), set()
-        for first, twin in list(self.twins.items()):
-            if twin.ready_since is None:  # the first half is still being played
+        for before, twin in list(self.twins.items()):
+            if twin.ready_since is None:  # the match before it is still being played
                 reserved |= twin.bot_ids
                 continue
             if now - twin.ready_since > TWIN_PATIENCE_S or twin.bot_ids & self.excluded:
-                self._drop_twin(first)
+                self._drop_twin(before)
                 continue
             free = all(s in self.waiting and s.free_slots > 0 for s in twin.sessions)
             if (
@@ -262,14 +278,14 @@ class LadderRuntime:
                 and self._admit()
                 and len(self.running) < self.spec.max_concurrent_matches
             ):
-                del self.twins[first]
-                for s in twin.sessions:
+                del self.twins[before]
+                for s in twin.seated:
                     self.waiting.remove(s)
                     self._since[id(s)] = now
                 bots = [s.bot.id for s in twin.sessions]
                 self.history.record(bots)  # (the plan records the matches it forms)
                 self.cap.record(bots, now)
-                self._launch(twin.sessions, twin.seed, twin_of=first)
+                self._launch(twin.sessions, twin.seed, twin.first, rotation=twin.rotation)
             else:
                 reserved |= twin.bot_ids
                 if self.scheduling:
@@ -292,11 +308,15 @@ class LadderRuntime:
         match_id: str,
         absent: dict[int, float],
         twin_of: str = "",
+        rotation: int = 0,
     ) -> MatchRunner:
         """Start a match the shared scheduler assigned to this referee (``absent``: seats whose
-        bot has not arrived, with the loop time their grace period began). The sessions are
+        bot has not arrived, with the loop time their grace period began; ``twin_of``: the
+        first match of its duplicate group, ``rotation`` its place there). The sessions are
         out of ``waiting`` already (:mod:`kozel.server.cluster` reserved their slots)."""
-        return self._launch(sessions, seed, twin_of, match_id=match_id, absent=absent)
+        return self._launch(
+            sessions, seed, twin_of, match_id=match_id, absent=absent, rotation=rotation
+        )
 
     def _launch(
         self,
@@ -305,13 +325,16 @@ class LadderRuntime:
         twin_of: str = "",
         match_id: str | None = None,
         absent: dict[int, float] | None = None,
+        rotation: int = 0,
     ) -> MatchRunner:
-        """Start a match of ``sessions`` (seated in this order), pair it with its twin when
-        the ladder plays duplicates, and record it as running (in the store too)."""
+        """Start a match of ``sessions`` (seated in this order), rotation ``rotation`` of the
+        duplicate group that ``twin_of`` began (or a new group's first match, when the ladder
+        plays duplicates), and record it as running (in the store too)."""
         links: list[SeatLink] = [s.new_link() for s in sessions]
         for link, s in zip(links, sessions):
             link.name = s.bot.name
-        first_half = self.spec.duplicate and not twin_of
+        group_size = rotations(self.rules, self.spec.players) if self.spec.duplicate else 1
+        sealed = rotation < group_size - 1  # its seed deals the group's later matches too
         seed = seed or new_seed()
         start = MatchStart(
             links,
@@ -320,21 +343,30 @@ class LadderRuntime:
             self.clock,
             seed,
             ladder=self.spec.name,
-            reveal_seed=not first_half,
+            reveal_seed=not sealed,
             match_id=match_id,
             absent=absent,
         )
         runner = self._start(start, self._done)
-        if first_half:
-            self.replays.seal(runner.match_id)
-            self.twins[runner.match_id] = Twin(runner.match_id, sessions[-1:] + sessions[:-1], seed)
-        elif twin_of:
-            self._twin_of[runner.match_id] = twin_of
-            runner.log.info("duplicate_twin_started", first_half=twin_of)
         bots = [s.bot.id for s in sessions]
         self.running[runner.match_id] = bots
         self._write(self._started_row(runner, bots, assigned=match_id is not None))
+        if self.spec.duplicate:
+            self._join_group(runner, twin_of or runner.match_id, rotation)
+        if sealed:
+            self.replays.seal(runner.match_id)
+            first = twin_of or runner.match_id
+            seated = rotate(sessions, -rotation)
+            self.twins[runner.match_id] = Twin(first, seated, seed, rotation + 1)
         return runner
+
+    def _join_group(self, runner: MatchRunner, first: str, rotation: int) -> None:
+        """Count a duplicate match in its group, here and in the store."""
+        self.groups.setdefault(first, []).append(runner.match_id)
+        self._group_of[runner.match_id] = first
+        self._write(record_group, self.store, runner.match_id, first, rotation)
+        if rotation:
+            runner.log.info("duplicate_twin_started", first_match=first, rotation=rotation)
 
     def _started_row(
         self, runner: MatchRunner, bots: list[int], assigned: bool
@@ -374,15 +406,13 @@ class LadderRuntime:
             runner.outcome is None or runner.outcome.result.reason == pb.MATCH_END_REASON_ABORTED
         )
         twin = self.twins.get(runner.match_id)
+        first = self._group_of.pop(runner.match_id, None)
         if twin is not None and aborted:
             self._drop_twin(runner.match_id)
         elif twin is not None:
             twin.ready_since = time.monotonic()
-        first = self._twin_of.pop(runner.match_id, None)
-        if first is not None:  # both halves played: the first's seed and replay are public
-            self.replays.unseal(first)
-            if self.store.keeps_replays:  # ... on every referee
-                self._write(self.writes.publish_replay, first)
+        elif first is not None:  # the group's last match: its seed and replays are public
+            self._end_group(first)
         finishing = runner.finishing
         if (
             bots is not None
@@ -439,6 +469,7 @@ class LadderRuntime:
             host_id=self.referee_id or "",
             seed=twin.seed,
             seats=seats,
+            rotation=twin.rotation,
         )
 
     # -- slots the cluster's scheduler works with (shared ladders) ----------------------------

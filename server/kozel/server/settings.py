@@ -263,6 +263,18 @@ class RefereeSettings(_Section):
     )
     cluster_poll_s: float = Field(_DEFAULTS.cluster_poll_s, ge=0.01, le=60)
     store_flush_timeout_s: float = Field(_DEFAULTS.store_flush_timeout_s, ge=0, le=3600)
+    luck_batch: int = Field(
+        _DEFAULTS.luck_batch,
+        ge=1,
+        le=10_000,
+        description="finished ladder matches whose luck one pass of the luck worker computes",
+    )
+    luck_idle_s: float = Field(
+        _DEFAULTS.luck_idle_s,
+        gt=0,
+        le=3600,
+        description="how long the luck worker pauses when no finished match waits",
+    )
 
     @field_validator("id")
     @classmethod
@@ -499,6 +511,8 @@ class Settings(BaseSettings):
             cluster=self.referee.cluster,
             cluster_poll_s=self.referee.cluster_poll_s,
             store_flush_timeout_s=self.referee.store_flush_timeout_s,
+            luck_batch=self.referee.luck_batch,
+            luck_idle_s=self.referee.luck_idle_s,
             clock=self.clock,
             **self.limits.model_dump(),  # limits share their names
             ladders=tuple(self.ladder_specs()),

@@ -18,7 +18,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from kozel.tools.elo import NORMAL_MIN, Z95, Sprt, elo_to_score, llr_pentanomial
+from kozel.ladder.luck_store import cluster_mean
+from kozel.tools.elo import NORMAL_MIN, Sprt, elo_to_score, llr_pentanomial
 
 Unit = tuple[float, float]  # (plain, corrected)
 BOOT = 1000
@@ -78,15 +79,13 @@ def _interval(value: float, low: float, high: float, digits: int = 3) -> Interva
 
 def _mean_interval(groups: Sequence[Sequence[float]]) -> Interval:
     """The mean over every unit with its cluster-robust 95 % interval."""
-    n = sum(len(g) for g in groups)
-    if n == 0:
+    got = cluster_mean(groups)
+    if got is None:
         return _interval(math.nan, math.nan, math.nan)
-    mean = sum(sum(g) for g in groups) / n
-    k = len(groups)
-    spread = sum((sum(g) - len(g) * mean) ** 2 for g in groups)
-    se = math.sqrt(spread * k / max(1, k - 1)) / n
-    half = Z95 * se
-    return _interval(mean, mean - half, mean + half, 4)
+    mean, low, high = got
+    if math.isnan(low):  # one group: no spread between groups to measure
+        low = high = mean
+    return _interval(mean, low, high, 4)
 
 
 def _bootstrap(

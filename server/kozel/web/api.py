@@ -33,6 +33,7 @@ from kozel.server.settings import WebLimitSettings
 from kozel.web.analysis import AnalysisError
 from kozel.web.analysis_jobs import AnalysisJobs, Busy, Job
 from kozel.web.cpu import CpuBudget, CpuGate
+from kozel.web.luck import standings_luck
 from kozel.web.queries import CursorError, MatchFilter, WebQueries
 from kozel.web.replay_json import JSON_FORMAT, replay_to_json
 from kozel.web.rows import (
@@ -296,8 +297,12 @@ def _ladder_routes(r: APIRouter, api: Api) -> None:
         if ladder not in await api.ladder_names():
             raise HTTPException(404, f"no ladder {ladder}")
         rows = await asyncio.to_thread(api.queries.store.standings, ladder)
+        luck = await asyncio.to_thread(standings_luck, api.queries.store, ladder)
         return Standings(
-            ladder=ladder, standings=[Standing.of(i + 1, x) for i, x in enumerate(rows[:limit])]
+            ladder=ladder,
+            standings=[
+                Standing.of(i + 1, x, luck=luck.get(x.name)) for i, x in enumerate(rows[:limit])
+            ],
         )
 
 

@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 from kozel.server.lobby import REPLAY_ID
 from kozel.web.api import NAME, Api, WebLimits, build_router
 from kozel.web.cpu import CpuBudget, CpuCap, CpuGate
+from kozel.web.luck import luck_router
 from kozel.web.ops import ops_router
 from kozel.web.seat_routes import seat_router
 from kozel.web.seats import Seats, seat_limits
@@ -39,7 +40,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament", "seat")
+PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament", "seat", "matchup")
 _NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
 
 
@@ -60,10 +61,11 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
         )
     elif page == "seat":  # a person's seat (kozel.web.seat_routes)
         extra = '<link rel="stylesheet" href="/static/css/seat.css">'
-    elif page == "viewer":  # the analysis panel (its own module, hooked into the viewer)
+    elif page == "viewer":  # the analysis and luck panels (modules hooked into the viewer)
         extra = (
             '<link rel="stylesheet" href="/static/css/analysis.css">'
             '<script src="/static/js/analysis.js"></script>'
+            '<script src="/static/js/luck.js"></script>'
         )
     # Loaded after common.js (below), before the page's script.
     if page in ("viewer", "live", "seat"):
@@ -130,6 +132,7 @@ def create_app(
     )
     app.state.api = api
     app.include_router(build_router(api))
+    app.include_router(luck_router(sources.store, api.ladder_names))
     app.include_router(ops_router(sources, ops_token_sha256))
     app.include_router(tournament_router(sources, shell))
     seats = Seats(
@@ -232,6 +235,12 @@ def _pages(app: FastAPI, api: Api, sources: Sources) -> None:
         if not _NAME.fullmatch(ladder) or ladder not in await api.ladder_names():
             return not_found("There is no such ladder.")
         return shell("standings", "Standings")
+
+    @app.get("/ladders/{ladder}/matchup", include_in_schema=False)
+    async def matchup_page(ladder: str) -> Response:
+        if not _NAME.fullmatch(ladder) or ladder not in await api.ladder_names():
+            return not_found("There is no such ladder.")
+        return shell("matchup", "Matchup")
 
     @app.get("/bots/{name:path}", include_in_schema=False)  # a name may hold a /
     async def bot_page(name: str) -> Response:

@@ -45,13 +45,27 @@ class RatingFigures(Row):
         return {k: getattr(standing, k) for k in RatingFigures.model_fields}
 
 
+class LuckEstimate(Row):
+    """A luck-corrected mean match score with its 95 % interval (null bounds: too few
+    independent groups), over ``matches`` matches in ``groups`` duplicate groups, and the
+    plain mean score of the same matches."""
+
+    value: float
+    low: float | None
+    high: float | None
+    matches: int
+    groups: int
+    plain: float
+
+
 class Standing(RatingFigures):
     rank: int
     bot: str
+    luck: LuckEstimate | None = None  # the luck-corrected match score (docs/luck.md)
 
     @classmethod
-    def of(cls, rank: int, standing: Any) -> Self:
-        return cls(rank=rank, bot=standing.name, **cls.figures(standing))
+    def of(cls, rank: int, standing: Any, luck: LuckEstimate | None = None) -> Self:
+        return cls(rank=rank, bot=standing.name, luck=luck, **cls.figures(standing))
 
 
 class LadderRating(RatingFigures):

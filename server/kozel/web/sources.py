@@ -207,8 +207,9 @@ class StandaloneSources(Sources):
     none is followed), the replay itself decides: a duplicate first half (its
     ``duplicate_first_half``, or a match of a ladder named in ``duplicate_ladders``) stays
     sealed until a later finished match of the same ladder and bots has a replay with the same
-    seed (its twin); a replay that cannot be read is sealed too (one past the replay limits
-    is refused as such: :class:`LiveError` 422, never served).
+    seed that is not sealed itself (its group's last match); a replay that cannot be read is
+    sealed too (one past the replay limits is refused as such: :class:`LiveError` 422, never
+    served).
     """
 
     FETCHED_KEPT = 8  # replays fetched to check their seal, kept for the download that follows
@@ -294,7 +295,8 @@ class StandaloneSources(Sources):
                 continue
             try:
                 other = self.replays.read(m.match_id)
-                if other is not None and other.seed == seed:
+                # The group's last match reveals the seed (a middle one of three is sealed too).
+                if other is not None and other.seed == seed and not other.duplicate_first_half:
                     return True
             except (OSError, ValueError):
                 continue

@@ -115,3 +115,27 @@ K.matchRows = function (matches) {
     { key: "reason", label: "End", render: (m) => K.reason(m.reason) },
   ], matches, { class: "matches" });
 };
+
+// A luck-corrected score with its 95 % interval (docs/luck.md), as text.
+K.luckEstimate = function (e) {
+  if (!e) return "";
+  const range = e.low === null ? "" : ` ± ${K.num((e.high - e.low) / 2, 2)}`;
+  const title = `95 % interval [${K.num(e.low, 2)}, ${K.num(e.high, 2)}] over ${e.matches} matches; plain score ${K.num(e.plain, 2)}`;
+  return K.el("span", { "data-luck": "", class: "luck-estimate", title }, K.num(e.value, 2) + range);
+};
+
+K.luckNote = function () {
+  return K.el("p", { class: "muted", text: "Corrected score: the mean match score (1 win, ½ draw, 0 loss) " +
+    "minus the part the cards gave (its luck), ± its 95 % interval. It reads like a score; the rating stays openskill on results." });
+};
+
+// Two bots to compare on a ladder: a link to their matchup page.
+K.matchupForm = function (ladder, bots) {
+  const pick = (name, chosen) => K.el("select", { name, "aria-label": name === "a" ? "first bot" : "second bot" },
+    bots.map((b, i) => K.el("option", { value: b, selected: i === chosen }, b)));
+  const a = pick("a", 0), b = pick("b", Math.min(1, bots.length - 1));
+  const go = K.el("a", { class: "button", "data-matchup": "", text: "Compare" });
+  const update = () => go.setAttribute("href", `/ladders/${encodeURIComponent(ladder)}/matchup?a=${encodeURIComponent(a.value)}&b=${encodeURIComponent(b.value)}`);
+  a.addEventListener("change", update); b.addEventListener("change", update); update();
+  return K.el("p", { class: "matchup-form" }, "Matchup: ", a, " vs ", b, " ", go);
+};

@@ -286,6 +286,7 @@ const Viewer = (function () {
       document.title = "Match " + data.match_id.slice(0, 12) + " · Kozel Arena";
       Viewer.instance = start(data, root);
       if (typeof Analysis !== "undefined") Analysis.attach(Viewer.instance, data); // analysis.js
+      if (typeof Luck !== "undefined" && !embedded) Luck.attach(Viewer.instance, data); // luck.js
     } catch (error) { K.fail(error); }
   }
 

@@ -1,0 +1,283 @@
+"""Each finished ladder match's luck (docs/luck.md) in the store, and what the pages make of
+it: a bot's, or a pair's, luck-corrected match score with its 95 % interval.
+
+The figures are computed after a match from its replay (the referee's luck worker,
+:mod:`kozel.server.luck_worker`) and written here; the rating stays OpenSkill on results. A
+bot's corrected score is the mean over its finished matches of (its side's score minus the
+score's luck); the matches of one duplicate group are not independent (one seed), so the
+interval is cluster-robust over groups (a match outside a group is a group of its own)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from statistics import NormalDist
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from kozel.ladder.models import BotRow, MatchLuckRow, MatchLuckSideRow, MatchRow, MatchSeatRow
+from kozel.ladder.store import Store
+
+Z95 = NormalDist().inv_cdf(0.975)
+ERROR_CHARS = 256  # of why a replay gave no luck
+
+
+@dataclass(frozen=True, slots=True)
+class SideFigures:
+    """One side's figures in one match: its match score (1, 1/2, 0) and that score's luck;
+    its card points over the deals (each deal's centred on the sides dealt in) and their
+    luck."""
+
+    side: int
+    score: float
+    score_luck: float
+    points: float
+    points_luck: float
+    deals: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchLuck:
+    """A match's luck: by side, and by deal (each side's centred card points and luck, None
+    where it was not dealt in); or why its replay gave none (``error``)."""
+
+    version: int
+    sides: tuple[SideFigures, ...] = ()
+    deals: tuple[dict[str, list[float | None]], ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A mean with its 95 % interval (None where there are too few groups)."""
+
+    value: float
+    low: float | None
+    high: float | None
+    matches: int
+    groups: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "value": round(self.value, 4),
+            "low": None if self.low is None else round(self.low, 4),
+            "high": None if self.high is None else round(self.high, 4),
+            "matches": self.matches,
+            "groups": self.groups,
+        }
+
+
+def cluster_sums(sums: Sequence[tuple[int, float]]) -> tuple[float, float, float] | None:
+    """The mean over every value and its cluster-robust 95 % interval (the groups are what
+    is independent) from each group's (count, sum); None without values, an interval of nan
+    with one group."""
+    sums = [(c, t) for c, t in sums if c]
+    n = sum(c for c, _ in sums)
+    if n == 0:
+        return None
+    mean = sum(t for _, t in sums) / n
+    k = len(sums)
+    if k < 2:
+        return mean, math.nan, math.nan
+    spread = sum((t - c * mean) ** 2 for c, t in sums)
+    half = Z95 * math.sqrt(spread * k / (k - 1)) / n
+    return mean, mean - half, mean + half
+
+
+def cluster_mean(groups: Sequence[Sequence[float]]) -> tuple[float, float, float] | None:
+    """:func:`cluster_sums` over the groups' values."""
+    return cluster_sums([(len(g), sum(g)) for g in groups])
+
+
+def estimate(sums: Sequence[tuple[int, float]]) -> Estimate | None:
+    """:func:`cluster_sums` as an :class:`Estimate` (None without values)."""
+    got = cluster_sums(sums)
+    if got is None:
+        return None
+    mean, low, high = got
+    finite = math.isfinite(low)
+    return Estimate(
+        mean,
+        low if finite else None,
+        high if finite else None,
+        sum(c for c, _ in sums),
+        len([c for c, _ in sums if c]),
+    )
+
+
+# -- the worker's side -------------------------------------------------------------------------
+
+
+def pending(
+    store: Store,
+    ladders: Sequence[str],
+    referee_id: str | None,
+    limit: int,
+    skip: Collection[str] = (),
+) -> list[str]:
+    """(Blocking.) Up to ``limit`` finished matches of ``ladders`` hosted by ``referee_id``
+    (or by no known referee) whose luck is not stored yet, but those in ``skip``, the
+    earliest ended first."""
+    with store.transaction() as s:
+        q = (
+            select(MatchRow.id)
+            .outerjoin(MatchLuckRow, MatchLuckRow.match_id == MatchRow.id)
+            .where(
+                MatchRow.ladder.in_(list(ladders)),
+                MatchRow.status == "finished",
+                MatchLuckRow.match_id.is_(None),
+            )
+            .order_by(MatchRow.ended_at, MatchRow.id)
+            .limit(limit)
+        )
+        if skip:
+            q = q.where(MatchRow.id.not_in(sorted(skip)))
+        if referee_id is not None:
+            q = q.where((MatchRow.referee_id == referee_id) | MatchRow.referee_id.is_(None))
+        return list(s.scalars(q))
+
+
+def save(store: Store, match_id: str, luck: MatchLuck) -> bool:
+    """(Blocking.) Store a match's luck; False when it was stored already (another referee,
+    or a retried call)."""
+    try:
+        with store.transaction() as s:
+            if s.get(MatchLuckRow, match_id) is not None:
+                return False
+            s.add(
+                MatchLuckRow(
+                    match_id=match_id,
+                    version=luck.version,
+                    computed_at=datetime.now(UTC),
+                    deals=list(luck.deals),
+                    error=luck.error[:ERROR_CHARS] or None,
+                )
+            )
+            s.flush()
+            for f in luck.sides:
+                s.add(MatchLuckSideRow(match_id=match_id, **_fields(f)))
+    except IntegrityError:  # stored meanwhile by someone else
+        return False
+    return True
+
+
+def _fields(f: SideFigures) -> dict[str, Any]:
+    return {
+        "side": f.side,
+        "score": f.score,
+        "score_luck": f.score_luck,
+        "points": f.points,
+        "points_luck": f.points_luck,
+        "deals": f.deals,
+    }
+
+
+# -- what the pages read -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatFigures:
+    """One bot's seat in a finished match whose luck is known."""
+
+    match_id: str
+    group: str  # its duplicate group's first match id, else its own
+    ended_at: datetime | None
+    bot: str
+    figures: SideFigures  # of the bot's side
+
+    @property
+    def score(self) -> float:
+        return self.figures.score
+
+    @property
+    def corrected(self) -> float:
+        """The score minus its luck."""
+        return self.figures.score - self.figures.score_luck
+
+
+def seat_figures(
+    s: Session, ladder: str, bots: Sequence[str] | None = None, match_ids: Sequence[str] = ()
+) -> list[SeatFigures]:
+    """Every seat of the finished matches of ``ladder`` whose luck is known (only the seats
+    of ``bots`` if given; only the matches ``match_ids`` if given), the latest ended first."""
+    q = (
+        select(MatchRow, MatchSeatRow.side, BotRow.name, MatchLuckSideRow)
+        .join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
+        .join(BotRow, BotRow.id == MatchSeatRow.bot_id)
+        .join(
+            MatchLuckSideRow,
+            (MatchLuckSideRow.match_id == MatchRow.id)
+            & (MatchLuckSideRow.side == MatchSeatRow.side),
+        )
+        .where(MatchRow.ladder == ladder, MatchRow.status == "finished")
+        .order_by(MatchRow.ended_at.desc(), MatchRow.id, MatchSeatRow.seat)
+    )
+    if bots is not None:
+        q = q.where(BotRow.name.in_(list(bots)))
+    if match_ids:
+        q = q.where(MatchRow.id.in_(list(match_ids)))
+    return [
+        SeatFigures(
+            m.id,
+            m.dup_group or m.id,
+            m.ended_at,
+            name,
+            SideFigures(side, x.score, x.score_luck, x.points, x.points_luck, x.deals),
+        )
+        for m, side, name, x in s.execute(q).all()
+    ]
+
+
+def corrected_scores(
+    s: Session, ladder: str, bots: Sequence[str] | None = None, match_ids: Sequence[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Each bot's luck-corrected match score on ``ladder`` (:class:`Estimate` as a dict, with
+    ``plain``: the plain mean score of the same matches), clustered by duplicate group; only
+    ``bots``, and only over ``match_ids``, if given. The store sums each group (a bot sits in
+    one seat of a match: the scheduler seats distinct bots)."""
+    group = func.coalesce(MatchRow.dup_group, MatchRow.id)
+    x = MatchLuckSideRow
+    q = (
+        select(BotRow.name, func.count(), func.sum(x.score - x.score_luck), func.sum(x.score))
+        .select_from(MatchRow)
+        .join(MatchSeatRow, MatchSeatRow.match_id == MatchRow.id)
+        .join(BotRow, BotRow.id == MatchSeatRow.bot_id)
+        .join(x, (x.match_id == MatchRow.id) & (x.side == MatchSeatRow.side))
+        .where(MatchRow.ladder == ladder, MatchRow.status == "finished")
+        .group_by(BotRow.name, group)
+    )
+    if bots is not None:
+        q = q.where(BotRow.name.in_(list(bots)))
+    if match_ids:
+        q = q.where(MatchRow.id.in_(list(match_ids)))
+    by_bot: dict[str, list[tuple[int, float, float]]] = {}
+    for name, n, corrected, plain in s.execute(q):
+        by_bot.setdefault(name, []).append((n, corrected, plain))
+    out = {}
+    for name, rows in by_bot.items():
+        est = estimate([(n, c) for n, c, _ in rows])
+        if est is not None:
+            plain = sum(p for _, _, p in rows) / est.matches
+            out[name] = est.as_dict() | {"plain": round(plain, 4)}
+    return out
+
+
+def deal_split(s: Session, match_id: str) -> MatchLuckRow | None:
+    """A match's stored luck row (its deals' split), None if not computed (yet)."""
+    return s.get(MatchLuckRow, match_id)
+
+
+def side_rows(s: Session, match_id: str) -> list[MatchLuckSideRow]:
+    """A match's stored luck by side, in side order."""
+    return list(
+        s.scalars(
+            select(MatchLuckSideRow)
+            .where(MatchLuckSideRow.match_id == match_id)
+            .order_by(MatchLuckSideRow.side)
+        )
+    )
