@@ -62,7 +62,8 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
             '<script src="/static/js/analysis.js"></script>'
         )
     if page in ("viewer", "live"):  # loaded after common.js (below), before the page's script
-        script = '<script src="/static/js/story.js"></script>' + script
+        shared = ("story", "table", "think") if page == "viewer" else ("story", "table")
+        script = "".join(f'<script src="/static/js/{m}.js"></script>' for m in shared) + script
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
