@@ -102,6 +102,13 @@ K.table = function (columns, rows, options) {
   return K.el("div", { class: "scroll" }, K.el("table", { class: opts.class || null }, K.el("thead", {}, head), tbody));
 };
 
+// A ladder's state in words (the API's /api/ladders row): running, stopped, or running but
+// stalled with the scheduler's reason; "no referee serves it" when none publishes it.
+K.ladderState = function (l) {
+  if (l.state === null || l.state === undefined) return "no referee serves it";
+  return l.state === "running" && l.stalled ? "running, stalled: " + l.stalled : l.state;
+};
+
 K.seatNames = function (seats) {
   return seats.map((s) => s.bot).join(" · ");
 };
