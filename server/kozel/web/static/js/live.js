@@ -186,7 +186,7 @@
       SPEEDS.map(([v, t]) => K.el("option", { value: v, text: t })));
     speed.value = "2";
     const catchUp = K.el("button", { type: "button", "data-action": "catch up", text: "catch up »", onclick: () => flush() });
-    const controls = K.el("p", { class: "controls pace" }, K.el("label", {}, "Pace ", speed), catchUp, waitingEl);
+    const controls = K.el("p", { class: "controls pace sticky" }, K.el("label", {}, "Pace ", speed), catchUp, waitingEl);
     const shown = (kind, ev) => kind !== "event" || !ev.event || ev.event.played || ev.event.trick_taken || ev.event.declared;
     function step() {
       while (queue.length) {

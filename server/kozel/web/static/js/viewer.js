@@ -36,7 +36,7 @@ const Viewer = (function () {
       names.map((n, i) => K.el("option", { value: String(i), text: `As seat ${i} (${n}) saw it` })));
     const where = K.el("span", { class: "where", "data-where": "" });
     const permalink = K.el("a", { class: "permalink", href: "#", text: "link to this step" });
-    const controls = K.el("div", { class: "controls" },
+    const controls = K.el("div", { class: "controls sticky" },
       btn("previous deal", "◀ deal", () => moveDeal(-1)), btn("previous trick", "◀ trick", () => moveTrick(-1)),
       btn("previous play", "◀ play", () => move(-1)), playBtn,
       btn("next play", "play ▶", () => move(1)), btn("next trick", "trick ▶", () => moveTrick(1)),
