@@ -22,6 +22,8 @@ def test_the_standings_page_shows_the_ladders_state_and_refreshes(arena: Arena, 
     shown = page.get_attribute("[data-last-match]", "data-last-match")
     assert shown and shown[:10] == ladder["last_match_at"][:10]
     assert "played" in page.inner_text("[data-ladder-state]")
+    capped = page.get_attribute("[data-capped]", "data-capped")  # no repeat_cap: none at it
+    assert capped == str(ladder["capped_groups"]) == "0" and ladder["groups"] >= 0
     admin(arena, "StopLadder", apb.StopLadderRequest(ladder=LADDER, reason="<b>why</b>"))
     try:
         page.click("button[data-action='refresh state']")

@@ -128,6 +128,12 @@ new MutationObserver(() => {
   }
 }).observe(document.body, { childList: true, subtree: true });
 
+// "1 of 6 pairs" (or groups, past two players) of the waiting bots at their meeting cap.
+K.capped = function (l) {
+  if (l.capped_groups === null || l.capped_groups === undefined || !l.groups) return "";
+  return `${l.capped_groups} of ${l.groups} ${l.groups === 1 ? "group" : "groups"}`;
+};
+
 K.seatNames = function (seats) {
   return seats.map((s) => s.bot).join(" · ");
 };

@@ -33,6 +33,7 @@
       { key: "name", label: "Ladder", render: (l) => K.ladderLink(l.name) },
       { key: "state", label: "State", render: (l) => K.el("span", { "data-state": l.state || "", text: K.ladderState(l) }) },
       { key: "waiting_bots", label: "Bots waiting", num: true, render: (l) => l.waiting_bots ?? "" },
+      { key: "capped_groups", label: "At the meeting cap", render: (l) => K.capped(l) },
       { key: "bots", label: "Bots rated", num: true },
       { key: "finished", label: "Matches played", num: true, render: (l) => l.matches.finished || 0 },
       { key: "running", label: "Running", num: true, render: (l) => l.matches.running || 0 },

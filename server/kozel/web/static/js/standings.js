@@ -38,6 +38,7 @@
     box.replaceChildren(K.el("dl", { class: "facts-list" },
       K.el("dt", { text: "State" }), K.el("dd", { "data-state": l.state || "", text: K.ladderState(l) }),
       K.el("dt", { text: "Bots connected and waiting" }), K.el("dd", { "data-waiting": l.waiting_bots ?? "", text: l.waiting_bots ?? "unknown" }),
+      K.el("dt", { text: "Groups of them at the meeting cap" }), K.el("dd", { "data-capped": l.capped_groups ?? "", text: K.capped(l) || "none" }),
       K.el("dt", { text: "Matches" }), K.el("dd", { text: `${m.finished || 0} played · ${m.running || 0} running` }),
       K.el("dt", { text: "Last match ended" }), K.el("dd", { "data-last-match": l.last_match_at || "", text: K.when(l.last_match_at) || "none yet" })));
   }
