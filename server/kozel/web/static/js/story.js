@@ -103,7 +103,7 @@ const Story = {
         K.el("td", { class: "num" }, K.el("button", { type: "button", class: "goto", "data-goto": t.step,
           "aria-label": `go to trick ${i + 1}`, onclick: () => goto(t.step), text: String(i + 1) })),
         K.el("td", { text: names[t.leader] }),
-        K.el("td", {}, seen.plays.map((p) => K.el("span", { class: "tplay" },
+        K.el("td", { class: "plays" }, seen.plays.map((p) => K.el("span", { class: "tplay" },
           K.el("span", { class: "by", text: `${names[p.seat]}: ` }),
           p.cards.length ? Cards.hand(p.cards, 0, deal.trump, true) : Cards.hand([], p.count, deal.trump, true)))),
         K.el("td", { class: "win", text: names[t.winner] }),
