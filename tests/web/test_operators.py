@@ -52,6 +52,8 @@ def test_the_bot_page_shows_results_rating_changes_and_the_ordinal(arena: Arena,
             continue
         me = next(s for s in m["seats"] if s["bot"] == name)
         result = page.inner_text(f"[data-result='{m['match_id']}']")
+        if result == "running":  # it ended between the page and the API
+            continue
         others = [s for s in m["seats"] if s["side"] != me["side"]]
         if me["rank"] == 1:
             assert result == ("drawn" if any(s["rank"] == 1 for s in others) else "won")
