@@ -80,6 +80,22 @@ def test_every_group_at_its_meeting_cap_is_a_stall_with_its_reason() -> None:
     out = plan(snap, policy, random.Random(0))
     assert out.formed == [] and out.stuck
     assert "repeat_cap (3)" in out.stalled and "3600 s" in out.stalled
+    assert (out.capped, out.groups) == (1, 1)
+
+
+def test_the_plan_counts_the_groups_at_their_meeting_cap() -> None:
+    policy = Policy(2, 100, 0, repeat_cap=2, repeat_cap_window_s=3600, rating_scale=5.0)
+    cap = MeetingCap(2, 3600)
+    cap.record([1, 2], 990.0)
+    cap.record([1, 2], 995.0)  # at the cap
+    cap.record([1, 3], 995.0)  # once: not yet
+    for _ in range(2):
+        cap.record([2, 9], 990.0)  # bot 9 does not wait
+        cap.record([3, 4], -3000.0)  # long ago: outside the window
+    snap = _snap([_w(i, "a") for i in (1, 2, 3, 4)], {"a": Host("a")}, cap=cap)
+    out = plan(snap, policy, random.Random(0))
+    assert (out.capped, out.groups) == (1, 6)  # of the 6 pairs of 4 bots
+    assert out.formed and out.stalled == ""
 
 
 def test_one_bot_waiting_is_not_a_stall() -> None:

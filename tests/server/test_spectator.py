@@ -133,6 +133,29 @@ def _by_deal(events: list[mpb.SpectatorEvent]) -> dict[int, list[rpb.Event]]:
     return out
 
 
+def _each_play_comes_from_a_seat_named_to_act(events: list) -> None:
+    """The stream names the seats to act (``turn``) before each answer to a lead. A lead may
+    follow a sealed declaration window (at a deal's start or after a trick): its answers are
+    not shown, so the seats it named stay named until the lead."""
+    snap = events[0].snapshot
+    expected: set[int] = set(snap.deal.to_act) if snap.HasField("deal") else set()
+    answers = 0
+    for ev in events[1:]:
+        kind = ev.WhichOneof("kind")
+        if kind == "deal_start":
+            assert ev.HasField("turn"), "a deal's start names its first seat to act"
+        if kind == "event" and ev.event.WhichOneof("kind") == "played":
+            played = ev.event.played
+            if played.kind != pb.ACTION_KIND_LEAD and not played.forced:
+                assert played.seat in expected, (ev, expected)
+                answers += 1
+        if ev.HasField("turn"):
+            expected = set(ev.turn.seats)
+        elif kind in ("deal_end", "match_end"):
+            expected = set()
+    assert answers >= 10
+
+
 def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     async def scenario():
         ref = await start_referee(_config(tmp_path), HOUSE_BOTS)
@@ -220,6 +243,7 @@ def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:
     assert sum(1 for e in events if e.WhichOneof("kind") == "deal_end") == (
         len(replay.deals) - first_deal
     )
+    _each_play_comes_from_a_seat_named_to_act(events)
 
     assert cli_rc == 0, cli_out
     lines = cli_out.splitlines()

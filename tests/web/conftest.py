@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import grpc
 import pytest
 import yaml
 
 from kozel.ladder.store import Store
+from kozel.v1 import admin_pb2_grpc
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(__file__).with_name("screenshots")
@@ -218,3 +220,11 @@ def shot(page, name: str, full_page: bool = True) -> Path:
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+def admin(arena: Arena, method: str, request) -> None:
+    """Call an AdminService method of the arena's referee with its admin token."""
+    with grpc.insecure_channel(arena.grpc) as channel:
+        getattr(admin_pb2_grpc.AdminServiceStub(channel), method)(
+            request, timeout=10, metadata=[("authorization", f"Bearer {OPS_TOKEN}")]
+        )

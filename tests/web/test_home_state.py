@@ -7,20 +7,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-import grpc
-
 from kozel.v1 import admin_pb2 as apb
-from kozel.v1 import admin_pb2_grpc
-from tests.web.conftest import LADDER, OPS_TOKEN, Arena, get, shot
+from tests.web.conftest import LADDER, Arena, admin, get, shot
 
 HOSTILE_REASON = "<b>maintenance</b>"
-
-
-def _admin(arena: Arena, method: str, request) -> None:
-    with grpc.insecure_channel(arena.grpc) as channel:
-        getattr(admin_pb2_grpc.AdminServiceStub(channel), method)(
-            request, timeout=10, metadata=[("authorization", f"Bearer {OPS_TOKEN}")]
-        )
 
 
 def _state(page) -> str:
@@ -43,7 +33,7 @@ def test_the_api_and_the_home_page_show_each_ladders_state(arena: Arena, page) -
     assert _state(page) == "running"
     row = page.locator(f"table.ladders tr:has(a[href='/ladders/{LADDER}'])").inner_text()
     assert last.strftime("%Y-%m-%d") in row
-    _admin(arena, "StopLadder", apb.StopLadderRequest(ladder=LADDER, reason=HOSTILE_REASON))
+    admin(arena, "StopLadder", apb.StopLadderRequest(ladder=LADDER, reason=HOSTILE_REASON))
     try:
         page.click("button[data-action='refresh ladders']")
         page.wait_for_function(
@@ -54,7 +44,7 @@ def test_the_api_and_the_home_page_show_each_ladders_state(arena: Arena, page) -
         assert "stopped" in text and HOSTILE_REASON not in text  # who and why: operators only
         assert page.locator("table.ladders b").count() == 0
     finally:
-        _admin(arena, "StartLadder", apb.StartLadderRequest(ladder=LADDER, reason="test over"))
+        admin(arena, "StartLadder", apb.StartLadderRequest(ladder=LADDER, reason="test over"))
     page.click("button[data-action='refresh ladders']")
     page.wait_for_function(
         "() => document.querySelector('table.ladders [data-state]').dataset.state === 'running'"

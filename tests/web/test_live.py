@@ -145,13 +145,39 @@ def test_live_page_moves_as_the_bots_play(arena: Arena, page) -> None:
         log = page.inner_text("[data-log]")
         assert not re.search(r"\b[6-9TJQKA][SCDH]\b", log), log  # symbols, as the board shows
         assert re.search("[♠♣♦♥]", log), log
+        _shows_the_seat_to_act_and_its_clock(page)
         _paced_then_caught_up(page)
         page.select_option("select[data-action=pace]", "0")  # as they come, to the end
         page.wait_for_selector("[data-status=ended]", timeout=120_000)
+        assert page.locator("[data-to-act], [data-clock]").count() == 0  # nobody acts now
         assert page.locator("a[href^='/matches/']").count() >= 1
         assert talon_before is not None
         _names_the_winner(arena, page, match_id)
         assert page.errors == [], page.errors
+
+
+def _shows_the_seat_to_act_and_its_clock(page) -> None:
+    """The seat to act carries a "to act" tag and its move clock, which counts down (from the
+    5 s move clock); the standing names who is winning by the penalties."""
+    page.select_option("select[data-action=pace]", "0.5")  # each state shown for 2 s
+    for _ in range(5):
+        clock = page.wait_for_selector(
+            "section.seat:has([data-to-act]) [data-clock]", timeout=60_000
+        )
+        left = int(clock.get_attribute("data-left"))
+        assert 0 < left <= 5000 and re.fullmatch(r"clock \d+\.\d s left", clock.inner_text())
+        page.wait_for_function(
+            "([c, l]) => !c.isConnected || +c.dataset.left < l - 300", arg=[clock, left]
+        )
+        if clock.evaluate("c => c.isConnected"):
+            break  # it counted down while it was shown
+    else:
+        pytest.fail("the clock never counted down while shown")
+    acting = page.locator("section.seat:has([data-to-act])")
+    assert 1 <= acting.count() <= 2
+    standing = page.inner_text("[data-standing] div:last-child")
+    assert re.match(r"(.+ is winning|Level): penalties ", standing), standing
+    assert "(reaching 12 loses)" in standing
 
 
 def _paced_then_caught_up(page) -> None:

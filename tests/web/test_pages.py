@@ -237,32 +237,3 @@ def test_self_contained_html_works_from_file_offline(arena: Arena, browser, tmp_
     assert errors == []
     assert all(u.startswith("file://") for u in requests), requests  # nothing from the network
     context.close()
-
-
-def test_pages_fit_a_phone_screen(arena: Arena, browser) -> None:
-    """On a 390 px wide phone screen nothing overflows sideways except scrollable tables."""
-    match_id = _finished(arena)[0]
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844},
-        is_mobile=True,
-        has_touch=True,
-        device_scale_factor=2,
-    )
-    page = context.new_page()
-    try:
-        for path, name in (
-            (f"/matches/{match_id}#d=0&s=5&v=0", "phone-viewer"),
-            ("/", "phone-home"),
-            (f"/ladders/{LADDER}", "phone-standings"),
-        ):
-            page.goto(arena.url(path))
-            page.wait_for_selector("main[data-ready], main table")
-            width = page.evaluate("() => document.documentElement.scrollWidth")
-            assert width <= 391, (path, width)
-            shot(page, name)
-        page.goto(arena.url(f"/matches/{match_id}#d=0&s=5&v=all"))
-        page.wait_for_selector("main[data-ready]")
-        box = page.locator("[data-hand='0'] .card").first.bounding_box()
-        assert box is not None and box["width"] >= 30  # cards stay big enough to read
-    finally:
-        context.close()

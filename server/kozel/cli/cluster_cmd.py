@@ -90,7 +90,8 @@ def _remote(args: argparse.Namespace):
 
 
 def _fields(msg, cls) -> dict:
-    return {name: getattr(msg, name) for name in cls.__dataclass_fields__}
+    """The dataclass's fields the message has (the others keep their defaults)."""
+    return {name: getattr(msg, name) for name in cls.__dataclass_fields__ if hasattr(msg, name)}
 
 
 def _print(status) -> None:

@@ -61,6 +61,8 @@ class LadderInfo:
     changed_by: str
     reason: str
     players: int
+    capped: int = 0  # groups of the waiting bots at their meeting cap (its scheduler's count)
+    groups: int = 0  # groups they could form
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +144,9 @@ def _ladders(s: Session, live: list[RefereeRow]) -> list[LadderInfo]:
         state = states.get(name)
         scheduler = schedulers.get(name, "")
         why = next((i.get("stalled", "") for i in infos if i["_referee"] == scheduler), "")
+        capped, groups = next(
+            (i.get("capped") or (0, 0) for i in infos if i["_referee"] == scheduler), (0, 0)
+        )
         if state is not None and state.state != "running":
             why = f"stopped by {state.changed_by or 'an operator'}" + (
                 f": {state.reason}" if state.reason else ""
@@ -163,6 +168,8 @@ def _ladders(s: Session, live: list[RefereeRow]) -> list[LadderInfo]:
                 changed_by=state.changed_by if state is not None else "",
                 reason=state.reason if state is not None else "",
                 players=int(infos[0].get("players", 0)),
+                capped=int(capped),
+                groups=int(groups),
             )
         )
     return out

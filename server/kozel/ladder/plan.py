@@ -13,6 +13,7 @@ there, and stay: a referee that comes back, or one added, gets work at the next 
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -95,6 +96,8 @@ class Plan:
 
     formed: list[Formed] = field(default_factory=list)
     stalled: str = ""
+    capped: int = 0  # groups of the waiting bots at their meeting cap (as the pass began)
+    groups: int = 0  # groups the waiting bots could form
 
     @property
     def stuck(self) -> bool:
@@ -107,6 +110,7 @@ class Plan:
 def plan(snap: Snapshot, policy: Policy, rng: random.Random) -> Plan:
     """Form every match the snapshot allows (it is updated as matches are formed)."""
     out = Plan()
+    out.capped, out.groups = capped_groups(snap, policy.players)
     declared: dict[int, int] = {}
     for t in snap.waiting:
         declared[t.bot_id] = max(declared.get(t.bot_id, 0), t.max_matches)
@@ -205,6 +209,19 @@ def _group(
     if patient:
         return None, ""  # a repeat pairing waits a moment for other opponents
     return None, capped(policy.repeat_cap, policy.repeat_cap_window_s)
+
+
+def capped_groups(snap: Snapshot, players: int) -> tuple[int, int]:
+    """How many groups of the waiting bots are at their meeting cap, of how many they could
+    form (what an operator reads before the ladder stalls)."""
+    bots = {t.bot_id for t in snap.waiting}
+    cap = snap.cap
+    at_cap = sum(
+        1
+        for group in cap.meetings
+        if len(group) == players and group <= bots and cap.blocked(list(group), now=snap.wall)
+    )
+    return at_cap, math.comb(len(bots), players)
 
 
 def too_few(free: int, players: int) -> str:

@@ -194,6 +194,7 @@ class Cluster:
         for name, rt in self.ladders.items():
             plan = polled.plans.get(name)
             rt.stalled = plan.stalled if plan is not None else ""
+            rt.capped = (plan.capped, plan.groups) if plan is not None else (0, 0)
             metrics.LADDER_STALLED.labels(name).set(int(plan is not None and plan.stuck))
         self.handle(polled.assignments)
 

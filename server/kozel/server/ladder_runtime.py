@@ -115,6 +115,7 @@ class LadderRuntime:
         # What runs in the store queue's worker thread (never on the event loop).
         self.writes = LadderWrites(spec.name, spec.players, self.rules, store, replays)
         self.stalled = ""  # why waiting bots get no match (a shared ladder: its scheduler's)
+        self.capped = (0, 0)  # groups of the waiting bots at their meeting cap, of how many
         self._retry: asyncio.TimerHandle | None = None
         self._rated: weakref.WeakSet[Session] = weakref.WeakSet()  # rating rows ensured
 
@@ -218,6 +219,7 @@ class LadderRuntime:
                 snap, replace(self.policy, max_concurrent_matches=snap.matches + 1), self.rng
             )
             self._stalled(formed.stalled if formed.stuck or not formed.formed else "")
+            self.capped = (formed.capped, formed.groups)
             if not formed.formed:
                 if len({w.bot_id for w in snap.waiting}) >= self.spec.players:
                     self._retry_later()  # held back (repeat window) or capped: look again soon

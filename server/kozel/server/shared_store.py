@@ -129,6 +129,7 @@ class SharedStore:
                 name: {
                     "waiting": len(rt.waiting),
                     "stalled": rt.stalled,
+                    "capped": list(rt.capped),
                     "shared": rt.shared,
                     "players": rt.spec.players,
                 }

@@ -221,10 +221,14 @@ class SpectatorHub:
                 self.unsubscribe(sub)
                 sub.drop(f"the spectator fell more than {self.queue_limit} messages behind")
 
-    def _event(self, **kind) -> mpb.SpectatorEvent:
+    def _event(self, turn: Deal | None = None, **kind) -> mpb.SpectatorEvent:
+        """An event now; with ``turn``, the seats that deal awaits (unless it is over)."""
         at = Timestamp()
         at.FromNanoseconds(time.time_ns())
-        return mpb.SpectatorEvent(match_id=self.watched.match_id, happened_at=at, **kind)
+        event = mpb.SpectatorEvent(match_id=self.watched.match_id, happened_at=at, **kind)
+        if turn is not None and not turn.over:
+            event.turn.seats.extend(turn.to_act)
+        return event
 
     # -- fed by the runner ---------------------------------------------------------------------
 
@@ -240,8 +244,8 @@ class SpectatorHub:
         deal_start = self._deal_start_msg()
         full = None
         if self._wants(True):
-            full = self._with_hands(self._event(deal_start=deal_start), _hands(deal.hands))
-        self._publish(self._event(deal_start=deal_start), full)
+            full = self._with_hands(self._event(deal, deal_start=deal_start), _hands(deal.hands))
+        self._publish(self._event(deal, deal_start=deal_start), full)
 
     def _deal_start_msg(self) -> rpb.DealStart:
         """The DealStart of the deal in play as the public sees it (built once)."""
@@ -264,22 +268,18 @@ class SpectatorHub:
         start, self._pos = self._pos, len(deal.log)
         if start >= len(deal.log) or not self.subs:
             return
-        index = self._deal_index
+        index, mid = self._deal_index, self.watched.match_id
         if self._wants(False):
-            for view in event_views(deal, start, Spectator.PUBLIC):
-                self._publish(
-                    self._event(event=convert.event_to_pb(self.watched.match_id, index, view)), None
-                )
+            views = event_views(deal, start, Spectator.PUBLIC)
+            for i, view in enumerate(views):
+                turn = deal if i == len(views) - 1 else None  # the seats to act after them all
+                self._publish(self._event(turn, event=convert.event_to_pb(mid, index, view)), None)
         if self._wants(True):
             views = event_views(deal, start, Spectator.FULL)
-            for view, hands in zip(views, hands_after(deal, start), strict=True):
-                self._publish(
-                    None,
-                    self._with_hands(
-                        self._event(event=convert.event_to_pb(self.watched.match_id, index, view)),
-                        hands,
-                    ),
-                )
+            for i, (view, hands) in enumerate(zip(views, hands_after(deal, start), strict=True)):
+                turn = deal if i == len(views) - 1 else None
+                event = self._event(turn, event=convert.event_to_pb(mid, index, view))
+                self._publish(None, self._with_hands(event, hands))
 
     def notice(self, event: rpb.Event) -> None:
         """A public notice about a seat (timeout, disconnect, resume, forfeit)."""

@@ -224,6 +224,8 @@ async def _ladder_states(store: Store | None) -> dict[str, dict[str, Any]]:
             "state": x.state,
             "waiting_bots": x.waiting_bots,
             "stalled": x.stalled if x.state == "running" else "",
+            "capped_groups": x.capped,
+            "groups": x.groups,
         }
         for x in status.ladders
     }

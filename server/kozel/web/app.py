@@ -41,6 +41,12 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
 }
 PAGES = ("home", "standings", "bot", "matches", "viewer", "live", "tournament", "seat", "matchup")
+# The shared modules a page draws with: the story of a match, the table, the think-time strip.
+SHARED_SCRIPTS = {
+    "viewer": ("story", "table", "think"),
+    "live": ("story", "table"),
+    "seat": ("story",),
+}
 _NAME = re.compile(NAME.strip("^$"))  # fullmatch: "$" would allow a final newline
 
 
@@ -67,9 +73,8 @@ def shell(page: str, title: str, *, status: int = 200, message: str = "") -> HTM
             '<script src="/static/js/analysis.js"></script>'
             '<script src="/static/js/luck.js"></script>'
         )
-    # Loaded after common.js (below), before the page's script.
-    if page in ("viewer", "live", "seat"):
-        script = '<script src="/static/js/story.js"></script>' + script
+    shared = SHARED_SCRIPTS.get(page, ())  # loaded after common.js, before the page's script
+    script = "".join(f'<script src="/static/js/{m}.js"></script>' for m in shared) + script
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -17,8 +17,9 @@ from kozel.v1 import replay_pb2
 from kozel.web.replay_json import replay_to_json
 
 _STATIC = resources.files("kozel.web") / "static"
-_SCRIPTS = ("js/common.js", "js/cards.js", "js/story.js", "js/viewer.js")
-_ANALYSIS_SCRIPTS = ("js/common.js", "js/cards.js", "js/story.js", "js/analysis.js", "js/viewer.js")
+_SHARED = ("js/common.js", "js/cards.js", "js/story.js", "js/table.js", "js/think.js")
+_SCRIPTS = (*_SHARED, "js/viewer.js")
+_ANALYSIS_SCRIPTS = (*_SHARED, "js/analysis.js", "js/viewer.js")
 
 
 def _hash(text: str) -> str:

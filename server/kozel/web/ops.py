@@ -114,7 +114,6 @@ def _page(status: ClusterStatus) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="{REFRESH_S}">
 <title>Cluster · Kozel Arena</title>
 <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/css/site.css">
@@ -122,11 +121,13 @@ def _page(status: ClusterStatus) -> str:
 <header class="top"><a class="brand" href="/">♠ Kozel Arena</a>
 <nav><a href="/">Home</a><a href="/ops">Cluster</a></nav></header>
 <main id="main"><h1>Cluster</h1>
-<p>Refreshed every {REFRESH_S} s. The same as <code>kozel cluster status</code>.</p>
+<p>The same as <code>kozel cluster status</code>.
+<a href="/ops" data-action="refresh">Refresh</a> <label><input type="checkbox"
+data-refresh="{REFRESH_S}" checked> again every {REFRESH_S} s</label></p>
 <h2>Problems</h2>{problems}
 <h2>Referees</h2>{refs}
 <h2>Ladders</h2>{ladders}
-</main></body></html>"""
+</main><script src="/static/js/ops.js"></script></body></html>"""
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:

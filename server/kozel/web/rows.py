@@ -24,6 +24,8 @@ class Ladder(Row):
     state: str | None = None
     waiting_bots: int | None = None
     stalled: str = ""
+    capped_groups: int | None = None  # groups of the waiting bots at their meeting cap
+    groups: int | None = None  # groups the waiting bots could form
 
 
 class RatingFigures(Row):

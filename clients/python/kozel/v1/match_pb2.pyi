@@ -114,7 +114,7 @@ class SeatCards(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SpectatorEvent(_message.Message):
-    __slots__ = ("match_id", "happened_at", "hands", "snapshot", "deal_start", "event", "deal_end", "match_end")
+    __slots__ = ("match_id", "happened_at", "hands", "snapshot", "deal_start", "event", "deal_end", "match_end", "turn")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     HAPPENED_AT_FIELD_NUMBER: _ClassVar[int]
     HANDS_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +123,7 @@ class SpectatorEvent(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     DEAL_END_FIELD_NUMBER: _ClassVar[int]
     MATCH_END_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     happened_at: _timestamp_pb2.Timestamp
     hands: _containers.RepeatedCompositeFieldContainer[SeatCards]
@@ -131,7 +132,14 @@ class SpectatorEvent(_message.Message):
     event: _referee_pb2.Event
     deal_end: _referee_pb2.DealEnd
     match_end: _referee_pb2.MatchEnd
-    def __init__(self, match_id: _Optional[str] = ..., happened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., hands: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., snapshot: _Optional[_Union[SpectatorSnapshot, _Mapping]] = ..., deal_start: _Optional[_Union[_referee_pb2.DealStart, _Mapping]] = ..., event: _Optional[_Union[_referee_pb2.Event, _Mapping]] = ..., deal_end: _Optional[_Union[_referee_pb2.DealEnd, _Mapping]] = ..., match_end: _Optional[_Union[_referee_pb2.MatchEnd, _Mapping]] = ...) -> None: ...
+    turn: SpectatorTurn
+    def __init__(self, match_id: _Optional[str] = ..., happened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., hands: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., snapshot: _Optional[_Union[SpectatorSnapshot, _Mapping]] = ..., deal_start: _Optional[_Union[_referee_pb2.DealStart, _Mapping]] = ..., event: _Optional[_Union[_referee_pb2.Event, _Mapping]] = ..., deal_end: _Optional[_Union[_referee_pb2.DealEnd, _Mapping]] = ..., match_end: _Optional[_Union[_referee_pb2.MatchEnd, _Mapping]] = ..., turn: _Optional[_Union[SpectatorTurn, _Mapping]] = ...) -> None: ...
+
+class SpectatorTurn(_message.Message):
+    __slots__ = ("seats",)
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class SpectatorSnapshot(_message.Message):
     __slots__ = ("match", "full", "delay_ms", "deal_start", "deal", "timeouts", "ladder")

@@ -652,7 +652,13 @@ type SpectatorEvent struct {
 	//	*SpectatorEvent_Event
 	//	*SpectatorEvent_DealEnd
 	//	*SpectatorEvent_MatchEnd
-	Kind          isSpectatorEvent_Kind `protobuf_oneof:"kind"`
+	Kind isSpectatorEvent_Kind `protobuf_oneof:"kind"`
+	// Whose decision the referee awaits right after this event: set on a deal's start and on
+	// the last event of what one decision changed (a play, the trick it completed, the cards
+	// then drawn); unset on the events before that last one, on notices and at a deal's end.
+	// The snapshot tells it in deal.to_act. A sealed declaration window's answers are not
+	// shown, so the seats it names stay named until the next event.
+	Turn          *SpectatorTurn `protobuf:"bytes,9,opt,name=turn,proto3" json:"turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -760,6 +766,13 @@ func (x *SpectatorEvent) GetMatchEnd() *MatchEnd {
 	return nil
 }
 
+func (x *SpectatorEvent) GetTurn() *SpectatorTurn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
 type isSpectatorEvent_Kind interface {
 	isSpectatorEvent_Kind()
 }
@@ -800,6 +813,53 @@ func (*SpectatorEvent_DealEnd) isSpectatorEvent_Kind() {}
 
 func (*SpectatorEvent_MatchEnd) isSpectatorEvent_Kind() {}
 
+// The seats to act after a spectator event.
+type SpectatorTurn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seats whose decision is awaited, sorted (several while a declaration window is
+	// open); each has the move clock of the match's time control, plus its time bank.
+	Seats         []uint32 `protobuf:"varint,1,rep,packed,name=seats,proto3" json:"seats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpectatorTurn) Reset() {
+	*x = SpectatorTurn{}
+	mi := &file_kozel_v1_match_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpectatorTurn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpectatorTurn) ProtoMessage() {}
+
+func (x *SpectatorTurn) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_match_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpectatorTurn.ProtoReflect.Descriptor instead.
+func (*SpectatorTurn) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SpectatorTurn) GetSeats() []uint32 {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
 // The match as a new spectator first sees it.
 type SpectatorSnapshot struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -824,7 +884,7 @@ type SpectatorSnapshot struct {
 
 func (x *SpectatorSnapshot) Reset() {
 	*x = SpectatorSnapshot{}
-	mi := &file_kozel_v1_match_proto_msgTypes[8]
+	mi := &file_kozel_v1_match_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +896,7 @@ func (x *SpectatorSnapshot) String() string {
 func (*SpectatorSnapshot) ProtoMessage() {}
 
 func (x *SpectatorSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_match_proto_msgTypes[8]
+	mi := &file_kozel_v1_match_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +909,7 @@ func (x *SpectatorSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpectatorSnapshot.ProtoReflect.Descriptor instead.
 func (*SpectatorSnapshot) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_match_proto_rawDescGZIP(), []int{8}
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SpectatorSnapshot) GetMatch() *MatchStart {
@@ -912,7 +972,7 @@ type ListLiveMatchesRequest struct {
 
 func (x *ListLiveMatchesRequest) Reset() {
 	*x = ListLiveMatchesRequest{}
-	mi := &file_kozel_v1_match_proto_msgTypes[9]
+	mi := &file_kozel_v1_match_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +984,7 @@ func (x *ListLiveMatchesRequest) String() string {
 func (*ListLiveMatchesRequest) ProtoMessage() {}
 
 func (x *ListLiveMatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_match_proto_msgTypes[9]
+	mi := &file_kozel_v1_match_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +997,7 @@ func (x *ListLiveMatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLiveMatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListLiveMatchesRequest) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_match_proto_rawDescGZIP(), []int{9}
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListLiveMatchesRequest) GetLimit() uint32 {
@@ -970,7 +1030,7 @@ type LiveMatch struct {
 
 func (x *LiveMatch) Reset() {
 	*x = LiveMatch{}
-	mi := &file_kozel_v1_match_proto_msgTypes[10]
+	mi := &file_kozel_v1_match_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -982,7 +1042,7 @@ func (x *LiveMatch) String() string {
 func (*LiveMatch) ProtoMessage() {}
 
 func (x *LiveMatch) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_match_proto_msgTypes[10]
+	mi := &file_kozel_v1_match_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -995,7 +1055,7 @@ func (x *LiveMatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveMatch.ProtoReflect.Descriptor instead.
 func (*LiveMatch) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_match_proto_rawDescGZIP(), []int{10}
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LiveMatch) GetMatchId() string {
@@ -1058,7 +1118,7 @@ type ListLiveMatchesResponse struct {
 
 func (x *ListLiveMatchesResponse) Reset() {
 	*x = ListLiveMatchesResponse{}
-	mi := &file_kozel_v1_match_proto_msgTypes[11]
+	mi := &file_kozel_v1_match_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1070,7 +1130,7 @@ func (x *ListLiveMatchesResponse) String() string {
 func (*ListLiveMatchesResponse) ProtoMessage() {}
 
 func (x *ListLiveMatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kozel_v1_match_proto_msgTypes[11]
+	mi := &file_kozel_v1_match_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1083,7 +1143,7 @@ func (x *ListLiveMatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLiveMatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListLiveMatchesResponse) Descriptor() ([]byte, []int) {
-	return file_kozel_v1_match_proto_rawDescGZIP(), []int{11}
+	return file_kozel_v1_match_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListLiveMatchesResponse) GetMatches() []*LiveMatch {
@@ -1138,7 +1198,7 @@ const file_kozel_v1_match_proto_rawDesc = "" +
 	"\x05event\x18\x01 \x01(\v2\x18.kozel.v1.SpectatorEventR\x05event\"5\n" +
 	"\tSeatCards\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12\x14\n" +
-	"\x05cards\x18\x02 \x03(\tR\x05cards\"\x98\x03\n" +
+	"\x05cards\x18\x02 \x03(\tR\x05cards\"\xc5\x03\n" +
 	"\x0eSpectatorEvent\x12\x19\n" +
 	"\bmatch_id\x18\x01 \x01(\tR\amatchId\x12;\n" +
 	"\vhappened_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
@@ -1149,8 +1209,11 @@ const file_kozel_v1_match_proto_rawDesc = "" +
 	"deal_start\x18\x05 \x01(\v2\x13.kozel.v1.DealStartH\x00R\tdealStart\x12'\n" +
 	"\x05event\x18\x06 \x01(\v2\x0f.kozel.v1.EventH\x00R\x05event\x12.\n" +
 	"\bdeal_end\x18\a \x01(\v2\x11.kozel.v1.DealEndH\x00R\adealEnd\x121\n" +
-	"\tmatch_end\x18\b \x01(\v2\x12.kozel.v1.MatchEndH\x00R\bmatchEndB\x06\n" +
-	"\x04kind\"\x81\x02\n" +
+	"\tmatch_end\x18\b \x01(\v2\x12.kozel.v1.MatchEndH\x00R\bmatchEnd\x12+\n" +
+	"\x04turn\x18\t \x01(\v2\x17.kozel.v1.SpectatorTurnR\x04turnB\x06\n" +
+	"\x04kind\"%\n" +
+	"\rSpectatorTurn\x12\x14\n" +
+	"\x05seats\x18\x01 \x03(\rR\x05seats\"\x81\x02\n" +
 	"\x11SpectatorSnapshot\x12*\n" +
 	"\x05match\x18\x01 \x01(\v2\x14.kozel.v1.MatchStartR\x05match\x12\x12\n" +
 	"\x04full\x18\x02 \x01(\bR\x04full\x12\x19\n" +
@@ -1198,7 +1261,7 @@ func file_kozel_v1_match_proto_rawDescGZIP() []byte {
 }
 
 var file_kozel_v1_match_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kozel_v1_match_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_kozel_v1_match_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_kozel_v1_match_proto_goTypes = []any{
 	(DetailsSource)(0),              // 0: kozel.v1.DetailsSource
 	(*GetMatchRequest)(nil),         // 1: kozel.v1.GetMatchRequest
@@ -1209,54 +1272,56 @@ var file_kozel_v1_match_proto_goTypes = []any{
 	(*WatchMatchResponse)(nil),      // 6: kozel.v1.WatchMatchResponse
 	(*SeatCards)(nil),               // 7: kozel.v1.SeatCards
 	(*SpectatorEvent)(nil),          // 8: kozel.v1.SpectatorEvent
-	(*SpectatorSnapshot)(nil),       // 9: kozel.v1.SpectatorSnapshot
-	(*ListLiveMatchesRequest)(nil),  // 10: kozel.v1.ListLiveMatchesRequest
-	(*LiveMatch)(nil),               // 11: kozel.v1.LiveMatch
-	(*ListLiveMatchesResponse)(nil), // 12: kozel.v1.ListLiveMatchesResponse
-	(*timestamppb.Timestamp)(nil),   // 13: google.protobuf.Timestamp
-	(*Ruleset)(nil),                 // 14: kozel.v1.Ruleset
-	(*MatchResult)(nil),             // 15: kozel.v1.MatchResult
-	(*TimeControl)(nil),             // 16: kozel.v1.TimeControl
-	(*DealStart)(nil),               // 17: kozel.v1.DealStart
-	(*Event)(nil),                   // 18: kozel.v1.Event
-	(*DealEnd)(nil),                 // 19: kozel.v1.DealEnd
-	(*MatchEnd)(nil),                // 20: kozel.v1.MatchEnd
-	(*MatchStart)(nil),              // 21: kozel.v1.MatchStart
-	(*Observation)(nil),             // 22: kozel.v1.Observation
+	(*SpectatorTurn)(nil),           // 9: kozel.v1.SpectatorTurn
+	(*SpectatorSnapshot)(nil),       // 10: kozel.v1.SpectatorSnapshot
+	(*ListLiveMatchesRequest)(nil),  // 11: kozel.v1.ListLiveMatchesRequest
+	(*LiveMatch)(nil),               // 12: kozel.v1.LiveMatch
+	(*ListLiveMatchesResponse)(nil), // 13: kozel.v1.ListLiveMatchesResponse
+	(*timestamppb.Timestamp)(nil),   // 14: google.protobuf.Timestamp
+	(*Ruleset)(nil),                 // 15: kozel.v1.Ruleset
+	(*MatchResult)(nil),             // 16: kozel.v1.MatchResult
+	(*TimeControl)(nil),             // 17: kozel.v1.TimeControl
+	(*DealStart)(nil),               // 18: kozel.v1.DealStart
+	(*Event)(nil),                   // 19: kozel.v1.Event
+	(*DealEnd)(nil),                 // 20: kozel.v1.DealEnd
+	(*MatchEnd)(nil),                // 21: kozel.v1.MatchEnd
+	(*MatchStart)(nil),              // 22: kozel.v1.MatchStart
+	(*Observation)(nil),             // 23: kozel.v1.Observation
 }
 var file_kozel_v1_match_proto_depIdxs = []int32{
 	2,  // 0: kozel.v1.MatchSeat.rating:type_name -> kozel.v1.RatingChange
-	13, // 1: kozel.v1.GetMatchResponse.started_at:type_name -> google.protobuf.Timestamp
-	13, // 2: kozel.v1.GetMatchResponse.ended_at:type_name -> google.protobuf.Timestamp
-	14, // 3: kozel.v1.GetMatchResponse.ruleset:type_name -> kozel.v1.Ruleset
+	14, // 1: kozel.v1.GetMatchResponse.started_at:type_name -> google.protobuf.Timestamp
+	14, // 2: kozel.v1.GetMatchResponse.ended_at:type_name -> google.protobuf.Timestamp
+	15, // 3: kozel.v1.GetMatchResponse.ruleset:type_name -> kozel.v1.Ruleset
 	3,  // 4: kozel.v1.GetMatchResponse.seats:type_name -> kozel.v1.MatchSeat
-	15, // 5: kozel.v1.GetMatchResponse.result:type_name -> kozel.v1.MatchResult
+	16, // 5: kozel.v1.GetMatchResponse.result:type_name -> kozel.v1.MatchResult
 	0,  // 6: kozel.v1.GetMatchResponse.source:type_name -> kozel.v1.DetailsSource
-	16, // 7: kozel.v1.GetMatchResponse.time_control:type_name -> kozel.v1.TimeControl
+	17, // 7: kozel.v1.GetMatchResponse.time_control:type_name -> kozel.v1.TimeControl
 	8,  // 8: kozel.v1.WatchMatchResponse.event:type_name -> kozel.v1.SpectatorEvent
-	13, // 9: kozel.v1.SpectatorEvent.happened_at:type_name -> google.protobuf.Timestamp
+	14, // 9: kozel.v1.SpectatorEvent.happened_at:type_name -> google.protobuf.Timestamp
 	7,  // 10: kozel.v1.SpectatorEvent.hands:type_name -> kozel.v1.SeatCards
-	9,  // 11: kozel.v1.SpectatorEvent.snapshot:type_name -> kozel.v1.SpectatorSnapshot
-	17, // 12: kozel.v1.SpectatorEvent.deal_start:type_name -> kozel.v1.DealStart
-	18, // 13: kozel.v1.SpectatorEvent.event:type_name -> kozel.v1.Event
-	19, // 14: kozel.v1.SpectatorEvent.deal_end:type_name -> kozel.v1.DealEnd
-	20, // 15: kozel.v1.SpectatorEvent.match_end:type_name -> kozel.v1.MatchEnd
-	21, // 16: kozel.v1.SpectatorSnapshot.match:type_name -> kozel.v1.MatchStart
-	17, // 17: kozel.v1.SpectatorSnapshot.deal_start:type_name -> kozel.v1.DealStart
-	22, // 18: kozel.v1.SpectatorSnapshot.deal:type_name -> kozel.v1.Observation
-	13, // 19: kozel.v1.LiveMatch.started_at:type_name -> google.protobuf.Timestamp
-	11, // 20: kozel.v1.ListLiveMatchesResponse.matches:type_name -> kozel.v1.LiveMatch
-	1,  // 21: kozel.v1.MatchService.GetMatch:input_type -> kozel.v1.GetMatchRequest
-	5,  // 22: kozel.v1.MatchService.WatchMatch:input_type -> kozel.v1.WatchMatchRequest
-	10, // 23: kozel.v1.MatchService.ListLiveMatches:input_type -> kozel.v1.ListLiveMatchesRequest
-	4,  // 24: kozel.v1.MatchService.GetMatch:output_type -> kozel.v1.GetMatchResponse
-	6,  // 25: kozel.v1.MatchService.WatchMatch:output_type -> kozel.v1.WatchMatchResponse
-	12, // 26: kozel.v1.MatchService.ListLiveMatches:output_type -> kozel.v1.ListLiveMatchesResponse
-	24, // [24:27] is the sub-list for method output_type
-	21, // [21:24] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	10, // 11: kozel.v1.SpectatorEvent.snapshot:type_name -> kozel.v1.SpectatorSnapshot
+	18, // 12: kozel.v1.SpectatorEvent.deal_start:type_name -> kozel.v1.DealStart
+	19, // 13: kozel.v1.SpectatorEvent.event:type_name -> kozel.v1.Event
+	20, // 14: kozel.v1.SpectatorEvent.deal_end:type_name -> kozel.v1.DealEnd
+	21, // 15: kozel.v1.SpectatorEvent.match_end:type_name -> kozel.v1.MatchEnd
+	9,  // 16: kozel.v1.SpectatorEvent.turn:type_name -> kozel.v1.SpectatorTurn
+	22, // 17: kozel.v1.SpectatorSnapshot.match:type_name -> kozel.v1.MatchStart
+	18, // 18: kozel.v1.SpectatorSnapshot.deal_start:type_name -> kozel.v1.DealStart
+	23, // 19: kozel.v1.SpectatorSnapshot.deal:type_name -> kozel.v1.Observation
+	14, // 20: kozel.v1.LiveMatch.started_at:type_name -> google.protobuf.Timestamp
+	12, // 21: kozel.v1.ListLiveMatchesResponse.matches:type_name -> kozel.v1.LiveMatch
+	1,  // 22: kozel.v1.MatchService.GetMatch:input_type -> kozel.v1.GetMatchRequest
+	5,  // 23: kozel.v1.MatchService.WatchMatch:input_type -> kozel.v1.WatchMatchRequest
+	11, // 24: kozel.v1.MatchService.ListLiveMatches:input_type -> kozel.v1.ListLiveMatchesRequest
+	4,  // 25: kozel.v1.MatchService.GetMatch:output_type -> kozel.v1.GetMatchResponse
+	6,  // 26: kozel.v1.MatchService.WatchMatch:output_type -> kozel.v1.WatchMatchResponse
+	13, // 27: kozel.v1.MatchService.ListLiveMatches:output_type -> kozel.v1.ListLiveMatchesResponse
+	25, // [25:28] is the sub-list for method output_type
+	22, // [22:25] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_kozel_v1_match_proto_init() }
@@ -1279,7 +1344,7 @@ func file_kozel_v1_match_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kozel_v1_match_proto_rawDesc), len(file_kozel_v1_match_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

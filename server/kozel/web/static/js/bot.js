@@ -1,5 +1,6 @@
-// A bot's page: its ladders, rating over time (mu with a band of plus or minus sigma, drawn
-// with uPlot), latest matches and results against each opponent.
+// A bot's page: its ladders, its ordinal over time (the figure standings sort by, mu − 3
+// sigma, with mu and its band of plus or minus sigma; drawn with uPlot, whole-number ticks),
+// its latest matches with each result and rating change, results against each opponent.
 "use strict";
 (async function () {
   const name = K.pathArg();
@@ -23,23 +24,10 @@
       const box = K.el("div", { class: "chart", "data-chart": lad.ladder, "data-points": hist.points.length });
       main.append(box);
       if (!hist.points.length) { box.append(K.el("p", { class: "muted", text: "No rated match yet." })); continue; }
-      const xs = hist.points.map((p, i) => i + 1);
-      const mu = hist.points.map((p) => p.mu);
-      const hi = hist.points.map((p) => p.mu + p.sigma);
-      const lo = hist.points.map((p) => p.mu - p.sigma);
-      const width = Math.max(280, Math.min(box.clientWidth - 16, 1100));
-      new uPlot({
-        width, height: 260, scales: { x: { time: false } },
-        axes: [{ label: "rated match" }, { label: "mu" }],
-        series: [{ label: "match" },
-          { label: "mu + sigma", stroke: "rgba(11,92,173,.35)", width: 1 },
-          { label: "mu", stroke: "#0b5cad", width: 2 },
-          { label: "mu − sigma", stroke: "rgba(11,92,173,.35)", width: 1 }],
-        bands: [{ series: [1, 3], fill: "rgba(11,92,173,.15)" }],
-      }, [xs, hi, mu, lo], box);
+      chart(box, hist.points);
     }
     main.append(K.el("h2", { text: "Latest matches" }));
-    main.append(bot.recent_matches.length ? K.matchRows(bot.recent_matches) : K.el("p", { class: "muted", text: "None yet." }));
+    main.append(bot.recent_matches.length ? recent(bot.name, bot.recent_matches) : K.el("p", { class: "muted", text: "None yet." }));
     main.append(K.el("p", {}, K.link("All matches of this bot →", "/matches?bot=" + encodeURIComponent(bot.name))));
     main.append(K.el("h2", { text: "Against each opponent" }));
     main.append(K.table([
@@ -48,4 +36,53 @@
       { key: "losses", label: "Lost", num: true }, { key: "draws", label: "Drawn", num: true },
     ], bot.opponents, { sortable: true, class: "opponents" }));
   } catch (error) { K.fail(error); }
+
+  // Ticks at whole numbers only (uPlot picks among these steps), written on the box as well.
+  function whole(box, axis) {
+    return { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+      values: (u, splits) => { box.dataset[axis] = splits.join(" "); return splits.map((v) => String(v)); } };
+  }
+
+  function chart(box, points) {
+    const xs = points.map((p, i) => i + 1);
+    const ordinal = points.map((p) => p.mu - 3 * p.sigma);
+    box.dataset.lastOrdinal = K.num(ordinal[ordinal.length - 1]);
+    const width = Math.max(280, Math.min(box.clientWidth - 16, 1100));
+    new uPlot({
+      width, height: 260, scales: { x: { time: false } },
+      axes: [{ label: "rated match", ...whole(box, "xTicks") }, { label: "rating", ...whole(box, "yTicks") }],
+      series: [{ label: "match" },
+        { label: "ordinal (mu − 3 sigma)", stroke: "#0b5cad", width: 2 },
+        { label: "mu + sigma", stroke: "rgba(120,120,120,.35)", width: 1 },
+        { label: "mu", stroke: "#777", width: 1, dash: [4, 4] },
+        { label: "mu − sigma", stroke: "rgba(120,120,120,.35)", width: 1 }],
+      bands: [{ series: [2, 4], fill: "rgba(120,120,120,.12)" }],
+    }, [xs, ordinal, points.map((p) => p.mu + p.sigma), points.map((p) => p.mu), points.map((p) => p.mu - p.sigma)], box);
+  }
+
+  // The bot's latest matches: each one's result for this bot and its rating change (mu).
+  function recent(me, matches) {
+    const mine = (m) => m.seats.find((s) => s.bot === me) || {};
+    const result = (m) => {
+      const s = mine(m);
+      if (m.status !== "finished" || !s.rank) return m.status;
+      const firsts = m.seats.filter((x) => x.rank === 1 && x.side !== s.side).length;
+      const sides = new Set(m.seats.map((x) => x.side)).size;
+      return s.rank === 1 ? (firsts ? "drawn" : "won") : sides > 2 ? `lost (rank ${s.rank} of ${sides})` : "lost";
+    };
+    const change = (m) => {
+      const s = mine(m);
+      if (s.mu_before === null || s.mu_before === undefined || s.mu_after === null || s.mu_after === undefined) return "not rated";
+      const d = s.mu_after - s.mu_before;
+      return `${K.num(s.mu_before)} → ${K.num(s.mu_after)} (${d >= 0 ? "+" : "−"}${K.num(Math.abs(d))})`;
+    };
+    return K.table([
+      { key: "started_at", label: "Started", render: (m) => K.matchLink(m.match_id, K.when(m.started_at)) },
+      { key: "ladder", label: "Ladder", render: (m) => m.ladder ? K.ladderLink(m.ladder) : "" },
+      { key: "seats", label: "Against", render: (m) => K.el("span", {}, m.seats.filter((s) => s.bot !== me).map((s, i) => [i ? " · " : "", K.botLink(s.bot)])) },
+      { key: "result", label: "Result", render: (m) => K.el("span", { "data-result": m.match_id, text: result(m) }) },
+      { key: "penalty", label: "Penalty", num: true, render: (m) => mine(m).penalty ?? "" },
+      { key: "change", label: "Rating (mu)", render: (m) => K.el("span", { "data-change": m.match_id, text: change(m) }) },
+    ], matches, { class: "matches recent" });
+  }
 })();

@@ -78,7 +78,7 @@ K.table = function (columns, rows, options) {
       });
     }
     tbody.replaceChildren(...data.map((row) => K.el("tr", {},
-      columns.map((c) => K.el("td", { class: c.num ? "num" : null },
+      columns.map((c) => K.el("td", { class: c.num ? "num" : c.wrap ? "wrap" : null },
         c.render ? c.render(row) : (c.num && typeof row[c.key] === "number" && c.digits !== undefined
           ? K.num(row[c.key], c.digits) : row[c.key]))))));
     for (const th of head.children) {
@@ -102,6 +102,38 @@ K.table = function (columns, rows, options) {
   return K.el("div", { class: "scroll" }, K.el("table", { class: opts.class || null }, K.el("thead", {}, head), tbody));
 };
 
+// A ladder's state in words (the API's /api/ladders row): running, stopped, or running but
+// stalled with the scheduler's reason; "no referee serves it" when none publishes it.
+K.ladderState = function (l) {
+  if (l.state === null || l.state === undefined) return "no referee serves it";
+  return l.state === "running" && l.stalled ? "running, stalled: " + l.stalled : l.state;
+};
+
+// A scroll box (.scroll) wider inside than on the screen says so ("overflows": the shadows
+// and a hint in words, site.css) and takes the keyboard's focus, so it scrolls without a
+// mouse; every one the pages add is watched.
+K.overflowed = function (box) {
+  const over = box.scrollWidth > box.clientWidth + 1;
+  box.classList.toggle("overflows", over);
+  if (over) box.tabIndex = 0; else box.removeAttribute("tabindex");
+};
+K.scrolls = new ResizeObserver((entries) => {
+  for (const e of entries) { const box = e.target.closest(".scroll"); if (box) K.overflowed(box); }
+});
+new MutationObserver(() => {
+  for (const box of document.querySelectorAll(".scroll:not([data-watched])")) {
+    box.dataset.watched = "";
+    K.scrolls.observe(box);
+    if (box.firstElementChild) K.scrolls.observe(box.firstElementChild);
+  }
+}).observe(document.body, { childList: true, subtree: true });
+
+// "1 of 6 pairs" (or groups, past two players) of the waiting bots at their meeting cap.
+K.capped = function (l) {
+  if (l.capped_groups === null || l.capped_groups === undefined || !l.groups) return "";
+  return `${l.capped_groups} of ${l.groups} ${l.groups === 1 ? "group" : "groups"}`;
+};
+
 K.seatNames = function (seats) {
   return seats.map((s) => s.bot).join(" · ");
 };
@@ -110,7 +142,7 @@ K.matchRows = function (matches) {
   return K.table([
     { key: "started_at", label: "Started", render: (m) => K.matchLink(m.match_id, K.when(m.started_at)) },
     { key: "ladder", label: "Ladder", render: (m) => m.ladder ? K.ladderLink(m.ladder) : "" },
-    { key: "seats", label: "Seats (rank)", render: (m) => K.el("span", {}, m.seats.map((s, i) => [i ? " · " : "", K.botLink(s.bot), s.rank ? ` (${s.rank})` : ""])) },
+    { key: "seats", label: "Seats (rank)", wrap: true, render: (m) => K.el("span", {}, m.seats.map((s, i) => [i ? " · " : "", K.botLink(s.bot), s.rank ? ` (${s.rank})` : ""])) },
     { key: "status", label: "Status", render: (m) => m.status === "running" ? K.link("running ▶", "/live/" + m.match_id) : m.status },
     { key: "reason", label: "End", render: (m) => K.reason(m.reason) },
   ], matches, { class: "matches" });

@@ -29,12 +29,11 @@
   // Each ladder: its state (running, stopped, or why waiting bots get no match), bots waiting,
   // matches played and running, when the latest ended.
   function ladderTable(box, ladders) {
-    const state = (l) => l.state === null || l.state === undefined ? "no referee serves it"
-      : l.state === "running" && l.stalled ? "running, stalled: " + l.stalled : l.state;
     box.replaceChildren(ladders.length ? K.table([
       { key: "name", label: "Ladder", render: (l) => K.ladderLink(l.name) },
-      { key: "state", label: "State", render: (l) => K.el("span", { "data-state": l.state || "", text: state(l) }) },
+      { key: "state", label: "State", render: (l) => K.el("span", { "data-state": l.state || "", text: K.ladderState(l) }) },
       { key: "waiting_bots", label: "Bots waiting", num: true, render: (l) => l.waiting_bots ?? "" },
+      { key: "capped_groups", label: "At the meeting cap", render: (l) => K.capped(l) },
       { key: "bots", label: "Bots rated", num: true },
       { key: "finished", label: "Matches played", num: true, render: (l) => l.matches.finished || 0 },
       { key: "running", label: "Running", num: true, render: (l) => l.matches.running || 0 },

@@ -15,13 +15,16 @@
   const result = K.el("p", { class: "result", "data-result": "", "aria-live": "polite" });
   const pace = Pace();
   const switcher = K.el("p", {}, full ? K.link("public view", location.pathname) : K.link("full view (delayed)", location.pathname + "?full=1"));
+  const dealLine = K.el("p", { class: "deal-line", "data-deal-line": "" });
   const board = K.el("div", { class: "board", "data-board": "" });
   const log = K.el("div", { class: "log", "data-log": "", role: "log", tabindex: "0", "aria-label": "events, newest first" });
-  main.append(head, status, result, switcher, pace.controls, board, K.el("h2", { text: "Events" }), log);
+  main.append(head, status, result, switcher, pace.controls, dealLine, board, K.el("h2", { text: "Events" }), log);
 
   const st = { names: [], players: 0, trump: "", trumpCard: "", dealer: 0, deal: 0, sizes: [], known: [],
                hands: null, trick: [], last: null, talon: 0, totals: [], events: 0, over: false, winner: null,
-               seats: [], rules: null, money: false };
+               seats: [], rules: null, money: false, toAct: [], turnAt: 0, moveMs: 0, points: [], won: [] };
+  // Penalty totals by side, or chips by seat in the money game, as a deal starts.
+  const totalsOf = (d) => (st.money ? d.chips : d.penalty_totals) || [];
   const seatName = (s) => st.names[s || 0] || `seat ${s || 0}`;
 
   function note(text) {
@@ -29,33 +32,32 @@
     while (log.childElementCount > 200) log.lastChild.remove();
   }
 
-  function playEl(p) {
-    const n = p.count || 0;
-    const cards = p.cards || [];
-    return K.el("span", { class: "play", "data-seat": p.seat || 0 },
-      K.el("span", { class: "by", text: `${seatName(p.seat)} · ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()}` }),
-      cards.length ? Cards.hand(cards, 0, st.trump, true) : Cards.hand([], n, st.trump, true));
-  }
+  // A play as the stream has it (proto JSON leaves out zeros), as the table draws it.
+  const playOf = (p) => ({ seat: p.seat || 0, kind: (p.kind || "").replace("ACTION_KIND_", "").toLowerCase(),
+    cards: p.cards || [], count: p.count || 0 });
+  const sideOf = (s) => (st.sides || [])[s] || 0;
 
+  // The shared drawing of the table (table.js), from what the stream has told so far.
   function draw() {
     const seats = [];
+    const acting = st.over ? [] : st.toAct;
+    const clock = st.moveMs ? st.moveMs - (performance.now() - st.turnAt) : undefined;
     for (let s = 0; s < st.players; s++) {
       const shown = st.hands ? st.hands[s] || [] : st.known[s] || [];
-      const hidden = Math.max(0, (st.sizes[s] || 0) - shown.length);
-      seats.push(K.el("section", { class: "seat", "data-seat": s },
-        K.el("div", { class: "who" }, K.el("span", { class: "name", text: seatName(s) }),
-          K.el("span", { class: "tag", text: `seat ${s}` }), st.dealer === s ? K.el("span", { class: "tag", text: "dealer" }) : null),
-        K.el("div", { class: "hand", "data-hand": s }, Cards.hand(shown, hidden, st.trump, false)),
-        K.el("div", { class: "facts", text: `${st.sizes[s] || 0} cards` + (st.totals.length ? ` · penalty total ${st.totals[(st.sides || [])[s] ?? s] ?? ""}` : "") })));
+      seats.push({ seat: s, name: seatName(s), side: sideOf(s), dealer: st.dealer === s, toAct: acting.includes(s),
+        cards: shown, hidden: Math.max(0, (st.sizes[s] || 0) - shown.length), clock,
+        facts: `${K.count(st.sizes[s] || 0, "card")} · ${K.count(st.won[s] || 0, "trick")}` });
     }
-    const center = K.el("section", { class: "center" },
-      K.el("div", { class: "box" }, K.el("div", { class: "label", text: `Deal ${st.deal + 1} · trump` }),
-        st.trumpCard ? Cards.card(st.trumpCard, st.trump, false) : "—"),
-      K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Talon" }), K.el("div", { "data-talon": st.talon, text: `${st.talon} left` })),
-      K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }), st.trick.map(playEl)),
-      K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Last trick" }),
-        st.last ? [(st.last.plays || []).map(playEl), K.el("div", { text: `won by ${seatName(st.last.winner)} · ${st.last.known_points || 0} points` })] : "—"));
-    board.replaceChildren(...seats, center);
+    const last = st.last;
+    Table.draw(board, {
+      players: st.players, names: st.names, teams: st.players === 4 && new Set(st.sides).size === 2, bottom: 0, seats,
+      trump: st.trump, trumpCard: st.trumpCard, talon: st.talon,
+      trick: st.trick.length ? { plays: st.trick.map(playOf), note: "" } : null, trickEmpty: st.over ? "match over" : "—",
+      last: last && { plays: (last.plays || []).map(playOf), winner: last.winner || 0,
+        note: `won by ${seatName(last.winner)} · ${last.known_points || 0} points seen` },
+      standing: st.players ? Story.standing(st.seats, st.totals.length ? st.totals : null, st.points, st.rules, st.money) : null,
+    });
+    dealLine.textContent = st.players ? `Deal ${st.deal + 1} · ${seatName(st.dealer)} deals` + (acting.length ? ` · ${acting.map(seatName).join(", ")} to act` : "") : "";
     board.dataset.events = st.events;
   }
 
@@ -68,11 +70,16 @@
     st.trick = obs.trick ? obs.trick.plays || [] : [];
     const tricks = obs.tricks || [];
     st.last = tricks.length ? tricks[tricks.length - 1] : null;
+    st.toAct = obs.to_act || []; st.turnAt = performance.now();
+    st.won = (obs.seats || []).map((s) => s.tricks_won || 0);
+    st.points = [];
+    for (const s of obs.seats || []) st.points[sideOf(s.seat || 0)] = (st.points[sideOf(s.seat || 0)] || 0) + (s.known_points || 0);
   }
 
   function handle(kind, ev) {
     st.events++;
     if (ev.hands) { st.hands = []; for (const h of ev.hands) st.hands[h.seat || 0] = h.cards || []; }
+    if (ev.turn) { st.toAct = ev.turn.seats || []; st.turnAt = performance.now(); } // its clock starts as it is shown
     if (kind === "snapshot") {
       const snap = ev.snapshot, m = snap.match || {};
       st.players = m.players || 0;
@@ -83,15 +90,16 @@
       st.seats = st.names.map((name, i) => ({ name, side: st.sides[i] || 0 }));
       st.rules = { limit: opts.limit, fixed_deals: opts.fixed_deals };
       st.money = opts.game === "money";
+      st.moveMs = (m.time_control && m.time_control.move_ms) || 0;
       Cards.shokha = opts.shokha !== false;
       if (snap.deal) fromObservation(snap.deal);
-      if (snap.deal_start) { st.deal = snap.deal_start.deal_index || 0; st.totals = snap.deal_start.penalty_totals || []; }
+      if (snap.deal_start) { st.deal = snap.deal_start.deal_index || 0; st.totals = totalsOf(snap.deal_start); }
       status.textContent = `${st.players} players · ${m.ruleset && m.ruleset.preset || "classic"}` + (snap.ladder ? ` · ladder ${snap.ladder}` : "") + (snap.full ? ` · full view, ${snap.delay_ms} ms behind` : " · public view");
       note("watching " + st.names.join(", "));
     } else if (kind === "deal_start") {
       const d = ev.deal_start;
       st.deal = d.deal_index || 0; st.trump = d.trump; st.trumpCard = d.trump_card; st.dealer = d.dealer || 0;
-      st.trick = []; st.last = null; st.known = []; st.totals = d.penalty_totals || [];
+      st.trick = []; st.last = null; st.known = []; st.totals = totalsOf(d); st.points = []; st.won = [];
       const active = d.active_seats || [];
       const deal = st.deckSize || 36;
       st.sizes = Array.from({ length: st.players }, (_, s) => (active.includes(s) ? 4 : 0));
@@ -107,6 +115,9 @@
         note(`${seatName(p.seat)} ${(p.kind || "").replace("ACTION_KIND_", "").toLowerCase()} ${(p.cards || []).map(Cards.text).join(" ") || `(${p.count} face down)`}`);
       } else if (e.trick_taken) {
         st.last = e.trick_taken.trick; st.trick = [];
+        const w = st.last.winner || 0;
+        st.won[w] = (st.won[w] || 0) + 1;
+        st.points[sideOf(w)] = (st.points[sideOf(w)] || 0) + (st.last.known_points || 0);
         note(`trick to ${seatName(st.last.winner)}, ${st.last.known_points || 0} points seen`);
       } else if (e.drawn) {
         (e.drawn.counts || []).forEach((n, s) => { st.sizes[s] = (st.sizes[s] || 0) + (n || 0); });
@@ -119,7 +130,8 @@
     } else if (kind === "deal_end") {
       const d = ev.deal_end;
       note(`deal ${(d.deal_index || 0) + 1} ends: ` + (d.scores || []).map((s) => `side ${s.side || 0} ${s.card_points || 0} points, penalty ${s.penalty || 0}`).join("; "));
-      st.totals = (d.scores || []).map((s) => s.penalty_total || 0);
+      st.totals = st.money ? d.chips || [] : (d.scores || []).map((s) => s.penalty_total || 0);
+      st.toAct = [];
     } else if (kind === "match_end") {
       ended(ev.match_end);
     } else if (kind === "dropped") {
@@ -130,7 +142,7 @@
 
   // The end: the dot goes off, the heading says so, the winner is named with the rule.
   function ended(end) {
-    st.over = true;
+    st.over = true; st.toAct = [];
     const r = end.result || {};
     status.textContent = `the match has ended: ${K.reason(r.reason)}`;
     status.dataset.status = "ended";
@@ -174,7 +186,7 @@
       SPEEDS.map(([v, t]) => K.el("option", { value: v, text: t })));
     speed.value = "2";
     const catchUp = K.el("button", { type: "button", "data-action": "catch up", text: "catch up »", onclick: () => flush() });
-    const controls = K.el("p", { class: "controls pace" }, K.el("label", {}, "Pace ", speed), catchUp, waitingEl);
+    const controls = K.el("p", { class: "controls pace sticky" }, K.el("label", {}, "Pace ", speed), catchUp, waitingEl);
     const shown = (kind, ev) => kind !== "event" || !ev.event || ev.event.played || ev.event.trick_taken || ev.event.declared;
     function step() {
       while (queue.length) {

@@ -43,6 +43,28 @@ const Story = {
     return { winner, text: `${winner} wins: ${how}.` };
   },
 
+  // Who is ahead: { leader (a name, "" when level), text }. `totals`: penalty totals (chips in
+  // the money game) by side before this deal, or null; `points`: card points by side in this
+  // deal so far, or null.
+  standing(seats, totals, points, rules, money) {
+    const sides = Story.sides(seats).map((m) => m[0].side || 0);
+    const name = (i) => Story.sideName(seats, i);
+    const list = (xs) => sides.map((i) => `${name(i)} ${xs[i] || 0}`).join(" · ");
+    const limit = rules && rules.limit ? rules.limit : 12;
+    const ahead = (xs, most) => {
+      const best = (most ? Math.max : Math.min)(...sides.map((i) => xs[i] || 0));
+      const at = sides.filter((i) => (xs[i] || 0) === best);
+      return at.length === 1 ? name(at[0]) : "";
+    };
+    let leader = totals ? ahead(totals, money) : "";
+    const parts = [];
+    if (totals) parts.push((money ? "chips " : "penalties ") + list(totals) + (money ? "" : ` (reaching ${limit} loses)`));
+    if (points) parts.push("card points this deal " + list(points));
+    if (!leader && points) leader = ahead(points, true);
+    const head = leader ? `${leader} is winning` : "Level";
+    return { leader, text: head + (parts.length ? ": " + parts.join("; ") : "") };
+  },
+
   // The viewer's header: the sides (names link to bot pages when `linked`), the winner and
   // how, the ladder, and each seat's rating change when `detail` (GET /api/matches/<id>) has it.
   header(data, detail, linked) {
@@ -81,7 +103,7 @@ const Story = {
         K.el("td", { class: "num" }, K.el("button", { type: "button", class: "goto", "data-goto": t.step,
           "aria-label": `go to trick ${i + 1}`, onclick: () => goto(t.step), text: String(i + 1) })),
         K.el("td", { text: names[t.leader] }),
-        K.el("td", {}, seen.plays.map((p) => K.el("span", { class: "tplay" },
+        K.el("td", { class: "plays" }, seen.plays.map((p) => K.el("span", { class: "tplay" },
           K.el("span", { class: "by", text: `${names[p.seat]}: ` }),
           p.cards.length ? Cards.hand(p.cards, 0, deal.trump, true) : Cards.hand([], p.count, deal.trump, true)))),
         K.el("td", { class: "win", text: names[t.winner] }),

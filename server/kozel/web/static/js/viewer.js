@@ -36,7 +36,7 @@ const Viewer = (function () {
       names.map((n, i) => K.el("option", { value: String(i), text: `As seat ${i} (${n}) saw it` })));
     const where = K.el("span", { class: "where", "data-where": "" });
     const permalink = K.el("a", { class: "permalink", href: "#", text: "link to this step" });
-    const controls = K.el("div", { class: "controls" },
+    const controls = K.el("div", { class: "controls sticky" },
       btn("previous deal", "◀ deal", () => moveDeal(-1)), btn("previous trick", "◀ trick", () => moveTrick(-1)),
       btn("previous play", "◀ play", () => move(-1)), playBtn,
       btn("next play", "play ▶", () => move(1)), btn("next trick", "trick ▶", () => moveTrick(1)),
@@ -70,50 +70,40 @@ const Viewer = (function () {
       return st.view === "all" ? fr.all : fr.seats[+st.view];
     };
 
-    function playEl(p, trump) {
-      return K.el("span", { class: "play", "data-seat": p.seat, "data-kind": p.kind },
-        K.el("span", { class: "by", text: `${names[p.seat]} · ${p.kind}` }),
-        p.cards.length ? Cards.hand(p.cards, 0, trump, true) : Cards.hand([], p.count, trump, true));
+    const teams = data.players === 4 && new Set(data.seats.map((x) => x.side)).size === 2;
+
+    // The model of the shared drawing (table.js) at this frame, as the view saw it.
+    function drawBoard(deal, fr) {
+      const view = st.view === "all" ? null : +st.view;
+      const acting = (seat) => fr.to_act.includes(seat) && !fr.over;
+      const seats = fr.seats.map((s) => {
+        const own = view === s.seat;
+        const shown = own ? fr.hand : s.known;
+        return { seat: s.seat, name: names[s.seat], side: data.seats[s.seat].side, dealer: deal.dealer === s.seat,
+          toAct: acting(s.seat), out: !s.active, you: own, cards: shown, hidden: Math.max(0, s.hand_size - shown.length),
+          facts: `${K.count(s.hand_size, "card")} · ${K.count(s.tricks, "trick")} · ${s.points} card points seen`,
+          extra: Think.strip(deal, s.seat, st, data, (f) => { st.f = f; draw(); }) };
+      });
+      const trick = fr.trick, last = fr.last;
+      Table.draw(board, {
+        players: data.players, names, teams, bottom: view ?? 0, seats,
+        trump: deal.trump, trumpCard: deal.trump_card, trumpDrawn: fr.trump_card_drawn, talon: fr.talon,
+        trick: trick && { plays: trick.plays, note: `${names[trick.winner]} is winning the trick` + (trick.combo ? ` · ${trick.combo}` : "") },
+        trickEmpty: fr.over ? "deal over" : "—",
+        last: last && { plays: last.plays, winner: last.winner, note: `won by ${names[last.winner]} · ${last.points} points${view === null ? "" : " seen"}` },
+        lastLabel: fr.tricks ? `Last trick: trick ${fr.tricks} of the deal` : "Last trick",
+        standing: standingAt(deal, fr),
+      });
     }
 
-    function drawBoard(deal, fr) {
-      const trump = deal.trump;
-      const seats = fr.seats.map((s) => {
-        const own = st.view !== "all" && +st.view === s.seat;
-        const shown = own ? fr.hand : s.known;
-        const hidden = Math.max(0, s.hand_size - shown.length);
-        const panel = K.el("section", {
-          class: "seat" + (fr.to_act.includes(s.seat) && !fr.over ? " to-act" : "") + (s.active ? "" : " out"),
-          "data-seat": s.seat,
-        },
-          K.el("div", { class: "who" },
-            K.el("span", { class: "name", text: names[s.seat] }),
-            K.el("span", { class: "tag", text: `seat ${s.seat} · side ${data.seats[s.seat].side}` }),
-            deal.dealer === s.seat ? K.el("span", { class: "tag", text: "dealer" }) : null,
-            fr.to_act.includes(s.seat) && !fr.over ? K.el("span", { class: "tag act", "data-to-act": "", text: "to act" }) : null,
-            own ? K.el("span", { class: "tag", text: "you" }) : null,
-            s.active ? null : K.el("span", { class: "tag", text: "out" })),
-          K.el("div", { class: "hand", "data-hand": s.seat }, Cards.hand(shown, hidden, trump, false)),
-          K.el("div", { class: "facts", "data-facts": s.seat,
-            text: `${K.count(s.hand_size, "card")} · ${K.count(s.tricks, "trick")} · ${s.points} card points seen` }));
-        return panel;
-      });
-      const trick = fr.trick;
-      const last = fr.last;
-      const center = K.el("section", { class: "center" },
-        K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Trump" }),
-          K.el("div", { "data-trump": trump }, Cards.card(deal.trump_card, trump, false),
-            K.el("div", { class: "muted-w", text: `${Cards.SUITS[trump]} ${Cards.SUIT_NAMES[trump]} are trump${fr.trump_card_drawn ? " (card drawn)" : ""}` }),
-            Cards.shokha ? K.el("div", { class: "muted-w", text: "6♠ is the super-trump" }) : null)),
-        K.el("div", { class: "box" }, K.el("div", { class: "label", text: "Talon" }),
-          K.el("div", { "data-talon": fr.talon }, fr.talon ? Cards.back(false) : null, ` ${fr.talon} left`)),
-        K.el("div", { class: "box", "data-trick": "" }, K.el("div", { class: "label", text: "Trick in play" }),
-          trick ? [trick.plays.map((p) => playEl(p, trump)), K.el("div", { text: `${names[trick.winner]} is winning` + (trick.combo ? ` · ${trick.combo}` : "") })]
-            : K.el("div", { class: "muted-w", text: fr.over ? "deal over" : "—" })),
-        K.el("div", { class: "box", "data-last": "" }, K.el("div", { class: "label", text: fr.tricks ? `Last trick: trick ${fr.tricks} of the deal` : "Last trick" }),
-          last ? [last.plays.map((p) => playEl(p, trump)), K.el("div", { "data-last-winner": last.winner, text: `won by ${names[last.winner]} · ${last.points} points${st.view === "all" ? "" : " seen"}` })]
-            : K.el("div", { text: "—" })));
-      board.replaceChildren(...seats, center);
+    // Penalties (or chips) before this deal, and the card points each side has seen won in it.
+    function standingAt(deal, fr) {
+      const before = st.d > 0 ? deals[st.d - 1].totals_after : null;
+      const sides = Math.max(...data.seats.map((x) => x.side)) + 1;
+      const totals = data.money ? null : before && before.length ? before : Array(sides).fill(0);
+      const points = Array(sides).fill(0);
+      for (const s of fr.seats) points[data.seats[s.seat].side] += s.points;
+      return Story.standing(data.seats, totals, points, data.rules, data.money);
     }
 
     function drawStep(deal) {
