@@ -723,11 +723,17 @@ class Store:
         ladder: str | None = None,
         bot: str | None = None,
         since: datetime | None = None,
+        status: str | None = None,
+        oldest_first: bool = False,
         limit: int = 100,
     ) -> list[MatchRow]:
-        """Matches, newest first, filtered by ladder, bot name and start time."""
+        """Matches, newest first (or oldest), filtered by ladder, bot name, start time and
+        status."""
         with self._session() as s:
-            q = select(MatchRow).order_by(MatchRow.started_at.desc()).limit(limit)
+            order = MatchRow.started_at.asc() if oldest_first else MatchRow.started_at.desc()
+            q = select(MatchRow).order_by(order, MatchRow.id).limit(limit)
+            if status is not None:
+                q = q.where(MatchRow.status == status)
             if ladder is not None:
                 q = q.where(MatchRow.ladder == ladder)
             if since is not None:

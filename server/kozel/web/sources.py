@@ -204,10 +204,9 @@ class StandaloneSources(Sources):
     again, so the answer is kept); a refusal, and any failure that leaves the question open
     (the referee busy, unreachable, too slow), keeps it sealed for now (:class:`LiveError` 503
     from :meth:`sealed`). When the referee does not know the match (another referee's, or
-    none is followed), the replay itself decides: a duplicate first half (its
-    ``duplicate_first_half``, or a match of a ladder named in ``duplicate_ladders``) stays
-    sealed until a later finished match of the same ladder and bots has a replay with the same
-    seed that is not sealed itself (its group's last match); a replay that cannot be read is
+    none is followed), the replay archive judges it from the records
+    (:meth:`~kozel.server.replay.archive.ReplayArchive.sealed_on_record`): a duplicate match
+    stays sealed until its group's last match is on record; a replay that cannot be read is
     sealed too (one past the replay limits is refused as such: :class:`LiveError` 422, never
     served).
     """
@@ -261,46 +260,17 @@ class StandaloneSources(Sources):
         return await asyncio.to_thread(self._sealed_here, match_id)
 
     def _sealed_here(self, match_id: str) -> bool:
-        """(Blocking.) Judged from the replay itself, and its twin in the store; a file past
-        the replay limits is refused as such (:class:`LiveError`, which callers that only
-        list it take as sealed), one that cannot be read otherwise is sealed."""
+        """(Blocking.) Asked of the archive, from the records (see
+        :meth:`~kozel.server.replay.archive.ReplayArchive.sealed_on_record`); a file past the
+        replay limits is refused as such (:class:`LiveError`, which callers that only list it
+        take as sealed). A public answer is kept: it never becomes sealed again."""
         try:
-            replay = self.replays.read(match_id)
+            sealed = self.replays.sealed_on_record(match_id, self.store, self.duplicate_ladders)
         except ReplayError as exc:  # served to nobody either way: say why
             raise LiveError(422, f"replay {match_id} cannot be read: {exc}") from None
-        except (OSError, ValueError):
-            return True  # it cannot be told: sealed
-        if replay is None:
-            return False  # no replay (yet): nothing to give away; not remembered
-        if not replay.duplicate_first_half and replay.ladder not in self.duplicate_ladders:
+        if sealed is False:
             self._public.add(match_id)
-            return False
-        store = self.store
-        row = store.match_detail(match_id) if store is not None else None
-        if store is not None and row is not None and self._twin_played(store, row, replay.seed):
-            self._public.add(match_id)
-            return False
-        return True
-
-    def _twin_played(self, store: Store, row, seed: bytes) -> bool:
-        from kozel.web.queries import MatchFilter, WebQueries
-
-        bots = sorted(x.bot for x in row.seats)
-        page, _ = WebQueries(store).matches(
-            MatchFilter(ladder=row.ladder, bot=bots[0], since=row.started_at, status="finished"),
-            limit=20,
-        )
-        for m in page:
-            if m.match_id == row.id or sorted(x.bot for x in m.seats) != bots:
-                continue
-            try:
-                other = self.replays.read(m.match_id)
-                # The group's last match reveals the seed (a middle one of three is sealed too).
-                if other is not None and other.seed == seed and not other.duplicate_first_half:
-                    return True
-            except (OSError, ValueError):
-                continue
-        return False
+        return bool(sealed)
 
     async def replay_bytes(self, match_id: str, limit: int) -> bytes | None:
         """From the replays, else from the referee (DownloadReplay): a web server on

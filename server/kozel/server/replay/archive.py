@@ -22,7 +22,13 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from kozel.ladder.store import Store
-from kozel.server.replay.file import ReplayTooLarge, decode_replay, read_replay, write_replay
+from kozel.server.replay.file import (
+    ReplayError,
+    ReplayTooLarge,
+    decode_replay,
+    read_replay,
+    write_replay,
+)
 from kozel.server.replay.limits import ReplayLimits
 from kozel.v1 import replay_pb2
 
@@ -30,6 +36,9 @@ MATCH_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
 """What an archive accepts as a match id (a plain name: it never names another place)."""
 
 SUFFIX = ".kzr"
+GROUP_SEARCH = 64
+"""Matches after a duplicate match searched for its group's last one (a group is played
+without other matches of its bots in between, but a cluster may interleave a few)."""
 
 
 class ReplayIdError(ValueError):
@@ -107,6 +116,57 @@ class ReplayArchive(ABC):
     def sealed(self, match_id: str) -> bool:
         """Whether the replay (and the full live view) of ``match_id`` stays secret."""
         return match_id in self._sealed
+
+    def sealed_on_record(
+        self, match_id: str, store: Store | None, duplicate_ladders: frozenset[str] = frozenset()
+    ) -> bool | None:
+        """(Blocking.) For a reader that holds no seals (a web server beside the referees):
+        whether the replay of ``match_id`` would give away the cards of a match still to be
+        played, judged from the records. A duplicate match (its ``duplicate_first_half``, or
+        a match of a ladder in ``duplicate_ladders``) stays sealed until its group's last
+        match, which reveals the seed, is finished in ``store`` with its replay here. A
+        replay that cannot be read is sealed; one past the limits raises
+        :class:`~kozel.server.replay.file.ReplayError`. None: no replay yet (nothing to give
+        away, but nothing settled either)."""
+        try:
+            replay = self.read(match_id)
+        except ReplayError:
+            raise
+        except (OSError, ValueError):
+            return True  # it cannot be told: sealed
+        if replay is None:
+            return None
+        if not replay.duplicate_first_half and replay.ladder not in duplicate_ladders:
+            return False
+        return store is None or not self._group_played(store, match_id, replay)
+
+    def _group_played(self, store: Store, match_id: str, replay: replay_pb2.Replay) -> bool:
+        """Whether the last match of ``match_id``'s duplicate group is on record: a later
+        finished match of the same ladder and bots whose replay has the seed and is not
+        itself a first half."""
+        row = store.match_detail(match_id)
+        if row is None:
+            return False
+        bots = sorted(x.bot for x in row.seats)
+        later = store.matches(
+            ladder=row.ladder, bot=bots[0], since=row.started_at, status="finished",
+            oldest_first=True, limit=GROUP_SEARCH,
+        )  # fmt: skip
+        for m in later:
+            if m.id == match_id:
+                continue
+            try:
+                other = self.read(m.id)
+            except (OSError, ValueError):
+                continue
+            if (
+                other is not None
+                and other.seed == replay.seed
+                and not other.duplicate_first_half
+                and sorted(s.name for s in other.seats) == bots
+            ):
+                return True
+        return False
 
     def public_bytes(self, match_id: str, limit: int | None = None) -> bytes | None:
         """Like :meth:`read_bytes`, but raises :class:`ReplaySealed` for a sealed replay."""
