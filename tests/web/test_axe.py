@@ -1,7 +1,7 @@
 """axe-core (the axe.min.js that axe-playwright-python ships) finds no violation on any page,
 in Chromium: home, match list, standings, bot pages (one with a hostile name), the replay
 viewer (as everything and as a seat), the live page while it plays and once it ended,
-tournaments, the operators' page and a 404 page."""
+tournaments, the operators' page, a matchup and a 404 page (the seat pages: test_seat_page)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ def test_axe_finds_nothing_on_any_page(arena: Arena, ops_page) -> None:
         ("/", "table.ladders"),
         ("/matches", "main table"),
         (f"/ladders/{LADDER}", "table.standings"),
+        (f"/ladders/{LADDER}/matchup?a=greedy-a&b={quote(HOSTILE)}", "table.matchup-matches"),
         ("/bots/greedy-a", "table.recent"),
         (f"/bots/{quote(HOSTILE, safe='')}", "table.recent"),
         (f"/matches/{match_id}#d=0&s=3&v=all", "main[data-ready]"),

@@ -201,3 +201,13 @@ def test_a_declaration_window_offers_moscow_and_pass(page, web: str) -> None:
     page.wait_for_function("() => !Seat.state.request")
     assert sent == [{"request_id": "9", "index": 1}]
     assert not page.errors, page.errors
+
+
+def test_axe_finds_nothing_on_the_seat_pages(page, web: str) -> None:
+    from tests.web.test_axe import _clean
+
+    page.goto(web + "/play")
+    page.wait_for_selector("#opponents select")
+    _clean(page, "/play")
+    sit_down(page, web, "axe", 2, "1")
+    _clean(page, "/play/ID")
