@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from psycopg.errors import InsufficientPrivilege
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError
 
 from kozel.ladder.store import Store
 
@@ -35,9 +38,23 @@ def _pg_database() -> Iterator[str]:
     try:
         yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        _drop(admin, name)
         admin.dispose()
+
+
+def _drop(admin: Engine, name: str, timeout: float = 60.0) -> None:
+    """DROP DATABASE ... WITH (FORCE), again while it is refused: an autovacuum worker on the
+    database is a process a role without pg_signal_backend may not end (it ends on its own)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            return
+        except DBAPIError as exc:
+            if not isinstance(exc.orig, InsufficientPrivilege) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
