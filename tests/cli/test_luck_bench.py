@@ -14,8 +14,9 @@ import pytest
 
 from kozel.analysis.luck import match_luck
 from kozel.engine.cards import CODES
+from kozel.tools.bench_luck import Pair, parse_pairs, sprt_runs
 from kozel.tools.elo import Sprt
-from kozel.tools.luck_stats import clustered, duplicate, sprt_lengths
+from kozel.tools.luck_stats import clustered, duplicate, sprt_lengths, sprt_run
 from kozel.tools.replay_luck import replay_records, side_luck
 from tests.analysis.replays import small_replay
 
@@ -86,6 +87,37 @@ def test_an_sprt_on_less_noisy_pairs_decides_sooner() -> None:
     assert corrected["median_matches"] < plain["median_matches"] / 3
     assert corrected["h1_share"] >= 0.9 and plain["h1_share"] >= 0.8
     assert sprt_lengths(pairs[:3], Sprt(0, 70), seed=3) == {"pairs": 3}
+
+
+def test_an_sprt_run_reads_pairs_in_order_until_both_tests_decided() -> None:
+    # Wins all along: the plain test decides first; the corrected one waits for its minimum.
+    wins = iter([[(1.0, 1.0), (1.0, 0.9)], [(1.0, 0.8), (1.0, 1.0)]] * 100)
+    plain, corrected = sprt_run(wins, Sprt(0, 50), cap=500)
+    assert plain[1] == corrected[1] == "H1"
+    assert plain[0] < corrected[0] and corrected[0] % 2 == 0
+    assert next(wins) is not None  # the run stopped reading once both had decided
+    # A coin flip never decides within a cap of 4 pairs: both report the cap.
+    flips = iter([[(1.0, 0.5), (0.0, 0.5)]] * 10)
+    assert sprt_run(flips, Sprt(0, 50), cap=4) == ((8, "none"), (8, "none"))
+
+
+def test_played_sprt_runs_play_fresh_seeds_until_both_decide() -> None:
+    got = sprt_runs(Pair("greedy", "random"), "classic", runs=2, seed=4, jobs=1, sprt=Sprt(0, 50))
+    assert got["runs"] == 2 and len(got["each"]) == 2
+    for plain_n, plain_v, corrected_n, corrected_v in got["each"]:
+        assert plain_v == corrected_v == "H1"  # random never beats greedy
+        assert plain_n % 2 == corrected_n % 2 == 0 and plain_n >= 2
+    assert got["corrected_shorter"] + got["corrected_longer"] <= 2
+    means = (got["results"]["mean_matches"], got["corrected"]["mean_matches"])
+    assert means == tuple(sum(e[k] for e in got["each"]) / 2 for k in (0, 2))
+
+
+def test_a_searching_bot_takes_a_think_budget_in_a_pair() -> None:
+    known = ["random", "greedy", "ismcts", "ismcts-fast"]
+    assert parse_pairs("ismcts:ismcts@50:10", known) == [Pair("ismcts", "ismcts@50", 10)]
+    for bad in ("greedy@50:random", "ismcts@0:greedy", "ismcts@x:greedy", "ismcts@:greedy"):
+        with pytest.raises(ValueError, match="@MS sets a think budget"):
+            parse_pairs(bad, known)
 
 
 def test_the_luck_bench_prints_every_figure_from_a_seed() -> None:

@@ -109,6 +109,13 @@ def _add_luck(bsub: argparse._SubParsersAction) -> None:
         metavar=("ELO0", "ELO1"),
         help="the SPRT whose length is estimated, plain and corrected (default 0 50)",
     )
+    u.add_argument(
+        "--sprt-runs",
+        type=int,
+        default=0,
+        help="also run that many real SPRTs per two-player pair on fresh seeds, both tests on "
+        "the same matches (default %(default)s: only the estimate from the played pairs)",
+    )
     u.add_argument("--seed", type=int, default=1)
     u.set_defaults(func=cmd_luck)
 
@@ -396,7 +403,19 @@ def cmd_luck(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kozel bench luck: {exc}", file=sys.stderr)
         return 2
-    results = bench_luck(pairs, players, args.matches, args.seed, args.jobs, args.boot, sprt=sprt)
+    if args.sprt_runs < 0:
+        print("kozel bench luck: --sprt-runs must be 0 or more", file=sys.stderr)
+        return 2
+    results = bench_luck(
+        pairs,
+        players,
+        args.matches,
+        args.seed,
+        args.jobs,
+        args.boot,
+        sprt=sprt,
+        played_runs=args.sprt_runs,
+    )
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
@@ -412,7 +431,19 @@ def cmd_luck(args: argparse.Namespace) -> int:
                     f"{t['results']['median_matches']}, corrected "
                     f"{t['corrected']['median_matches']}"
                 )
+            if "sprt_played" in r:
+                print("  " + _played_line(r["sprt_played"]))
     return 0
+
+
+def _played_line(t: dict[str, Any]) -> str:
+    res, cor = t["results"], t["corrected"]
+    return (
+        f"{t['runs']} SPRT runs played: matches on results median {res['median_matches']} "
+        f"(mean {res['mean_matches']}, H1 {res['h1_share']:.0%}), corrected median "
+        f"{cor['median_matches']} (mean {cor['mean_matches']}, H1 {cor['h1_share']:.0%}); "
+        f"corrected shorter in {t['corrected_shorter']}, longer in {t['corrected_longer']}"
+    )
 
 
 def _luck_line(f: dict[str, Any]) -> str:

@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from kozel.analysis.luck import LUCK_VERSION
 from kozel.engine.rules import Ruleset
+from kozel.sdk.bot import Bot
 from kozel.tools.elo import Sprt
-from kozel.tools.luck_stats import Unit, clustered, duplicate, sprt_lengths
+from kozel.tools.luck_stats import Unit, clustered, duplicate, lengths, sprt_lengths, sprt_run
 from kozel.tools.playoff import BOT, Fixture, fixtures
 from kozel.tools.replay_luck import side_luck
 
+SEARCHING = ("ismcts", "ismcts-fast")
+"""The house bots that take a think budget (``NAME@MS``)."""
 DEFAULT_PAIRS = "random:greedy,greedy:greedy,greedy:ismcts-fast:40"
 """BOT:VS[:MATCHES] by comma: the pairs played (MATCHES overrides --matches)."""
 
@@ -43,13 +46,24 @@ class Pair:
     matches: int | None = None
 
 
+def _known_bot(spec: str, known: Sequence[str]) -> bool:
+    """``NAME`` or, for a searching bot, ``NAME@MS`` (its think budget in milliseconds)."""
+    name, at, ms = spec.partition("@")
+    if not at:
+        return name in known
+    return name in SEARCHING and ms.isdigit() and 0 < int(ms) <= 60_000
+
+
 def parse_pairs(text: str, known: Sequence[str]) -> list[Pair]:
     """``BOT:VS[:MATCHES],...`` (ValueError says what is wrong)."""
     out = []
     for item in text.split(","):
         parts = item.strip().split(":")
-        if len(parts) not in (2, 3) or any(p not in known for p in parts[:2]):
-            raise ValueError(f"{item!r} is not BOT:VS[:MATCHES] of {', '.join(known)}")
+        if len(parts) not in (2, 3) or not all(_known_bot(p, known) for p in parts[:2]):
+            raise ValueError(
+                f"{item!r} is not BOT:VS[:MATCHES] of {', '.join(known)} "
+                f"({'/'.join(SEARCHING)}@MS sets a think budget of MS milliseconds)"
+            )
         n = int(parts[2]) if len(parts) == 3 else None
         if n is not None and n < 1:
             raise ValueError(f"{item!r}: MATCHES must be at least 1")
@@ -68,13 +82,22 @@ class MatchUnits:
     score: Unit
 
 
+def _bot(spec: str) -> Bot:
+    """The bot a ``NAME[@MS]`` spec names, fresh for one match."""
+    from kozel.sdk.house_bots import make
+
+    name, _, ms = spec.partition("@")
+    return make(name, budget_s=int(ms) / 1000 if ms else None)
+
+
 def _play(args: tuple[str, str, str, int, Fixture]) -> MatchUnits:
     """Play one fixture and measure it (in a worker process)."""
     from kozel.env.harness import play_match
 
     bot, vs, preset, players, fx = args
     rules = Ruleset.preset(preset)
-    played = play_match([bot if r == BOT else vs for r in fx.seats], rules=rules, seed=fx.seed)
+    specs = [bot if r == BOT else vs for r in fx.seats]
+    played = play_match([_bot(s) for s in specs], rules=rules, seed=fx.seed, names=specs)
     side = rules.side_of(players)[fx.seats.index(BOT)]
     luck = side_luck(rules, players, played.match.records, side)
     res = played.result
@@ -102,8 +125,10 @@ def bench_pair(
     jobs: int,
     boot: int,
     sprt: Sprt | None = None,
+    played_runs: int = 0,
 ) -> dict[str, Any]:
-    """One pair at one table size: the figures of the module docstring."""
+    """One pair at one table size: the figures of the module docstring; with two players and
+    ``played_runs``, that many real SPRT runs (:func:`sprt_runs`) beside the estimate."""
     rules = Ruleset.preset(preset)
     n = pair.matches or matches
     base = hashlib.sha256(b"kozel-bench-luck" + seed.to_bytes(8, "big")).digest()
@@ -130,6 +155,8 @@ def bench_pair(
     out["match_score"] = clustered(scores, seed, boot) | duplicate(scores, seed, boot)
     if sprt is not None:
         out["sprt"] = sprt_lengths(scores, sprt, seed)
+        if played_runs and players == 2:
+            out["sprt_played"] = sprt_runs(pair, preset, played_runs, seed, jobs, sprt)
     return out
 
 
@@ -142,11 +169,57 @@ def bench_luck(
     boot: int = 1000,
     preset: str = "classic",
     sprt: Sprt | None = None,
+    played_runs: int = 0,
 ) -> dict[str, Any]:
     """Every pair at every table size, keyed ``BOT-vs-VS-Np``."""
     results: dict[str, Any] = {"luck_version": LUCK_VERSION, "preset": preset, "seed": seed}
     for p in players:
         for pair in pairs:
             key = f"{pair.bot}-vs-{pair.vs}-{p}p"
-            results[key] = bench_pair(pair, preset, p, matches, seed, jobs, boot, sprt)
+            results[key] = bench_pair(pair, preset, p, matches, seed, jobs, boot, sprt, played_runs)
     return results
+
+
+def _played_pairs(
+    pool: ProcessPoolExecutor, pair: Pair, preset: str, base: bytes, jobs: int
+) -> Iterator[list[Unit]]:
+    """Pairs of fresh two-player matches (both seatings of one seed), played ``jobs`` matches
+    at a time, in order."""
+    seated = fixtures(2, False, 1 << 40, base)
+    while True:
+        batch = [next(seated) for _ in range(2 * max(1, jobs // 2))]
+        played = list(pool.map(_play, [(pair.bot, pair.vs, preset, 2, fx) for fx in batch]))
+        for k in range(0, len(played), 2):
+            yield [played[k].score, played[k + 1].score]
+
+
+def sprt_runs(
+    pair: Pair, preset: str, runs: int, seed: int, jobs: int, sprt: Sprt, cap: int = 500
+) -> dict[str, Any]:
+    """``runs`` real SPRTs at two players, each on fresh seeds: pairs are played until both
+    tests, on the results and on the luck-corrected pairs, have decided (at most ``cap``
+    pairs); both read the same matches, so their lengths compare run by run."""
+    done = []
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max(1, jobs)) as pool:
+        for r in range(runs):
+            key = b"kozel-bench-sprt" + seed.to_bytes(8, "big") + r.to_bytes(8, "big")
+            base = hashlib.sha256(key).digest()
+            done.append(sprt_run(_played_pairs(pool, pair, preset, base, jobs), sprt, cap))
+    shorter = sum(c[0] < p[0] for p, c in done)
+    return {
+        "elo0": sprt.elo0,
+        "elo1": sprt.elo1,
+        "runs": runs,
+        "seconds": round(time.perf_counter() - start, 1),
+        "results": lengths([p for p, _ in done]) | {"mean_matches": _mean(p for p, _ in done)},
+        "corrected": lengths([c for _, c in done]) | {"mean_matches": _mean(c for _, c in done)},
+        "corrected_shorter": shorter,
+        "corrected_longer": sum(c[0] > p[0] for p, c in done),
+        "each": [[p[0], p[1], c[0], c[1]] for p, c in done],
+    }
+
+
+def _mean(runs: Iterator[tuple[int, str]]) -> float:
+    ns = [n for n, _ in runs]
+    return round(sum(ns) / len(ns), 1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kozel.ladder.luck_store import cluster_mean
@@ -158,7 +158,7 @@ def duplicate(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> 
     return out
 
 
-def _lengths(runs: list[tuple[int, str]]) -> dict[str, object]:
+def lengths(runs: list[tuple[int, str]]) -> dict[str, object]:
     """Quartiles of the matches runs took, and the share that accepted H1."""
     ordered = sorted(n for n, _ in runs)
     k = len(ordered)
@@ -170,10 +170,14 @@ def _lengths(runs: list[tuple[int, str]]) -> dict[str, object]:
     }
 
 
-def _one_sprt(
-    pairs: Sequence[Sequence[Unit]], sprt: Sprt, rng: random.Random, cap: int
+def sprt_run(
+    pairs: Iterator[Sequence[Unit]], sprt: Sprt, cap: int
 ) -> tuple[tuple[int, str], tuple[int, str]]:
-    """One run of both tests on the same pairs drawn at random: (matches, verdict) each."""
+    """One run of both tests on the same pairs, taken from ``pairs`` until both decided (at
+    most ``cap`` pairs): (matches, verdict) each, ``"none"`` when the cap came first. The
+    plain test is pentanomial on the results; the corrected one, as
+    :func:`~kozel.tools.elo.llr_normal`, on each pair's mean corrected score from
+    :data:`~kozel.tools.elo.NORMAL_MIN` pairs on."""
     counts = [0] * 5
     n = 0
     s = q = 0.0
@@ -181,7 +185,7 @@ def _one_sprt(
     plain: tuple[int, str] | None = None
     corrected: tuple[int, str] | None = None
     while (plain is None or corrected is None) and n < cap:
-        pair = pairs[rng.randrange(len(pairs))]
+        pair = next(pairs)
         n += 1
         if plain is None:
             counts[round(2 * (pair[0][0] + pair[1][0]))] += 1
@@ -197,6 +201,11 @@ def _one_sprt(
     return plain or (2 * n, "none"), corrected or (2 * n, "none")
 
 
+def _drawn(pairs: Sequence[Sequence[Unit]], rng: random.Random) -> Iterator[Sequence[Unit]]:
+    while True:
+        yield pairs[rng.randrange(len(pairs))]
+
+
 def sprt_lengths(
     groups: Sequence[Sequence[Unit]], sprt: Sprt, seed: int, runs: int = 200, cap: int = 20_000
 ) -> dict[str, object]:
@@ -209,12 +218,12 @@ def sprt_lengths(
     if len(pairs) < 5:
         return {"pairs": len(pairs)}
     rng = random.Random(seed)
-    done = [_one_sprt(pairs, sprt, rng, cap) for _ in range(runs)]
+    done = [sprt_run(_drawn(pairs, rng), sprt, cap) for _ in range(runs)]
     return {
         "elo0": sprt.elo0,
         "elo1": sprt.elo1,
         "runs": runs,
         "pairs": len(pairs),
-        "results": _lengths([d[0] for d in done]),
-        "corrected": _lengths([d[1] for d in done]),
+        "results": lengths([d[0] for d in done]),
+        "corrected": lengths([d[1] for d in done]),
     }
