@@ -16,7 +16,7 @@ from kozel.analysis.luck import match_luck
 from kozel.engine.cards import CODES
 from kozel.tools.bench_luck import Pair, parse_pairs, sprt_runs
 from kozel.tools.elo import Sprt
-from kozel.tools.luck_stats import clustered, duplicate, sprt_lengths, sprt_run
+from kozel.tools.luck_stats import clustered, duplicate, duplicate_deals, sprt_lengths, sprt_run
 from kozel.tools.replay_luck import replay_records, side_luck
 from tests.analysis.replays import small_replay
 
@@ -74,6 +74,26 @@ def test_duplicate_cancels_the_shared_luck_of_a_group() -> None:
     assert isinstance(d, dict) and isinstance(dc, dict)
     assert d["low"] < 5 / 3 < d["high"]
     assert dc["low"] < 10.0 < dc["high"]
+
+
+def test_duplicate_deals_pair_deal_k_of_each_rotation_while_both_last() -> None:
+    # Deal k gives luck L (sd 3) to one seating and -L to the other; skill has sd 1: a
+    # deal's plain variance is 10, a pair's mean 1/2, so duplicate deals are worth 10 each.
+    rng = random.Random(5)
+    seeds = []
+    for _ in range(600):
+        depth = rng.randrange(1, 8)
+        lucks = [rng.gauss(0, 3) for _ in range(depth + 2)]
+        rotations = [
+            [(rng.gauss(0, 1) + sign * luck, 0.0) for luck in lucks[: depth + extra]]
+            for sign, extra in ((1, 0), (-1, 2))  # the second match lasts two deals more
+        ]
+        seeds.append(rotations)
+    got = duplicate_deals(seeds, seed=5, boot=100)
+    d = got["duplicate"]
+    assert isinstance(d, dict) and d["low"] < 10.0 < d["high"]
+    assert got["groups"] == sum(len(r[0]) for r in seeds)  # the unpaired deals are left out
+    assert duplicate_deals([[[(1.0, 1.0)] * 5]], seed=0) == {"groups": 0}  # one rotation only
 
 
 def test_an_sprt_on_less_noisy_pairs_decides_sooner() -> None:
@@ -136,6 +156,7 @@ def test_the_luck_bench_prints_every_figure_from_a_seed() -> None:
         assert set(f) >= {"plain", "corrected", "luck", "multiplier", "units", "groups"}
     assert first["deal_points"]["plain"]["value"] < 0 < second["deal_points"]["plain"]["value"]
     assert first["match_score"]["groups"] == 4  # pairs of matches with the seats swapped
+    assert first["deal_points"]["duplicate_deals"]["groups"] >= 4  # deal k of each seating
     assert first["sprt"] == {"pairs": 4}  # too few pairs to draw SPRT runs from
     self_play = out["greedy-vs-greedy-2p"]["match_score"]  # one match per seed: seat 0's
     assert self_play["groups"] == self_play["units"] == 4

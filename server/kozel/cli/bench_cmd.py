@@ -460,4 +460,8 @@ def _luck_line(f: dict[str, Any]) -> str:
     if "duplicate" in f:
         line += f", duplicate {iv(f['duplicate'])}, with the correction "
         line += iv(f["duplicate_corrected"])
+    deals = f.get("duplicate_deals", {})
+    if "duplicate" in deals:
+        line += f", duplicate deals {iv(deals['duplicate'])}, with the correction "
+        line += iv(deals["duplicate_corrected"])
     return line

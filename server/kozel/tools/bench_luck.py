@@ -29,7 +29,15 @@ from kozel.analysis.luck import LUCK_VERSION
 from kozel.engine.rules import Ruleset
 from kozel.sdk.bot import Bot
 from kozel.tools.elo import Sprt
-from kozel.tools.luck_stats import Unit, clustered, duplicate, lengths, sprt_lengths, sprt_run
+from kozel.tools.luck_stats import (
+    Unit,
+    clustered,
+    duplicate,
+    duplicate_deals,
+    lengths,
+    sprt_lengths,
+    sprt_run,
+)
 from kozel.tools.playoff import BOT, Fixture, fixtures
 from kozel.tools.replay_luck import side_luck
 
@@ -116,6 +124,14 @@ def _groups(matches: list[MatchUnits], what: str) -> list[list[Unit]]:
     return list(by.values())
 
 
+def _rotations(matches: list[MatchUnits], what: str) -> list[list[list[Unit]]]:
+    """Per seed group, each match's deals in order."""
+    by: dict[int, list[list[Unit]]] = {}
+    for m in matches:
+        by.setdefault(m.group, []).append(getattr(m, what))
+    return list(by.values())
+
+
 def bench_pair(
     pair: Pair,
     preset: str,
@@ -151,6 +167,9 @@ def bench_pair(
     }
     for what in ("points", "penalties"):
         out[f"deal_{what}"] = clustered(_groups(played, what), seed, boot)
+        out[f"deal_{what}"]["duplicate_deals"] = duplicate_deals(
+            _rotations(played, what), seed, boot
+        )
     scores = _groups(played, "score")
     out["match_score"] = clustered(scores, seed, boot) | duplicate(scores, seed, boot)
     if sprt is not None:

@@ -122,19 +122,37 @@ def clustered(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> 
     }
 
 
-def _duplicate_ratios(groups: Sequence[Sequence[Unit]], idx: list[int]) -> tuple[float, float]:
+Cluster = Sequence[Sequence[Unit]]
+"""Groups that are not independent of each other (the deal pairs of one seed), resampled
+together."""
+
+
+def _duplicate_ratios(clusters: Sequence[Cluster], idx: list[int]) -> tuple[float, float]:
     """(plain unit variance / size) over the variance of the groups' means, plain and
-    corrected, on the groups ``idx``."""
-    units = [u for i in idx for u in groups[i]]
-    size = len(groups[idx[0]])
+    corrected, on the groups of the clusters ``idx``."""
+    groups = [g for i in idx for g in clusters[i]]
+    units = [u for g in groups for u in g]
+    size = len(groups[0])
     var_unit = _Sums.of(units)
     v = (var_unit.pp - var_unit.p**2 / var_unit.n) / (var_unit.n - 1) / size
-    means = _Sums.of(
-        [(sum(u[0] for u in groups[i]) / size, sum(u[1] for u in groups[i]) / size) for i in idx]
-    )
+    means = _Sums.of([(sum(u[0] for u in g) / size, sum(u[1] for u in g) / size) for g in groups])
     vp = (means.pp - means.p**2 / means.n) / (means.n - 1)
     vc = (means.cc - means.c**2 / means.n) / (means.n - 1)
     return (v / vp if vp > 0 else math.nan), (v / vc if vc > 0 else math.nan)
+
+
+def _duplicate_of(clusters: Sequence[Cluster], seed: int, boot: int) -> dict[str, object]:
+    rng = random.Random(seed)
+    values = _duplicate_ratios(clusters, list(range(len(clusters))))
+    out: dict[str, object] = {"groups": sum(len(c) for c in clusters)}
+    for j, name in enumerate(("duplicate", "duplicate_corrected")):
+
+        def stat(idx: list[int], j: int = j) -> float:
+            return _duplicate_ratios(clusters, idx)[j]
+
+        low, high = _bootstrap(len(clusters), stat, rng, boot)
+        out[name] = _interval(values[j], low, high)
+    return out
 
 
 def duplicate(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> dict[str, object]:
@@ -145,17 +163,28 @@ def duplicate(groups: Sequence[Sequence[Unit]], seed: int, boot: int = BOOT) -> 
     full = [g for g in groups if len(g) == size]
     if len(full) < 3 or size < 2:
         return {"groups": len(full)}
-    rng = random.Random(seed)
-    values = _duplicate_ratios(full, list(range(len(full))))
-    out: dict[str, object] = {"groups": len(full)}
-    for j, name in enumerate(("duplicate", "duplicate_corrected")):
+    return _duplicate_of([[g] for g in full], seed, boot)
 
-        def stat(idx: list[int], j: int = j) -> float:
-            return _duplicate_ratios(full, idx)[j]
 
-        low, high = _bootstrap(len(full), stat, rng, boot)
-        out[name] = _interval(values[j], low, high)
-    return out
+def duplicate_deals(
+    matches: Sequence[Sequence[Sequence[Unit]]], seed: int, boot: int = BOOT
+) -> dict[str, object]:
+    """The same at the level of deals: ``matches`` holds, per seed, each rotation's deals in
+    order. The matches of one seed deal the same cards to the same places at deal *k* (the
+    deck and the dealer follow the seed and the deal's number), so deal *k* of every rotation
+    is a duplicate group while all of them last that long; a seed's groups are resampled
+    together. Against independent plain deals."""
+    clusters = []
+    for rotations in matches:
+        if len(rotations) < 2:
+            continue
+        clusters.append(
+            [[deals[k] for deals in rotations] for k in range(min(map(len, rotations)))]
+        )
+    clusters = [c for c in clusters if c]
+    if sum(map(len, clusters)) < 3:
+        return {"groups": sum(map(len, clusters))}
+    return _duplicate_of(clusters, seed, boot)
 
 
 def lengths(runs: list[tuple[int, str]]) -> dict[str, object]:
