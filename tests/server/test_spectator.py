@@ -140,6 +140,7 @@ def _each_play_comes_from_a_seat_named_to_act(events: list) -> None:
     snap = events[0].snapshot
     expected: set[int] = set(snap.deal.to_act) if snap.HasField("deal") else set()
     answers = 0
+    banks: list[int] = []
     for ev in events[1:]:
         kind = ev.WhichOneof("kind")
         if kind == "deal_start":
@@ -151,9 +152,17 @@ def _each_play_comes_from_a_seat_named_to_act(events: list) -> None:
                 answers += 1
         if ev.HasField("turn"):
             expected = set(ev.turn.seats)
+            banks = _banks_go_down(banks, list(ev.turn.bank_ms))
         elif kind in ("deal_end", "match_end"):
             expected = set()
     assert answers >= 10
+    assert len(banks) == snap.match.players
+
+
+def _banks_go_down(before: list[int], now: list[int]) -> list[int]:
+    """A turn's banks: one per seat, never more than they were."""
+    assert now and all(b <= a for a, b in zip(before or now, now, strict=True)), (before, now)
+    return now
 
 
 def test_a_spectator_sees_plays_but_never_a_hidden_card(tmp_path: Path) -> None:

@@ -158,14 +158,16 @@ def test_live_page_moves_as_the_bots_play(arena: Arena, page) -> None:
 
 def _shows_the_seat_to_act_and_its_clock(page) -> None:
     """The seat to act carries a "to act" tag and its move clock, which counts down (from the
-    5 s move clock); the standing names who is winning by the penalties."""
+    5 s move clock), and its bank; every seat shows its bank; the standing names who is
+    winning by the penalties."""
     page.select_option("select[data-action=pace]", "0.5")  # each state shown for 2 s
     for _ in range(5):
         clock = page.wait_for_selector(
             "section.seat:has([data-to-act]) [data-clock]", timeout=60_000
         )
         left = int(clock.get_attribute("data-left"))
-        assert 0 < left <= 5000 and re.fullmatch(r"clock \d+\.\d s left", clock.inner_text())
+        shown = re.fullmatch(r"clock \d+\.\d s left · bank (\d+\.\d) s", clock.inner_text())
+        assert 0 < left <= 5000 and shown and 0 <= float(shown[1]) <= 10.0, clock.inner_text()
         page.wait_for_function(
             "([c, l]) => !c.isConnected || +c.dataset.left < l - 300", arg=[clock, left]
         )
@@ -175,6 +177,8 @@ def _shows_the_seat_to_act_and_its_clock(page) -> None:
         pytest.fail("the clock never counted down while shown")
     acting = page.locator("section.seat:has([data-to-act])")
     assert 1 <= acting.count() <= 2
+    for facts in page.locator("[data-facts]").all_inner_texts():  # every seat's bank (10 s)
+        assert re.search(r" · bank (10|\d)\.\d s$", facts), facts
     standing = page.inner_text("[data-standing] div:last-child")
     assert re.match(r"(.+ is winning|Level): penalties ", standing), standing
     assert "(reaching 12 loses)" in standing

@@ -126,6 +126,11 @@ class MatchRunner(MatchHooks):
         return self.core.public_timeouts
 
     @property
+    def banks_ms(self) -> list[int]:
+        """Every seat's time bank left (ms)."""
+        return list(self.core.banks.left_ms)
+
+    @property
     def public_rejections(self) -> list[int]:
         """Refused answers per seat as anyone may know them (see :attr:`public_timeouts`)."""
         return self.core.public_rejections

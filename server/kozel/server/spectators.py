@@ -128,6 +128,11 @@ class WatchedMatch(Protocol):
     @property
     def public_timeouts(self) -> list[int]: ...
 
+    @property
+    def banks_ms(self) -> list[int]:
+        """Every seat's time bank left (ms): public, as its clock is."""
+        ...
+
     def standing(self) -> MatchOutcome:
         """The match's standing now (penalty totals or chips, who is out)."""
         ...
@@ -228,6 +233,7 @@ class SpectatorHub:
         event = mpb.SpectatorEvent(match_id=self.watched.match_id, happened_at=at, **kind)
         if turn is not None and not turn.over:
             event.turn.seats.extend(turn.to_act)
+            event.turn.bank_ms.extend(max(0, ms) for ms in self.watched.banks_ms)
         return event
 
     # -- fed by the runner ---------------------------------------------------------------------

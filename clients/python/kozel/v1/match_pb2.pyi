@@ -136,10 +136,12 @@ class SpectatorEvent(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., happened_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., hands: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., snapshot: _Optional[_Union[SpectatorSnapshot, _Mapping]] = ..., deal_start: _Optional[_Union[_referee_pb2.DealStart, _Mapping]] = ..., event: _Optional[_Union[_referee_pb2.Event, _Mapping]] = ..., deal_end: _Optional[_Union[_referee_pb2.DealEnd, _Mapping]] = ..., match_end: _Optional[_Union[_referee_pb2.MatchEnd, _Mapping]] = ..., turn: _Optional[_Union[SpectatorTurn, _Mapping]] = ...) -> None: ...
 
 class SpectatorTurn(_message.Message):
-    __slots__ = ("seats",)
+    __slots__ = ("seats", "bank_ms")
     SEATS_FIELD_NUMBER: _ClassVar[int]
+    BANK_MS_FIELD_NUMBER: _ClassVar[int]
     seats: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
+    bank_ms: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seats: _Optional[_Iterable[int]] = ..., bank_ms: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class SpectatorSnapshot(_message.Message):
     __slots__ = ("match", "full", "delay_ms", "deal_start", "deal", "timeouts", "ladder")

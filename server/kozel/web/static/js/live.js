@@ -22,7 +22,7 @@
 
   const st = { names: [], players: 0, trump: "", trumpCard: "", dealer: 0, deal: 0, sizes: [], known: [],
                hands: null, trick: [], last: null, talon: 0, totals: [], events: 0, over: false, winner: null,
-               seats: [], rules: null, money: false, toAct: [], turnAt: 0, moveMs: 0, points: [], won: [] };
+               seats: [], rules: null, money: false, toAct: [], turnAt: 0, moveMs: 0, points: [], won: [], banks: [] };
   // Penalty totals by side, or chips by seat in the money game, as a deal starts.
   const totalsOf = (d) => (st.money ? d.chips : d.penalty_totals) || [];
   const seatName = (s) => st.names[s || 0] || `seat ${s || 0}`;
@@ -45,8 +45,9 @@
     for (let s = 0; s < st.players; s++) {
       const shown = st.hands ? st.hands[s] || [] : st.known[s] || [];
       seats.push({ seat: s, name: seatName(s), side: sideOf(s), dealer: st.dealer === s, toAct: acting.includes(s),
-        cards: shown, hidden: Math.max(0, (st.sizes[s] || 0) - shown.length), clock,
-        facts: `${K.count(st.sizes[s] || 0, "card")} · ${K.count(st.won[s] || 0, "trick")}` });
+        cards: shown, hidden: Math.max(0, (st.sizes[s] || 0) - shown.length), clock, bank: st.banks[s],
+        facts: `${K.count(st.sizes[s] || 0, "card")} · ${K.count(st.won[s] || 0, "trick")}`
+          + (st.banks[s] === undefined ? "" : ` · bank ${(st.banks[s] / 1000).toFixed(1)} s`) });
     }
     const last = st.last;
     Table.draw(board, {
@@ -79,7 +80,10 @@
   function handle(kind, ev) {
     st.events++;
     if (ev.hands) { st.hands = []; for (const h of ev.hands) st.hands[h.seat || 0] = h.cards || []; }
-    if (ev.turn) { st.toAct = ev.turn.seats || []; st.turnAt = performance.now(); } // its clock starts as it is shown
+    if (ev.turn) { // its clock starts as it is shown
+      st.toAct = ev.turn.seats || []; st.turnAt = performance.now();
+      if (ev.turn.bank_ms) st.banks = ev.turn.bank_ms;
+    }
     if (kind === "snapshot") {
       const snap = ev.snapshot, m = snap.match || {};
       st.players = m.players || 0;

@@ -25,7 +25,8 @@ const Table = {
   },
 
   // A seat's panel. `s`: { seat, name, side, dealer, toAct, out, you, cards, hidden, facts,
-  // clock (ms left on the move clock, counted down while shown), extra (a node) }.
+  // clock (ms left on the move clock, counted down while shown), bank (its time bank, ms, as
+  // the turn began), extra (a node) }.
   seat(t, s) {
     const teams = t.teams;
     return K.el("section", {
@@ -38,7 +39,7 @@ const Table = {
       K.el("span", { class: "tag side", text: `seat ${s.seat} · ${Table.sideLabel(s.side, teams)}` }),
       s.dealer ? K.el("span", { class: "tag", text: "dealer" }) : null,
       s.toAct ? K.el("span", { class: "tag act", "data-to-act": "", text: "to act" }) : null,
-      s.toAct && s.clock !== undefined ? Table.clock(s.clock) : null,
+      s.toAct && s.clock !== undefined ? Table.clock(s.clock, s.bank) : null,
       s.you ? K.el("span", { class: "tag", text: "you" }) : null,
       s.out ? K.el("span", { class: "tag", text: "out" }) : null),
     K.el("div", { class: "hand", "data-hand": s.seat }, Cards.hand(s.cards, s.hidden, t.trump, false)),
@@ -46,9 +47,11 @@ const Table = {
     s.extra || null);
   },
 
-  // The move clock of the seat to act, counted down from `ms` (Table.tick updates it).
-  clock(ms) {
+  // The move clock of the seat to act, counted down from `ms`, then its bank (Table.tick
+  // updates it).
+  clock(ms, bank) {
     const el = K.el("span", { class: "tag clock", "data-clock": "", "data-deadline": performance.now() + ms, role: "timer" });
+    if (bank !== undefined) el.dataset.bank = bank;
     Table.showClock(el);
     return el;
   },
@@ -56,7 +59,10 @@ const Table = {
   showClock(el) {
     const left = +el.dataset.deadline - performance.now();
     el.dataset.left = Math.round(left);
-    el.textContent = left >= 0 ? `clock ${(left / 1000).toFixed(1)} s left` : `clock: on its bank for ${(-left / 1000).toFixed(1)} s`;
+    const bank = el.dataset.bank === undefined ? undefined : +el.dataset.bank;
+    const secs = (ms) => (Math.max(0, ms) / 1000).toFixed(1);
+    if (left >= 0) el.textContent = `clock ${secs(left)} s left` + (bank === undefined ? "" : ` · bank ${secs(bank)} s`);
+    else el.textContent = bank === undefined ? `clock: on its bank for ${secs(-left)} s` : `clock: on its bank, ${secs(bank + left)} s left`;
     el.classList.toggle("over", left < 0);
   },
 
