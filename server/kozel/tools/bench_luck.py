@@ -19,8 +19,9 @@ their matches vary with the load).
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -175,7 +176,9 @@ def bench_pair(
     if sprt is not None:
         out["sprt"] = sprt_lengths(scores, sprt, seed)
         if played_runs and players == 2:
-            out["sprt_played"] = sprt_runs(pair, preset, played_runs, seed, jobs, sprt)
+            out["sprt_played"] = sprt_runs(
+                pair, preset, played_runs, seed, jobs, sprt, progress=_stderr
+            )
     return out
 
 
@@ -213,11 +216,19 @@ def _played_pairs(
 
 
 def sprt_runs(
-    pair: Pair, preset: str, runs: int, seed: int, jobs: int, sprt: Sprt, cap: int = 500
+    pair: Pair,
+    preset: str,
+    runs: int,
+    seed: int,
+    jobs: int,
+    sprt: Sprt,
+    cap: int = 500,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """``runs`` real SPRTs at two players, each on fresh seeds: pairs are played until both
     tests, on the results and on the luck-corrected pairs, have decided (at most ``cap``
-    pairs); both read the same matches, so their lengths compare run by run."""
+    pairs); both read the same matches, so their lengths compare run by run. ``progress``
+    hears each run as it ends."""
     done = []
     start = time.perf_counter()
     with ProcessPoolExecutor(max(1, jobs)) as pool:
@@ -225,6 +236,9 @@ def sprt_runs(
             key = b"kozel-bench-sprt" + seed.to_bytes(8, "big") + r.to_bytes(8, "big")
             base = hashlib.sha256(key).digest()
             done.append(sprt_run(_played_pairs(pool, pair, preset, base, jobs), sprt, cap))
+            if progress is not None:
+                (pn, pv), (cn, cv) = done[-1]
+                progress(f"SPRT run {r + 1}/{runs}: results {pn} {pv}, corrected {cn} {cv}")
     shorter = sum(c[0] < p[0] for p, c in done)
     return {
         "elo0": sprt.elo0,
@@ -237,6 +251,10 @@ def sprt_runs(
         "corrected_longer": sum(c[0] > p[0] for p, c in done),
         "each": [[p[0], p[1], c[0], c[1]] for p, c in done],
     }
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _mean(runs: Iterator[tuple[int, str]]) -> float:
