@@ -314,9 +314,7 @@ class Store:
             row = s.scalar(select(BotRow).where(BotRow.name == name))
             if row is None:
                 raise StoreError(f"no bot named {name!r}")
-            if token is not None and not secrets.compare_digest(
-                row.token_hash, hash_token(token)
-            ):
+            if token is not None and not secrets.compare_digest(row.token_hash, hash_token(token)):
                 raise StoreError(f"this token is not bot {name!r}'s")
             row.plays_people = plays
 

@@ -26,7 +26,7 @@ from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.running import MatchStart, OnDone, RunningMatches
 from kozel.server.session import Session
 from kozel.server.store_queue import StoreQueue
-from kozel.server.tables import Table, TableRequest, Tables
+from kozel.server.tables import Lender, Table, TableRequest, Tables
 from kozel.server.tournament_runtime import TournamentRuntime
 
 log = structlog.get_logger("kozel.lobby")
@@ -170,13 +170,14 @@ class Lobby:
                 f"limit of {cap} deals a match (limits.max_match_deals)"
             )
 
-    def create_table(self, req: TableRequest) -> Table:
-        """Open a table (raises :class:`errors.Refused` saying why not)."""
+    def create_table(self, req: TableRequest, lend: Lender | None = None) -> Table:
+        """Open a table (raises :class:`errors.Refused` saying why not); ``lend`` seats its
+        ladder bots (:func:`kozel.server.people.lend`)."""
         req.rules.check_players(req.players)
         self.check_length(req.rules)
         if self.draining:
             raise errors.Unavailable("the referee is draining before it stops: it opens no tables")
-        return self.tables.create(req)
+        return self.tables.create(req, lend)
 
     def has_table(self, table_id: str) -> bool:
         """Whether a bot may join ``table_id`` here (a table, or a tournament game's seat)."""

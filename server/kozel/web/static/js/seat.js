@@ -38,16 +38,19 @@ const Seat = {
       return;
     }
     const wanted = new URLSearchParams(location.search).get("opponent");
+    const bots = opts.bots || []; // connected ladder bots that play people, seated as "bot:NAME"
     const choice = (value) => K.el("option", { value, text: value || "my own bot (joins with the table id)" });
+    const botChoice = (b) => K.el("option", { value: "bot:" + b.name, text: `${b.name} (a ladder bot${b.free ? "" : ", busy now"})` });
     const seatsBox = K.el("div", { id: "opponents" });
     const players = K.el("select", { id: "players", name: "players" }, [2, 3, 4].map((n) => K.el("option", { value: n, text: `${n} players` })));
     const fill = () => {
       const n = Number(players.value);
       seatsBox.replaceChildren(...Array.from({ length: n - 1 }, (_, i) => K.el("label", {},
         `Seat ${i + 1}${n === 4 && i === 1 ? " (your partner)" : ""} `,
-        K.el("select", { name: "opponent", "data-seat": i + 1 }, opts.opponents.map(choice), choice("")))));
+        K.el("select", { name: "opponent", "data-seat": i + 1 }, opts.opponents.map(choice), bots.map(botChoice), choice("")))));
       for (const s of seatsBox.querySelectorAll("select")) s.value = opts.opponents.includes(wanted) ? wanted : "greedy";
       if (wanted === "own") seatsBox.querySelector("select").value = ""; // a bot page's "play it by hand"
+      if (bots.some((b) => "bot:" + b.name === wanted)) seatsBox.querySelector("select").value = wanted; // "Play this bot"
     };
     players.addEventListener("change", fill);
     fill();
@@ -81,7 +84,7 @@ const Seat = {
         out.textContent = String(err.message || err);
       }
     });
-    main.append(K.el("p", { text: "Play in your browser against the house bots (or seat your own bot at the table). Matches against people are never rated." }), formEl);
+    main.append(K.el("p", { text: "Play in your browser against the house bots, the connected bots whose authors let people play them, or seat your own bot at the table. Matches against people are never rated." }), formEl);
   },
 
   // -- /play/ID: the seat ------------------------------------------------------------------
