@@ -31,6 +31,7 @@ pytestmark = [
 # Each bot on a ladder of its own: alone there, it waits (free) and is never paired.
 BOTS = {"lad-a": "ladder-a", "lad-b": "ladder-b"}  # lad-a plays people, lad-b does not
 ABSENT = "lad-c"  # plays people, never connected
+KOZEL_BOT = [sys.executable, "-m", "kozel.cli.main", "bot", "greedy", "--server"]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store
                 env={**os.environ, "KOZEL_BOT_TOKEN": tokens[name]},
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+            )
             for name, ladder in BOTS.items()
         ]
         try:
