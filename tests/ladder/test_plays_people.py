@@ -65,7 +65,8 @@ def until(check: Callable[[], object], what: str, limit_s: float = 60) -> None:
 def arena(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[RefereeProcess, Store, dict[str, str], referee_pb2_grpc.RefereeServiceStub]]:
-    monkeypatch.setenv("KOZEL_LIMITS__EMPTY_TABLE_LINGER_S", "2")  # an unjoined table goes soon
+    monkeypatch.setenv("KOZEL_LIMITS__EMPTY_TABLE_LINGER_S", "6")  # an unjoined table goes soon
+    monkeypatch.setenv("KOZEL_LIMITS__MAX_PEOPLE_WAITING_PER_BOT", "1")
     ref, store, tokens = start_ladder_referee(tmp_path, LADDERS, BOTS)
     channel = grpc.insecure_channel(ref.address)
     try:
@@ -127,6 +128,41 @@ def test_a_person_plays_an_opted_in_ladder_bot_unrated_and_it_goes_back_to_its_l
         bots.append(on_ladder(ref, "lad-c", tokens["lad-c"]))
         until(lambda: store.match_counts(LADDER).get("finished", 0) >= 1, "a rated match", 120)
         assert "lad-c" not in opponents(stub)  # connected, but it does not play people
+    finally:
+        for bot in bots:
+            bot.terminate()
+        for bot in bots:
+            bot.wait(timeout=30)
+
+
+def test_a_table_for_a_busy_bot_waits_for_its_next_free_slot(
+    arena: tuple[RefereeProcess, Store, dict[str, str], referee_pb2_grpc.RefereeServiceStub],
+) -> None:
+    ref, store, tokens, stub = arena
+    store.set_plays_people("lad-a", True)
+    bots = [on_ladder(ref, "lad-a", tokens["lad-a"])]
+    try:
+        until(lambda: opponents(stub).get("lad-a") is True, "lad-a connected and free")
+        first = stub.CreateTable(table("lad-a"), timeout=10)  # nobody joins: its slot is held
+        assert opponents(stub)["lad-a"] is False
+        second = stub.CreateTable(table("lad-a"), timeout=10)  # waits for the next free slot
+        err = refusal(lambda: stub.CreateTable(table("lad-a"), timeout=10))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.details()
+        assert "max_people_waiting_per_bot" in str(err.details())
+        person = kozel("bot", "random", "--server", ref.address, "--table", second.table_id,
+                       "--name", "person", "--quiet")  # fmt: skip
+        # The first table closes unplayed; its slot goes to the waiting table, not the ladder.
+        done = stub.WaitTable(referee_pb2.WaitTableRequest(table_id=second.table_id), timeout=90)
+        assert [p.name for p in done.seating] == ["person", "lad-a"]
+        assert person.wait(timeout=60) == 0
+        err = refusal(
+            lambda: stub.WaitTable(
+                referee_pb2.WaitTableRequest(table_id=first.table_id), timeout=10
+            )
+        )
+        assert err.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.NOT_FOUND)
+        assert store.match_counts(LADDER) == {}
+        until(lambda: opponents(stub).get("lad-a") is True, "lad-a back on its ladder", 30)
     finally:
         for bot in bots:
             bot.terminate()

@@ -6,15 +6,16 @@ taken out of the ladder's waiting list (:meth:`LadderRuntime.reserve`, as the sh
 scheduler holds a slot for an assigned match), so its ladder neither pairs it there meanwhile
 nor counts the match; once the table's match starts, the slot is the match's (the session's
 running links count it), and when it ends the bot waits on its ladder again as after any
-match. A table that never starts gives the slot back. A bot is lent only from a free slot:
-a person never takes a bot out of a match, and a bot with ``max_matches`` 1 plays a person
-only when it is idle. The match is a table match: no ladder, no rating, no meeting cap.
+match. A person never takes a bot out of a match: a bot whose slots all play is lent its
+next free one, before its ladder pairs it again (the table waits up to ``people_wait_s``;
+at most ``max_people_waiting_per_bot`` tables wait for one bot). A table that never starts
+gives the slot back. The match is a table match: no ladder, no rating, no meeting cap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from kozel.server import errors
 from kozel.server.ladder_runtime import LadderRuntime
@@ -23,27 +24,44 @@ from kozel.server.session import RemoteLink, Session
 MAX_SEATS = 4  # ladder_bots entries a table request may hold (the most players a table has)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Loan:
-    """One match slot of a connected ladder bot, lent to a person's table."""
+    """One match slot of a connected ladder bot, lent to a person's table: granted at once
+    (``link`` set) or when the bot's next slot frees up (``on_ready`` is then called)."""
 
-    ladder: LadderRuntime
-    session: Session
-    link: RemoteLink
+    name: str
+    lender: Lender
+    ladder: LadderRuntime | None = None
+    session: Session | None = None
+    link: RemoteLink | None = None
+    on_ready: Callable[[Loan], None] = field(default=lambda _: None)
     settled: bool = False
+
+    def grant(self, ladder: LadderRuntime, session: Session) -> None:
+        """Take one free slot of ``session`` on ``ladder``."""
+        ladder.reserve(session)
+        self.ladder, self.session = ladder, session
+        self.link = session.new_link()
+        self.link.name = self.name
+        self.on_ready(self)
 
     def started(self) -> None:
         """The table's match started: the slot is the match's now."""
-        if not self.settled:
+        if not self.settled and self.ladder is not None and self.session is not None:
             self.settled = True
             self.ladder.unreserve(self.session)
 
     def give_back(self) -> None:
-        """The table will not be played: the slot waits on the ladder again."""
-        if not self.settled:
-            self.settled = True
-            self.ladder.unreserve(self.session)
-            self.ladder.join(self.session)
+        """The table will not be played: the slot waits on the ladder again (or the table
+        stops waiting for one)."""
+        if self.settled:
+            return
+        self.settled = True
+        if self.ladder is None or self.session is None:
+            self.lender.cancel(self)
+            return
+        self.ladder.unreserve(self.session)
+        self.ladder.join(self.session)
 
 
 def ladder_sessions(
@@ -70,25 +88,60 @@ def is_free(session: Session, ladder: LadderRuntime) -> bool:
     )
 
 
-def lend(name: str, sessions: Iterable[Session], ladders: Mapping[str, LadderRuntime]) -> Loan:
-    """A free match slot of the connected ladder bot ``name`` (:class:`errors.Conflict` when it
-    is not connected here or all its slots are busy)."""
-    mine = [s for s in ladder_sessions(sessions, ladders) if s.bot.name == name]
-    if not mine:
-        raise errors.Conflict(
-            f"bot {name!r} is not connected to a ladder of this referee: "
-            "a person can play it only while it is"
-        )
-    for session in mine:
-        ladder = ladders[str(session.ladder)]
-        if is_free(session, ladder):
-            ladder.reserve(session)
-            link = session.new_link()
-            link.name = session.bot.name
-            return Loan(ladder, session, link)
-    raise errors.Conflict(
-        f"bot {name!r} is busy: every match slot it has is playing; try again when one ends"
-    )
+class Lender:
+    """The loans of one referee's ladders, and the tables waiting for a busy bot."""
+
+    def __init__(self, ladders: Mapping[str, LadderRuntime], max_waiting: int) -> None:
+        self.ladders = ladders
+        self.max_waiting = max_waiting
+        self.waiting: dict[str, list[Loan]] = {}  # by bot name, oldest first
+
+    def lend(self, name: str, sessions: Iterable[Session]) -> Loan:
+        """A slot of the connected ladder bot ``name``: a free one now, else its next
+        (:class:`errors.Conflict` when it is not connected here, :class:`errors.Exhausted`
+        when too many tables wait for it already)."""
+        mine = [s for s in ladder_sessions(sessions, self.ladders) if s.bot.name == name]
+        if not mine:
+            raise errors.Conflict(
+                f"bot {name!r} is not connected to a ladder of this referee: "
+                "a person can play it only while it is"
+            )
+        loan = Loan(name, self)
+        for session in mine:
+            ladder = self.ladders[str(session.ladder)]
+            if is_free(session, ladder):
+                loan.grant(ladder, session)
+                return loan
+        queue = self.waiting.setdefault(name, [])
+        if len(queue) >= self.max_waiting:
+            raise errors.Exhausted(
+                f"{len(queue)} tables wait for bot {name!r} already "
+                "(limits.max_people_waiting_per_bot); try again later"
+            )
+        queue.append(loan)
+        return loan
+
+    def offer(self, session: Session) -> None:
+        """``session`` waits on its ladder again: the tables waiting for its bot take its
+        free slots first (the ladder's hook, called before it pairs the bot)."""
+        queue = self.waiting.get(session.bot.name) if session.bot is not None else None
+        ladder = self.ladders.get(str(session.ladder))
+        while queue and ladder is not None and is_free(session, ladder):
+            queue.pop(0).grant(ladder, session)
+        if queue is not None and not queue:
+            del self.waiting[session.bot.name]
+
+    def cancel(self, loan: Loan) -> None:
+        """A waiting table closed: it no longer waits for its bot."""
+        queue = self.waiting.get(loan.name, [])
+        if loan in queue:
+            queue.remove(loan)
+        if not queue:
+            self.waiting.pop(loan.name, None)
+
+    def pending(self, name: str) -> int:
+        """Tables waiting for bot ``name``."""
+        return len(self.waiting.get(name, ()))
 
 
 def opponents(

@@ -400,7 +400,7 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             )
             await self._plays_people(req)
             table = self.lobby.create_table(
-                req, lambda name: people.lend(name, self.sessions.values(), self.lobby.ladders)
+                req, lambda name: self.lobby.lender.lend(name, self.sessions.values())
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

@@ -4,6 +4,7 @@ order, started when full, kept a while after for ``WaitTable``, closed if they n
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -81,7 +82,7 @@ class TableRequest:
 
 
 Starter = Callable[[MatchStart, OnDone | None, bool], MatchRunner]
-Lender = Callable[[str], Loan]  # a free match slot of the connected ladder bot so named
+LendSlot = Callable[[str], Loan]  # a free match slot of the connected ladder bot so named
 
 
 class Tables:
@@ -108,7 +109,7 @@ class Tables:
     def get(self, table_id: str) -> Table | None:
         return self.by_id.get(table_id)
 
-    def create(self, req: TableRequest, lend: Lender | None = None) -> Table:
+    def create(self, req: TableRequest, lend: LendSlot | None = None) -> Table:
         """Open a table (raises :class:`errors.Refused` saying why not); ``lend`` seats the
         request's ladder bots."""
         self._check(req)
@@ -127,12 +128,35 @@ class Tables:
                 table.house_at[i] = LocalLink(f"{name}-{i}", self.house_bots[name]())
         seats = (i for i, name in enumerate(req.ladder_bots) if name)
         for i, loan in zip(seats, table.loans):
-            table.house_at[i] = loan.link
+            if loan.link is not None:
+                table.house_at[i] = loan.link
+            else:  # a busy bot: seated when its next slot frees up
+                loan.on_ready = functools.partial(self._seat_loan, table, i)
+        if any(loan.link is None for loan in table.loans):
+            loop.call_later(self.config.people_wait_s, self._expire_waiting, table)
         self.start_if_full(table)
         loop.call_later(self.config.table_linger_s, self._expire, table)
         if len(table.house_at) < req.players:  # nobody may come: an empty table goes sooner
             loop.call_later(self.config.empty_table_linger_s, self._expire, table, True)
         return table
+
+    def _seat_loan(self, table: Table, seat: int, loan: Loan) -> None:
+        """A busy ladder bot's slot freed up: it takes its seat (the match may start)."""
+        if self.by_id.get(table.id) is not table or table.runner is not None or not loan.link:
+            loan.give_back()
+            return
+        table.house_at[seat] = loan.link
+        self.start_if_full(table)
+
+    def _expire_waiting(self, table: Table) -> None:
+        """A table still waiting for a busy ladder bot after ``people_wait_s`` closes."""
+        late = [loan.name for loan in table.loans if loan.link is None]
+        if late:
+            self._expire(
+                table,
+                why=f"bot {late[0]!r} had no free match slot within "
+                f"{self.config.people_wait_s:g} s (limits.people_wait_s)",
+            )
 
     def _check(self, req: TableRequest) -> None:
         config = self.config
@@ -199,9 +223,9 @@ class Tables:
             self.config.table_linger_s, self.by_id.pop, table.id, None
         )
 
-    def _expire(self, table: Table, if_empty: bool = False) -> None:
+    def _expire(self, table: Table, if_empty: bool = False, why: str = "") -> None:
         """A table that never filled (or, ``if_empty``, that no remote bot joined) is closed;
-        its waiting bots are told why."""
+        its waiting bots are told why (``why``, or that it did not fill in time)."""
         if table.runner is not None or self.by_id.get(table.id) is not table:
             return
         if if_empty and table.joined:
@@ -213,10 +237,9 @@ class Tables:
             loan.give_back()
         for link in table.links:
             if (stream := link.session.stream) is not None:
+                linger = self.config.table_linger_s
                 stream.close(
-                    errors.Expired(
-                        f"table {table.id!r} did not fill within {self.config.table_linger_s:g} s"
-                    )
+                    errors.Expired(why or f"table {table.id!r} did not fill within {linger:g} s")
                 )
         if table.done is not None and not table.done.done():
             table.done.set_exception(errors.Expired(f"table {table.id!r} never filled"))
@@ -248,7 +271,7 @@ def check_ladder_bots(req: TableRequest) -> None:
         raise errors.Invalid("a ladder bot sits at one seat of a table")
 
 
-def _borrow(names: tuple[str, ...], lend: Lender | None) -> list[Loan]:
+def _borrow(names: tuple[str, ...], lend: LendSlot | None) -> list[Loan]:
     """A slot of each named ladder bot, or none at all (those lent are given back)."""
     loans: list[Loan] = []
     if not any(names):

@@ -143,6 +143,7 @@ class Seat:
     address: str
     table_id: str = ""
     own_bot: bool = False  # a seat waits for the person's own bot to join the table
+    waiting_for: list[str] = field(default_factory=list)  # ladder bots, until the match starts
     version: int = 0
     start: dict[str, Any] | None = None
     deal: dict[str, Any] | None = None
@@ -231,6 +232,7 @@ class Seat:
             "version": self.version,
             "table_id": self.table_id,
             "own_bot": self.own_bot,
+            "waiting_for": self.waiting_for,
             "match": self.start,
             "deal": self.deal,
             "hand": self.hand,
@@ -257,6 +259,7 @@ class PersonBot(AsyncBot):
     def on_match_start(self, msg: referee_pb2.MatchStart) -> None:
         self.seat.start = _dict(msg)
         self.seat.own_bot = False
+        self.seat.waiting_for = []
         self.seat.bump()
 
     def on_deal_start(self, msg: referee_pb2.DealStart) -> None:
@@ -382,6 +385,7 @@ class Seats:
         seat = Seat(uuid.uuid4().hex[:16], secrets.token_urlsafe(24), req.name, address)
         seat.table_id = await self._create_table(req, address)
         seat.own_bot = OWN_BOT in req.opponents
+        seat.waiting_for = [o.removeprefix(LADDER_BOT) for o in req.opponents if ladder_bot(o)]
         self.by_id[seat.id] = seat
         self.started.setdefault(address, deque()).append(time.monotonic())
         seat.task = asyncio.get_running_loop().create_task(self._play(seat))

@@ -53,7 +53,7 @@
     else {
       box.append(K.link("Play this bot", "/play?opponent=" + encodeURIComponent("bot:" + bot.name)));
       box.lastChild.id = "play-this-bot";
-      box.append(here.free ? ": open a table against it (never rated)" : ": it is busy with its matches now; try again when one ends");
+      box.append(here.free ? ": open a table against it (never rated)" : ": it is busy with its matches now; your table waits for its next free match slot");
     }
     return box;
   }

@@ -40,7 +40,7 @@ const Seat = {
     const wanted = new URLSearchParams(location.search).get("opponent");
     const bots = opts.bots || []; // connected ladder bots that play people, seated as "bot:NAME"
     const choice = (value) => K.el("option", { value, text: value || "my own bot (joins with the table id)" });
-    const botChoice = (b) => K.el("option", { value: "bot:" + b.name, text: `${b.name} (a ladder bot${b.free ? "" : ", busy now"})` });
+    const botChoice = (b) => K.el("option", { value: "bot:" + b.name, text: `${b.name} (a ladder bot${b.free ? "" : ", busy now: your table waits for it"})` });
     const seatsBox = K.el("div", { id: "opponents" });
     const players = K.el("select", { id: "players", name: "players" }, [2, 3, 4].map((n) => K.el("option", { value: n, text: `${n} players` })));
     const fill = () => {
@@ -133,7 +133,8 @@ const Seat = {
     if (!s.match) {
       main.append(K.el("p", { class: "notice", id: "seat-status", role: "status", text: s.error ? s.error
         : s.own_bot ? `Waiting for your bot: start it with --table ${s.table_id} (for example: kozel bot greedy --server ADDRESS --table ${s.table_id}).`
-          : "Waiting for the match to start…" }));
+          : (s.waiting_for || []).length ? `Waiting for ${s.waiting_for.join(", ")}: the match starts as soon as it has a free match slot (it may be finishing a ladder match).`
+            : "Waiting for the match to start…" }));
       return;
     }
     main.append(Seat.seating(), Seat.board());
