@@ -80,6 +80,7 @@ def arena(
 def opponents(stub: referee_pb2_grpc.RefereeServiceStub) -> dict[str, bool]:
     got = stub.ListOpponents(referee_pb2.ListOpponentsRequest(), timeout=10)
     assert "greedy" in got.house_bots
+    assert all((b.players, b.ruleset) == (2, "classic") for b in got.ladder_bots)
     return {b.name: b.free for b in got.ladder_bots if b.ladder == LADDER}
 
 
@@ -192,6 +193,12 @@ def test_refusals(
         )
         assert stub.SetPlaysPeople(mine, timeout=30).plays_people
         until(lambda: opponents(stub).get("lad-b") is True, "lad-b offered")
+        # It plays 2-player classic: another ruleset or player count is refused.
+        for other in (table("lad-b", players=3), table("lad-b")):
+            if other.players == 2:
+                other.ruleset.preset = "balkan"
+            err = refusal(functools.partial(stub.CreateTable, other, timeout=10))
+            assert "plays 2-player 'classic'" in str(err.details()), err.details()
     finally:
         bot.terminate()
         bot.wait(timeout=30)

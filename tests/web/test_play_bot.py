@@ -31,6 +31,7 @@ pytestmark = [
 # Each bot on a ladder of its own: alone there, it waits (free) and is never paired.
 BOTS = {"lad-a": "ladder-a", "lad-b": "ladder-b"}  # lad-a plays people, lad-b does not
 ABSENT = "lad-c"  # plays people, never connected
+RULESET = "classic-no-combos"  # the ladders' game: a person's table for their bots plays it
 KOZEL_BOT = [sys.executable, "-m", "kozel.cli.main", "bot", "greedy", "--server"]
 
 
@@ -43,9 +44,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store
     tokens = {name: store.register_bot(name) for name in [*BOTS, ABSENT]}
     for name in ("lad-a", ABSENT):
         store.set_plays_people(name, True)
-    ladders = [
-        {"name": lad, "players": 2, "ruleset": {"preset": "classic"}} for lad in BOTS.values()
-    ]
+    ladders = [{"name": lad, "players": 2, "ruleset": {"preset": RULESET}} for lad in BOTS.values()]
     storage = {"data_dir": str(tmp / "data"), "replay_dir": str(tmp / "replays")}
     for grpc_address, web in serve(tmp, ladders=ladders, storage={**storage, "database_url": url}):
         bots = [
@@ -94,7 +93,9 @@ def test_only_connected_bots_that_play_people_are_offered_and_others_refused(
     arena: tuple[str, Store],
 ) -> None:
     web, _ = arena
-    assert [b["name"] for b in options(web)["bots"]] == ["lad-a"]
+    assert options(web)["bots"] == [
+        {"name": "lad-a", "ladder": "ladder-a", "free": True, "players": 2, "ruleset": RULESET}
+    ]
     assert call("GET", web + "/api/bots/lad-a")[1]["plays_people"] is True
     assert call("GET", web + "/api/bots/lad-b")[1]["plays_people"] is False
     cases = [
@@ -104,10 +105,20 @@ def test_only_connected_bots_that_play_people_are_offered_and_others_refused(
         ("bot:" + "x" * 65, 422, ""),
     ]
     for opponent, status, words in cases:
-        got = call("POST", web + "/api/seats", {"name": "Ann", "opponents": [opponent]})
+        body = {"name": "Ann", "opponents": [opponent], "ruleset": RULESET}
+        got = call("POST", web + "/api/seats", body)
         assert got[0] == status and words in str(got[1]), (opponent, got)
+    # It plays its ladder's game only (any number of deals).
+    for other in (
+        {"ruleset": "classic"},
+        {"ruleset": RULESET, "opponents": ["bot:lad-a", "greedy"]},
+    ):
+        body = {"name": "Ann", "opponents": ["bot:lad-a"], **other}
+        got = call("POST", web + "/api/seats", body)
+        assert got[0] == 409 and f"plays 2-player '{RULESET}'" in got[1]["detail"], got
     # Two seats of a 3-player table for one bot: refused by the referee, nothing left behind.
-    got = call("POST", web + "/api/seats", {"name": "A", "opponents": ["bot:lad-a"] * 2})
+    body = {"name": "A", "opponents": ["bot:lad-a"] * 2, "ruleset": RULESET}
+    got = call("POST", web + "/api/seats", body)
     assert got[0] == 422 and "one seat" in got[1]["detail"], got
     assert [b["free"] for b in options(web)["bots"]] == [True]
 
@@ -126,6 +137,8 @@ def test_a_person_plays_the_bot_from_its_page(page, arena: tuple[str, Store]) ->
     page.wait_for_selector("#opponents select", timeout=30_000)
     assert page.url.endswith("/play?opponent=" + quote("bot:lad-a", safe=""))
     assert page.eval_on_selector("#opponents select", "s => s.value") == "bot:lad-a"
+    assert page.eval_on_selector("#ruleset", "s => s.value") == RULESET  # the bot's game
+    assert page.eval_on_selector("#players", "s => s.value") == "2"
     page.fill("#name", "<b>Ann</b>")
     page.select_option("#clock", "relaxed")
     page.select_option("#deals", "1")
@@ -144,6 +157,6 @@ def test_a_person_plays_the_bot_from_its_page(page, arena: tuple[str, Store]) ->
     assert store.match_counts("ladder-a") == {}
     assert [(s.name, s.mu, s.sigma, s.matches) for s in store.standings("ladder-a")] == before
     deadline = time.monotonic() + 30
-    while options(web)["bots"] != [{"name": "lad-a", "ladder": "ladder-a", "free": True}]:
+    while not options(web)["bots"][0]["free"]:
         assert time.monotonic() < deadline, options(web)
         time.sleep(0.5)

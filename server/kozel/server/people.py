@@ -10,13 +10,16 @@ match. A person never takes a bot out of a match: a bot whose slots all play is 
 next free one, before its ladder pairs it again (the table waits up to ``people_wait_s``;
 at most ``max_people_waiting_per_bot`` tables wait for one bot). A table that never starts
 gives the slot back. The match is a table match: no ladder, no rating, no meeting cap.
+A bot plays people only the game of its ladder (its ruleset and player count; the number of
+deals may differ): what its author built and tested it for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from kozel.engine.rules import Ruleset
 from kozel.server import errors
 from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.session import RemoteLink, Session
@@ -96,15 +99,23 @@ class Lender:
         self.max_waiting = max_waiting
         self.waiting: dict[str, list[Loan]] = {}  # by bot name, oldest first
 
-    def lend(self, name: str, sessions: Iterable[Session]) -> Loan:
-        """A slot of the connected ladder bot ``name``: a free one now, else its next
-        (:class:`errors.Conflict` when it is not connected here, :class:`errors.Exhausted`
-        when too many tables wait for it already)."""
-        mine = [s for s in ladder_sessions(sessions, self.ladders) if s.bot.name == name]
-        if not mine:
+    def lend(self, name: str, sessions: Iterable[Session], rules: Ruleset, players: int) -> Loan:
+        """A slot of the connected ladder bot ``name`` for a table of ``rules`` and
+        ``players``: a free one now, else its next (:class:`errors.Conflict` when it is not
+        connected here or plays another game, :class:`errors.Exhausted` when too many tables
+        wait for it already)."""
+        connected = [s for s in ladder_sessions(sessions, self.ladders) if s.bot.name == name]
+        if not connected:
             raise errors.Conflict(
                 f"bot {name!r} is not connected to a ladder of this referee: "
                 "a person can play it only while it is"
+            )
+        mine = [s for s in connected if plays(self.ladders[str(s.ladder)], rules, players)]
+        if not mine:
+            spec = self.ladders[str(connected[0].ladder)].spec
+            raise errors.Conflict(
+                f"bot {name!r} plays {spec.players}-player {spec.ruleset.preset!r} matches "
+                f"(ladder {spec.name!r}): a table for it has that ruleset and player count"
             )
         loan = Loan(name, self)
         for session in mine:
@@ -142,6 +153,15 @@ class Lender:
     def pending(self, name: str) -> int:
         """Tables waiting for bot ``name``."""
         return len(self.waiting.get(name, ()))
+
+
+def plays(ladder: LadderRuntime, rules: Ruleset, players: int) -> bool:
+    """Whether a table of ``rules`` and ``players`` plays the game of ``ladder`` (any number
+    of deals)."""
+    spec_rules = ladder.rules
+    return ladder.spec.players == players and (
+        replace(rules, fixed_deals=spec_rules.fixed_deals) == spec_rules
+    )
 
 
 def opponents(

@@ -400,7 +400,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
             )
             await self._plays_people(req)
             table = self.lobby.create_table(
-                req, lambda name: self.lobby.lender.lend(name, self.sessions.values())
+                req,
+                lambda name: self.lobby.lender.lend(
+                    name, self.sessions.values(), req.rules, req.players
+                ),
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -451,7 +454,13 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         return rpb.ListOpponentsResponse(
             house_bots=sorted(self.lobby.house_bots),
             ladder_bots=[
-                rpb.LadderOpponent(name=name, ladder=ladder, free=free)
+                rpb.LadderOpponent(
+                    name=name,
+                    ladder=ladder,
+                    free=free,
+                    players=ladders[ladder].spec.players,
+                    ruleset=ladders[ladder].spec.ruleset.preset,
+                )
                 for name, (ladder, free) in sorted(found.items())
             ],
         )

@@ -351,7 +351,16 @@ class Seats:
         except grpc.aio.AioRpcError:
             bots = []  # an older referee, or down: house bots only
         else:
-            bots = [{"name": b.name, "ladder": b.ladder, "free": b.free} for b in got.ladder_bots]
+            bots = [
+                {
+                    "name": b.name,
+                    "ladder": b.ladder,
+                    "free": b.free,
+                    "players": b.players,
+                    "ruleset": b.ruleset,
+                }
+                for b in got.ladder_bots
+            ]
         self._bots = (time.monotonic(), bots)
         return bots
 

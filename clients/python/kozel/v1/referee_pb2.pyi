@@ -396,14 +396,18 @@ class ListOpponentsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class LadderOpponent(_message.Message):
-    __slots__ = ("name", "ladder", "free")
+    __slots__ = ("name", "ladder", "free", "players", "ruleset")
     NAME_FIELD_NUMBER: _ClassVar[int]
     LADDER_FIELD_NUMBER: _ClassVar[int]
     FREE_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    RULESET_FIELD_NUMBER: _ClassVar[int]
     name: str
     ladder: str
     free: bool
-    def __init__(self, name: _Optional[str] = ..., ladder: _Optional[str] = ..., free: _Optional[bool] = ...) -> None: ...
+    players: int
+    ruleset: str
+    def __init__(self, name: _Optional[str] = ..., ladder: _Optional[str] = ..., free: _Optional[bool] = ..., players: _Optional[int] = ..., ruleset: _Optional[str] = ...) -> None: ...
 
 class ListOpponentsResponse(_message.Message):
     __slots__ = ("house_bots", "ladder_bots")
