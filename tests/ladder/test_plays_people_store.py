@@ -25,6 +25,12 @@ def test_a_schema_6_store_migrates_and_its_bots_do_not_play_people(store_url: st
                 "(1, 'old', 'h1', 'active', '2026-01-01')"
             )
         )
+        conn.execute(  # a populated store: rows refer to the bot
+            text(
+                "INSERT INTO ratings (ladder, bot_id, mu, sigma, matches, wins, penalty_sum, "
+                "timeouts, forfeits) VALUES ('l', 1, 25, 8.3, 0, 0, 0, 0, 0)"
+            )
+        )
     assert store.migrate() == "0007"
     old = store.bot("old")
     assert old is not None and old.plays_people is False

@@ -11,10 +11,11 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("bots") as batch:
-        batch.add_column(
-            sa.Column("plays_people", sa.Boolean, nullable=False, server_default=sa.false())
-        )
+    # A plain ADD COLUMN (SQLite takes it with a constant default): a batch copy of the table
+    # would drop ``bots``, which the ratings and seats of a populated store refer to.
+    op.add_column(
+        "bots", sa.Column("plays_people", sa.Boolean, nullable=False, server_default=sa.false())
+    )
 
 
 def downgrade() -> None:
