@@ -64,3 +64,19 @@ def test_a_folder_without_a_store_is_said_to_have_none(tmp_path: Path) -> None:
             "PostgreSQL)"
         )
         assert not (tmp_path / "nowhere" / "kozel.db").exists()  # nothing created
+
+
+def test_the_operator_lets_a_bot_play_people_or_not(tmp_path: Path) -> None:
+    assert kozel(tmp_path, "register", "greedy-v1").returncode == 0
+    store = Store(default_url(tmp_path))
+    assert store.playing_people(["greedy-v1"]) == set()
+    on = kozel(tmp_path, "plays-people", "greedy-v1", "on")
+    assert on.returncode == 0 and "'greedy-v1' plays people" in on.stdout, on.stdout
+    assert store.playing_people(["greedy-v1"]) == {"greedy-v1"}
+    assert kozel(tmp_path, "plays-people", "greedy-v1", "off").returncode == 0
+    assert store.playing_people(["greedy-v1"]) == set()
+    nobody = kozel(tmp_path, "plays-people", "nobody", "on")
+    assert nobody.returncode == 1 and "no bot named 'nobody'" in nobody.stdout
+    remote = kozel(tmp_path, "--server", "127.0.0.1:1", "plays-people", "greedy-v1", "on")
+    assert remote.returncode == 2 and "give --db" in remote.stdout
+    store.close()

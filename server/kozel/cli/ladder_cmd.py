@@ -46,6 +46,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         s = lsub.add_parser(verb, help=f"mark a bot {status}")
         s.add_argument("name")
         s.set_defaults(func=cmd_status, status=status)
+    pp = lsub.add_parser(
+        "plays-people", help="let people play a bot in the browser while it is connected, or not"
+    )
+    pp.add_argument("name")
+    pp.add_argument("state", choices=("on", "off"))
+    pp.set_defaults(func=cmd_plays_people)
     st = lsub.add_parser("standings", help="a ladder's standings")
     st.add_argument("ladder")
     st.set_defaults(func=cmd_standings)
@@ -154,6 +160,19 @@ def cmd_status(args: argparse.Namespace) -> int:
         lambda: _admin(
             args, "SetBotStatus", apb.SetBotStatusRequest(name=args.name, status=status)
         ),
+    )
+
+
+def cmd_plays_people(args: argparse.Namespace) -> int:
+    """The operator's switch, on the store (the author's is ``kozel account plays-people``)."""
+    if args.server:
+        print("error: plays-people changes the store: give --db (or --data-dir), not --server")
+        return 2
+    on = args.state == "on"
+    return _act(
+        args,
+        lambda store: store.set_plays_people(args.name, on),
+        f"bot {args.name!r} {'plays people' if on else 'no longer plays people'}",
     )
 
 

@@ -12,6 +12,7 @@ import sys
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 from kozel.cli import (  # after the environment above
+    account_cmd,
     analyze_cmd,
     bench_cmd,
     bot_cmd,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cmd.add_parser(sub)
     conformance_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
+    account_cmd.add_parser(sub)
     cluster_cmd.add_parser(sub)
     watch_cmd.add_parser(sub)
     table_cmd.add_parser(sub)

@@ -16,6 +16,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -33,6 +34,8 @@ class BotRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # SHA-256 hex
     status: Mapped[str] = mapped_column(String(16), default="active")  # active|paused|retired
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Its author lets people play it in the browser while it is connected (schema 7).
+    plays_people: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class RatingRow(Base):

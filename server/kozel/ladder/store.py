@@ -105,6 +105,7 @@ class Bot:
     id: int
     name: str
     status: str
+    plays_people: bool = False  # its author lets people play it in the browser
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +290,7 @@ class Store:
             row = s.scalar(select(BotRow).where(BotRow.token_hash == hash_token(token)))
             if row is None or row.status != "active":
                 return None
-            return Bot(row.id, row.name, row.status)
+            return _bot(row)
 
     def set_status(self, name: str, status: str) -> None:
         if status not in BOT_STATUSES:
@@ -303,7 +304,33 @@ class Store:
     def bot(self, name: str) -> Bot | None:
         with self._session() as s:
             row = s.scalar(select(BotRow).where(BotRow.name == name))
-            return None if row is None else Bot(row.id, row.name, row.status)
+            return None if row is None else _bot(row)
+
+    def set_plays_people(self, name: str, plays: bool, token: str | None = None) -> None:
+        """Let people play bot ``name`` in the browser, or no longer. With ``token`` (its
+        author's call) the token must be that bot's, active or paused; without it (the
+        operator's) any bot may be changed."""
+        with self._session.begin() as s:
+            row = s.scalar(select(BotRow).where(BotRow.name == name))
+            if row is None:
+                raise StoreError(f"no bot named {name!r}")
+            if token is not None and not secrets.compare_digest(row.token_hash, hash_token(token)):
+                raise StoreError(f"this token is not bot {name!r}'s")
+            row.plays_people = plays
+
+    def playing_people(self, names: Sequence[str]) -> set[str]:
+        """Which of ``names`` are active bots that play people."""
+        if not names:
+            return set()
+        with self._session() as s:
+            rows = s.scalars(
+                select(BotRow.name).where(
+                    BotRow.name.in_(list(names)),
+                    BotRow.plays_people.is_(True),
+                    BotRow.status == "active",
+                )
+            )
+            return set(rows)
 
     def ensure_rating(self, ladder: str, bot_id: int) -> None:
         """Give a bot its starting rating on a ladder if it has none (call from one place at a
@@ -844,6 +871,10 @@ def _unrecord(s: Session, ladder: str, seats: Sequence[MatchSeatRow]) -> None:
         x.mu_before = x.mu_after = x.sigma_after = None
         x.rating_seq = None
     s.flush()
+
+
+def _bot(row: BotRow) -> Bot:
+    return Bot(row.id, row.name, row.status, row.plays_people)
 
 
 def _state(row: LadderStateRow) -> LadderState:

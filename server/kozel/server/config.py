@@ -75,6 +75,9 @@ class ServerConfig:
     # fewer than this many matches; beyond, its queued bots wait and others go first.
     max_queue_matches_per_peer: int = 16
     empty_table_linger_s: float = 60.0  # a table no remote bot joined closes after this
+    # A person's table waits this long for a busy ladder bot's next free match slot, then closes.
+    people_wait_s: float = 120.0
+    max_people_waiting_per_bot: int = 4  # tables waiting for one ladder bot at once
     max_match_deals: int = 1000  # a match ends (aborted) after this many deals; fixed_deals <= it
     max_idle_rpcs: int = 1024  # WaitTable, WatchMatch and health.Watch calls at once, in all
     max_idle_rpcs_per_peer: int = 256  # ... from one address

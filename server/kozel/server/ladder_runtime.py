@@ -85,6 +85,8 @@ class LadderRuntime:
         # (kozel.server.cluster publishes them and launches what it assigns), not drain().
         self.shared = shared
         self.on_waiting: Callable[[], None] = lambda: None  # a shared ladder's bots wait anew
+        # A session waits anew: person tables waiting for its bot take its slots first.
+        self.on_free: Callable[[Session], None] = lambda _: None
         self.rules = spec.rules()
         self.clock = spec.time_control
         self.store = store
@@ -132,6 +134,7 @@ class LadderRuntime:
         missing = session.free_slots - self.reserved[session] - self.waiting.count(session)
         self.waiting.extend([session] * max(missing, 0))
         self._since.setdefault(id(session), time.monotonic())
+        self.on_free(session)
         if self.shared:
             self.on_waiting()
         self.drain()

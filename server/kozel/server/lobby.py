@@ -20,13 +20,14 @@ from kozel.server.config import ServerConfig
 from kozel.server.house import HouseBots
 from kozel.server.ladder_runtime import LadderRuntime
 from kozel.server.match_cap import MatchCap
+from kozel.server.people import Lender
 from kozel.server.queues import Queues
 from kozel.server.replay.archive import FolderArchive, ReplayArchive, ReplaySealed
 from kozel.server.runner import FinishedMatch, MatchRunner
 from kozel.server.running import MatchStart, OnDone, RunningMatches
 from kozel.server.session import Session
 from kozel.server.store_queue import StoreQueue
-from kozel.server.tables import Table, TableRequest, Tables
+from kozel.server.tables import LendSlot, Table, TableRequest, Tables
 from kozel.server.tournament_runtime import TournamentRuntime
 
 log = structlog.get_logger("kozel.lobby")
@@ -86,6 +87,8 @@ class Lobby:
             config.max_queue_matches_per_peer,
         )
         self.ladders: dict[str, LadderRuntime] = {}
+        # Ladder bots' slots lent to person tables (kozel.server.people).
+        self.lender = Lender(self.ladders, config.max_people_waiting_per_bot)
         # Tournaments served here (kozel.server.tournament_runtime): joined like ladders, by name.
         self.tournaments: dict[str, TournamentRuntime] = {}
         self.store: Store | None = None  # the ladders' store (one per referee), if any
@@ -141,6 +144,7 @@ class Lobby:
             referee_id=referee_id,
             shared=shared,
         )
+        ladder.on_free = self.lender.offer
         self.ladders[spec.name] = ladder
         return ladder
 
@@ -170,13 +174,14 @@ class Lobby:
                 f"limit of {cap} deals a match (limits.max_match_deals)"
             )
 
-    def create_table(self, req: TableRequest) -> Table:
-        """Open a table (raises :class:`errors.Refused` saying why not)."""
+    def create_table(self, req: TableRequest, lend: LendSlot | None = None) -> Table:
+        """Open a table (raises :class:`errors.Refused` saying why not); ``lend`` seats its
+        ladder bots (:func:`kozel.server.people.lend`)."""
         req.rules.check_players(req.players)
         self.check_length(req.rules)
         if self.draining:
             raise errors.Unavailable("the referee is draining before it stops: it opens no tables")
-        return self.tables.create(req)
+        return self.tables.create(req, lend)
 
     def has_table(self, table_id: str) -> bool:
         """Whether a bot may join ``table_id`` here (a table, or a tournament game's seat)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 import grpc
 import structlog
@@ -15,8 +16,8 @@ from kozel.core import convert, messages
 from kozel.core.clock import ClockError
 from kozel.core.messages import EncodedRequest
 from kozel.engine.rules import RulesError
-from kozel.ladder.store import Bot, is_transient
-from kozel.server import door, errors, metrics
+from kozel.ladder.store import Bot, StoreError, is_transient
+from kozel.server import door, errors, metrics, people
 from kozel.server.cluster import Cluster
 from kozel.server.config import ServerConfig
 from kozel.server.door import Admission, Door, JoinLadder, JoinQueue, JoinTable, Resume
@@ -24,8 +25,8 @@ from kozel.server.lobby import Lobby
 from kozel.server.peers import Proxies
 from kozel.server.session import Outbox, Session
 from kozel.server.status import grpc_status
-from kozel.server.tables import TableRequest
-from kozel.server.text import id_problem
+from kozel.server.tables import TableRequest, check_ladder_bots
+from kozel.server.text import id_problem, name_problem
 from kozel.server.throttle import FailureThrottle
 from kozel.server.tournament_runtime import TournamentRuntime
 from kozel.v1 import game_pb2 as pb
@@ -33,6 +34,8 @@ from kozel.v1 import referee_pb2 as rpb
 from kozel.v1 import referee_pb2_grpc
 
 log = structlog.get_logger("kozel.service")
+T = TypeVar("T")
+MAX_TOKEN = 128  # a bot token is 47 characters (kzb_ and 32 random bytes)
 
 
 def add_to_server(
@@ -383,26 +386,108 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         if request.table_id and (why := id_problem(request.table_id, "table_id")):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
         try:
-            rules = convert.ruleset_from_pb(request.ruleset)
-            clock = self.config.clock.merged(
-                request.time_control if request.HasField("time_control") else None
+            req = TableRequest(
+                request.table_id,
+                convert.ruleset_from_pb(request.ruleset),
+                request.players,
+                self.config.clock.merged(
+                    request.time_control if request.HasField("time_control") else None
+                ),
+                request.seed or None,
+                tuple(request.house_bots),
+                owner=self.proxies.host(context),
+                ladder_bots=tuple(request.ladder_bots),
             )
+            await self._plays_people(req)
             table = self.lobby.create_table(
-                TableRequest(
-                    request.table_id,
-                    rules,
-                    request.players,
-                    clock,
-                    request.seed or None,
-                    tuple(request.house_bots),
-                    owner=self.proxies.host(context),
-                )
+                req,
+                lambda name: self.lobby.lender.lend(
+                    name, self.sessions.values(), req.rules, req.players
+                ),
             )
         except (RulesError, ClockError) as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except errors.Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.CreateTableResponse(table_id=table.id)
+
+    async def _plays_people(self, req: TableRequest) -> None:
+        """Refuse ladder bots at seats they may not take, with names no bot has, or whose
+        accounts do not play people (the store is asked last)."""
+        named = [n for n in req.ladder_bots if n]
+        if not named:
+            return
+        if len(req.ladder_bots) > people.MAX_SEATS:
+            raise errors.Invalid(f"at most {people.MAX_SEATS} ladder bots, one a seat")
+        for name in named:
+            if why := name_problem(name, "a ladder bot's name"):
+                raise errors.Invalid(why)
+        check_ladder_bots(req)
+        store = self.lobby.store
+        playing = await self._store_call(store.playing_people, named) if store else set()
+        if missing := [n for n in named if n not in playing]:
+            raise errors.Conflict(
+                f"bot {missing[0]!r} does not play people: its author has not allowed it "
+                "(kozel account plays-people), or it is no active bot here"
+            )
+
+    async def _store_call(self, call: Callable[..., T], *args: object) -> T:
+        """A store read in a worker thread; an outage is UNAVAILABLE, not an error."""
+        try:
+            return await asyncio.to_thread(call, *args)
+        except Exception as exc:
+            if is_transient(exc):
+                raise errors.Unavailable("the ladder store is unreachable; retry later") from None
+            raise
+
+    async def ListOpponents(
+        self, request: rpb.ListOpponentsRequest, context: grpc.aio.ServicerContext
+    ) -> rpb.ListOpponentsResponse:
+        store, ladders = self.lobby.store, self.lobby.ladders
+        connected = people.ladder_sessions(self.sessions.values(), ladders)
+        names = sorted({s.bot.name for s in connected})
+        try:
+            playing = await self._store_call(store.playing_people, names) if store else set()
+        except errors.Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
+        found = people.opponents(connected, ladders, playing)
+        return rpb.ListOpponentsResponse(
+            house_bots=sorted(self.lobby.house_bots),
+            ladder_bots=[
+                rpb.LadderOpponent(
+                    name=name,
+                    ladder=ladder,
+                    free=free,
+                    players=ladders[ladder].spec.players,
+                    ruleset=ladders[ladder].spec.ruleset.preset,
+                )
+                for name, (ladder, free) in sorted(found.items())
+            ],
+        )
+
+    async def SetPlaysPeople(
+        self, request: rpb.SetPlaysPeopleRequest, context: grpc.aio.ServicerContext
+    ) -> rpb.SetPlaysPeopleResponse:
+        store = self.lobby.store
+        if store is None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "this referee has no ladders")
+        if why := name_problem(request.bot_name, "bot_name") or _token_problem(request.token):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
+        try:
+            await self._store_call(
+                store.set_plays_people, request.bot_name, request.plays_people, request.token
+            )
+        except StoreError as exc:
+            if str(exc).startswith("no bot"):
+                await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+            peer = self.proxies.host(context)  # a wrong token: slowed down like a bad Hello
+            _, delay = self.bad_tokens.failed(peer)
+            metrics.AUTH_FAILURES.inc()
+            await self.bad_tokens.wait(peer, delay)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
+        except errors.Refused as exc:
+            await context.abort(grpc_status(exc), exc.message)
+        return rpb.SetPlaysPeopleResponse(plays_people=request.plays_people)
 
     async def WaitTable(
         self, request: rpb.WaitTableRequest, context: grpc.aio.ServicerContext
@@ -429,3 +514,10 @@ class RefereeService(referee_pb2_grpc.RefereeServiceServicer):
         except errors.Refused as exc:
             await context.abort(grpc_status(exc), exc.message)
         return rpb.GetReplayResponse(replay_gz=data)
+
+
+def _token_problem(token: str) -> str | None:
+    """Why ``token`` cannot be a bot token (checked before any store call)."""
+    if not 1 <= len(token) <= MAX_TOKEN:
+        return f"token must be 1 to {MAX_TOKEN} characters (the bot's, as in Hello.token)"
+    return None

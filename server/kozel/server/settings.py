@@ -337,6 +337,8 @@ class LimitsSettings(_Section):
         _DEFAULTS.max_queue_matches_per_peer, ge=1, le=1_000_000
     )
     empty_table_linger_s: float = Field(_DEFAULTS.empty_table_linger_s, ge=0)
+    people_wait_s: float = Field(_DEFAULTS.people_wait_s, ge=0, le=86_400)
+    max_people_waiting_per_bot: int = Field(_DEFAULTS.max_people_waiting_per_bot, ge=0, le=1024)
     max_match_deals: int = Field(_DEFAULTS.max_match_deals, ge=1, le=1_000_000)
     max_idle_rpcs: int = Field(_DEFAULTS.max_idle_rpcs, ge=1, le=1_000_000)
     max_idle_rpcs_per_peer: int = Field(_DEFAULTS.max_idle_rpcs_per_peer, ge=1, le=1_000_000)

@@ -124,6 +124,7 @@ class WebQueries:
                 name=row.name,
                 status=row.status,
                 created_at=_utc(row.created_at),
+                plays_people=row.plays_people,
                 ladders=[
                     LadderRating(ladder=r.ladder, **RatingFigures.figures(standing_of(r, name)))
                     for r in ratings

@@ -108,6 +108,7 @@ class BotInfo(Row):
     status: str
     created_at: datetime | None
     ladders: list[LadderRating]
+    plays_people: bool = False  # its author lets people play it while it is connected
 
 
 class RatingPoint(Row):

@@ -26,11 +26,12 @@ TOKEN_HEADER = "X-Seat-Token"
 
 class OpenSeat(BaseModel):
     """A table to open: the person's name, the opponents at the other seats (house bots by
-    name, "" for your own bot, which joins with the table id), the clock and the rules."""
+    name, "" for your own bot, which joins with the table id, "bot:NAME" for a connected bot
+    that plays people), the clock and the rules."""
 
     name: str = Field("", max_length=64)  # a guest's name (ignored with a token)
     token: str = Field("", max_length=128)  # a registered bot's token: play under its name
-    opponents: list[str] = Field(min_length=1, max_length=3)
+    opponents: list[Annotated[str, Field(max_length=68)]] = Field(min_length=1, max_length=3)
     clock: str = "standard"
     ruleset: str = "classic"
     deals: int = Field(0, ge=0, le=20)
@@ -103,10 +104,12 @@ def _pages(router: APIRouter, shell: Callable[..., HTMLResponse]) -> None:
 
 def _open_routes(router: APIRouter, seats: Seats, guard: _Guard) -> None:
     @router.get("/api/seats/options")
-    async def options() -> dict[str, Any]:
-        """What a table may be opened with."""
+    async def options(_: Annotated[str, Depends(guard.reader)]) -> dict[str, Any]:
+        """What a table may be opened with: ``bots`` are the connected ladder bots that play
+        people (``free``: not busy now), seated as ``"bot:NAME"``."""
         return {
             "opponents": list(OPPONENTS),
+            "bots": await seats.ladder_bots(),
             "clocks": {k: {"move_ms": m, "bank_ms": b} for k, (m, b) in CLOCKS.items()},
             "rulesets": list(RULESETS),
             "enabled": bool(seats.referee),

@@ -42,9 +42,20 @@ CLOCKS: dict[str, tuple[int, int]] = {
 RULESETS = ("classic", "classic-no-shokha", "classic-no-combos", "courtyard", "balkan")
 OPPONENTS = tuple(sorted(HOUSE_BOTS))
 OWN_BOT = ""  # an opponent seat left for a remote bot (the person's own) to join
+LADDER_BOT = "bot:"  # "bot:NAME": the connected ladder bot NAME, whose account plays people
+OPPONENTS_TTL_S = 1.0  # the referee's list of opponents is asked at most this often
 LOG_KEPT = 200  # events kept per seat for the page
 COALESCE_S = 0.1  # a page's state waits this long for the rest of a burst of events
 GRACE_MS = 15_000  # the seat's stream may drop (a web restart) this long before it forfeits
+
+
+# The referee's refusals of a table, as HTTP statuses (others are 502: the referee failed).
+REFUSALS = {
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,  # a ladder bot that plays no people, or is away
+    grpc.StatusCode.INVALID_ARGUMENT: 422,
+    grpc.StatusCode.UNAVAILABLE: 503,
+}
 
 
 class SeatError(HTTPException):
@@ -74,9 +85,11 @@ class SeatRequest:
             return f"players must be 2, 3 or 4, not {self.players}"
         if len(self.opponents) != self.players - 1:
             return f"a table of {self.players} needs {self.players - 1} opponents"
-        bad = [o for o in self.opponents if o != OWN_BOT and o not in OPPONENTS]
-        if bad:
-            return f"opponents are house bots ({', '.join(OPPONENTS)}) or your own bot ('')"
+        if any(_opponent_problem(o) for o in self.opponents):
+            return (
+                f"opponents are house bots ({', '.join(OPPONENTS)}), your own bot (''), or "
+                "'bot:NAME' for a connected bot that plays people"
+            )
         if self.clock not in CLOCKS:
             return f"clock must be one of {', '.join(CLOCKS)}"
         if self.ruleset not in RULESETS:
@@ -92,14 +105,28 @@ class SeatRequest:
         ruleset = game_pb2.Ruleset(preset=self.ruleset)
         if self.deals:
             ruleset.options.update({"fixed_deals": self.deals})
+        ladder = [o.removeprefix(LADDER_BOT) if ladder_bot(o) else "" for o in self.opponents]
         return referee_pb2.CreateTableRequest(
             ruleset=ruleset,
             players=self.players,
             time_control=game_pb2.TimeControl(
                 move_ms=move_ms, bank_ms=bank_ms, max_strikes=3, max_retries=2, grace_ms=GRACE_MS
             ),
-            house_bots=[OWN_BOT, *self.opponents],
+            house_bots=[OWN_BOT, *("" if ladder_bot(o) else o for o in self.opponents)],
+            ladder_bots=["", *ladder] if any(ladder) else [],
         )
+
+
+def ladder_bot(opponent: str) -> bool:
+    """Whether an opponent names a ladder bot ("bot:NAME")."""
+    return opponent.startswith(LADDER_BOT)
+
+
+def _opponent_problem(opponent: str) -> bool:
+    """Whether ``opponent`` is none of a house bot, your own bot and "bot:NAME"."""
+    if ladder_bot(opponent):
+        return name_problem(opponent.removeprefix(LADDER_BOT), "bot") is not None
+    return opponent != OWN_BOT and opponent not in OPPONENTS
 
 
 def _dict(msg: Any) -> dict[str, Any]:
@@ -116,6 +143,7 @@ class Seat:
     address: str
     table_id: str = ""
     own_bot: bool = False  # a seat waits for the person's own bot to join the table
+    waiting_for: list[str] = field(default_factory=list)  # ladder bots, until the match starts
     version: int = 0
     start: dict[str, Any] | None = None
     deal: dict[str, Any] | None = None
@@ -204,6 +232,7 @@ class Seat:
             "version": self.version,
             "table_id": self.table_id,
             "own_bot": self.own_bot,
+            "waiting_for": self.waiting_for,
             "match": self.start,
             "deal": self.deal,
             "hand": self.hand,
@@ -230,6 +259,7 @@ class PersonBot(AsyncBot):
     def on_match_start(self, msg: referee_pb2.MatchStart) -> None:
         self.seat.start = _dict(msg)
         self.seat.own_bot = False
+        self.seat.waiting_for = []
         self.seat.bump()
 
     def on_deal_start(self, msg: referee_pb2.DealStart) -> None:
@@ -307,6 +337,32 @@ class Seats:
         self.by_id: dict[str, Seat] = {}
         self.started: dict[str, deque[float]] = {}  # match starts per address, last hour
         self._channel: grpc.aio.Channel | None = None
+        self._bots: tuple[float, list[dict[str, Any]]] = (-OPPONENTS_TTL_S, [])
+
+    async def ladder_bots(self) -> list[dict[str, Any]]:
+        """The connected ladder bots that play people (name, ladder, free), as the referee
+        said at most ``OPPONENTS_TTL_S`` ago; none without a referee or when it fails."""
+        at, bots = self._bots
+        if not self.referee or time.monotonic() - at < OPPONENTS_TTL_S:
+            return bots
+        stub = referee_pb2_grpc.RefereeServiceStub(self._chan())
+        try:
+            got = await stub.ListOpponents(referee_pb2.ListOpponentsRequest(), timeout=5)
+        except grpc.aio.AioRpcError:
+            bots = []  # an older referee, or down: house bots only
+        else:
+            bots = [
+                {
+                    "name": b.name,
+                    "ladder": b.ladder,
+                    "free": b.free,
+                    "players": b.players,
+                    "ruleset": b.ruleset,
+                }
+                for b in got.ladder_bots
+            ]
+        self._bots = (time.monotonic(), bots)
+        return bots
 
     def get(self, seat_id: str, token: str) -> Seat:
         """The seat, for the holder of its token only (404 either way otherwise)."""
@@ -338,6 +394,7 @@ class Seats:
         seat = Seat(uuid.uuid4().hex[:16], secrets.token_urlsafe(24), req.name, address)
         seat.table_id = await self._create_table(req, address)
         seat.own_bot = OWN_BOT in req.opponents
+        seat.waiting_for = [o.removeprefix(LADDER_BOT) for o in req.opponents if ladder_bot(o)]
         self.by_id[seat.id] = seat
         self.started.setdefault(address, deque()).append(time.monotonic())
         seat.task = asyncio.get_running_loop().create_task(self._play(seat))
@@ -380,7 +437,7 @@ class Seats:
         try:
             got = await stub.CreateTable(req.table(), metadata=metadata or None, timeout=10)
         except grpc.aio.AioRpcError as exc:
-            status = 429 if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED else 502
+            status = REFUSALS.get(exc.code(), 502)
             raise SeatError(
                 status, f"the referee did not open the table: {exc.details()}"
             ) from None

@@ -336,20 +336,22 @@ class Redirect(_message.Message):
     def __init__(self, address: _Optional[str] = ..., ticket: _Optional[str] = ...) -> None: ...
 
 class CreateTableRequest(_message.Message):
-    __slots__ = ("table_id", "ruleset", "players", "time_control", "seed", "house_bots")
+    __slots__ = ("table_id", "ruleset", "players", "time_control", "seed", "house_bots", "ladder_bots")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     RULESET_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     HOUSE_BOTS_FIELD_NUMBER: _ClassVar[int]
+    LADDER_BOTS_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     ruleset: _game_pb2.Ruleset
     players: int
     time_control: _game_pb2.TimeControl
     seed: bytes
     house_bots: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, table_id: _Optional[str] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., players: _Optional[int] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., seed: _Optional[bytes] = ..., house_bots: _Optional[_Iterable[str]] = ...) -> None: ...
+    ladder_bots: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, table_id: _Optional[str] = ..., ruleset: _Optional[_Union[_game_pb2.Ruleset, _Mapping]] = ..., players: _Optional[int] = ..., time_control: _Optional[_Union[_game_pb2.TimeControl, _Mapping]] = ..., seed: _Optional[bytes] = ..., house_bots: _Optional[_Iterable[str]] = ..., ladder_bots: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateTableResponse(_message.Message):
     __slots__ = ("table_id",)
@@ -388,3 +390,45 @@ class GetReplayResponse(_message.Message):
     REPLAY_GZ_FIELD_NUMBER: _ClassVar[int]
     replay_gz: bytes
     def __init__(self, replay_gz: _Optional[bytes] = ...) -> None: ...
+
+class ListOpponentsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LadderOpponent(_message.Message):
+    __slots__ = ("name", "ladder", "free", "players", "ruleset")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LADDER_FIELD_NUMBER: _ClassVar[int]
+    FREE_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    ladder: str
+    free: bool
+    players: int
+    ruleset: str
+    def __init__(self, name: _Optional[str] = ..., ladder: _Optional[str] = ..., free: _Optional[bool] = ..., players: _Optional[int] = ..., ruleset: _Optional[str] = ...) -> None: ...
+
+class ListOpponentsResponse(_message.Message):
+    __slots__ = ("house_bots", "ladder_bots")
+    HOUSE_BOTS_FIELD_NUMBER: _ClassVar[int]
+    LADDER_BOTS_FIELD_NUMBER: _ClassVar[int]
+    house_bots: _containers.RepeatedScalarFieldContainer[str]
+    ladder_bots: _containers.RepeatedCompositeFieldContainer[LadderOpponent]
+    def __init__(self, house_bots: _Optional[_Iterable[str]] = ..., ladder_bots: _Optional[_Iterable[_Union[LadderOpponent, _Mapping]]] = ...) -> None: ...
+
+class SetPlaysPeopleRequest(_message.Message):
+    __slots__ = ("bot_name", "token", "plays_people")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PLAYS_PEOPLE_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    token: str
+    plays_people: bool
+    def __init__(self, bot_name: _Optional[str] = ..., token: _Optional[str] = ..., plays_people: _Optional[bool] = ...) -> None: ...
+
+class SetPlaysPeopleResponse(_message.Message):
+    __slots__ = ("plays_people",)
+    PLAYS_PEOPLE_FIELD_NUMBER: _ClassVar[int]
+    plays_people: bool
+    def __init__(self, plays_people: _Optional[bool] = ...) -> None: ...

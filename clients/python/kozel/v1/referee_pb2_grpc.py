@@ -55,6 +55,16 @@ class RefereeServiceStub:
                 request_serializer=kozel_dot_v1_dot_referee__pb2.GetReplayRequest.SerializeToString,
                 response_deserializer=kozel_dot_v1_dot_referee__pb2.GetReplayResponse.FromString,
                 _registered_method=True)
+        self.ListOpponents = channel.unary_unary(
+                '/kozel.v1.RefereeService/ListOpponents',
+                request_serializer=kozel_dot_v1_dot_referee__pb2.ListOpponentsRequest.SerializeToString,
+                response_deserializer=kozel_dot_v1_dot_referee__pb2.ListOpponentsResponse.FromString,
+                _registered_method=True)
+        self.SetPlaysPeople = channel.unary_unary(
+                '/kozel.v1.RefereeService/SetPlaysPeople',
+                request_serializer=kozel_dot_v1_dot_referee__pb2.SetPlaysPeopleRequest.SerializeToString,
+                response_deserializer=kozel_dot_v1_dot_referee__pb2.SetPlaysPeopleResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServiceServicer:
@@ -89,6 +99,22 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListOpponents(self, request, context):
+        """Who a table may seat against a person: the house bots, and the connected ladder bots
+        whose accounts play people.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetPlaysPeople(self, request, context):
+        """A bot's author lets people play the bot in the browser, or no longer (the account's
+        token says who may).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -111,6 +137,16 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.GetReplay,
                     request_deserializer=kozel_dot_v1_dot_referee__pb2.GetReplayRequest.FromString,
                     response_serializer=kozel_dot_v1_dot_referee__pb2.GetReplayResponse.SerializeToString,
+            ),
+            'ListOpponents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOpponents,
+                    request_deserializer=kozel_dot_v1_dot_referee__pb2.ListOpponentsRequest.FromString,
+                    response_serializer=kozel_dot_v1_dot_referee__pb2.ListOpponentsResponse.SerializeToString,
+            ),
+            'SetPlaysPeople': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPlaysPeople,
+                    request_deserializer=kozel_dot_v1_dot_referee__pb2.SetPlaysPeopleRequest.FromString,
+                    response_serializer=kozel_dot_v1_dot_referee__pb2.SetPlaysPeopleResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -222,6 +258,60 @@ class RefereeService:
             '/kozel.v1.RefereeService/GetReplay',
             kozel_dot_v1_dot_referee__pb2.GetReplayRequest.SerializeToString,
             kozel_dot_v1_dot_referee__pb2.GetReplayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOpponents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kozel.v1.RefereeService/ListOpponents',
+            kozel_dot_v1_dot_referee__pb2.ListOpponentsRequest.SerializeToString,
+            kozel_dot_v1_dot_referee__pb2.ListOpponentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPlaysPeople(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kozel.v1.RefereeService/SetPlaysPeople',
+            kozel_dot_v1_dot_referee__pb2.SetPlaysPeopleRequest.SerializeToString,
+            kozel_dot_v1_dot_referee__pb2.SetPlaysPeopleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -2244,7 +2244,14 @@ type CreateTableRequest struct {
 	// House bots (random, greedy, ismcts) the referee seats in-process, by seat from seat 0; an
 	// empty name leaves that seat to a remote bot. Remote bots fill the remaining seats in the
 	// order they join.
-	HouseBots     []string `protobuf:"bytes,6,rep,name=house_bots,json=houseBots,proto3" json:"house_bots,omitempty"`
+	HouseBots []string `protobuf:"bytes,6,rep,name=house_bots,json=houseBots,proto3" json:"house_bots,omitempty"`
+	// Connected ladder bots to seat, by seat from seat 0 like house_bots (an empty name leaves
+	// the seat to house_bots or a remote bot; one seat is left for a remote player). Each must
+	// be connected to a ladder of this referee and its account must play people
+	// (SetPlaysPeople): FAILED_PRECONDITION otherwise. It plays in a free match slot of its
+	// own; when all play, the table waits for its next (limits.people_wait_s). Its match is a
+	// table match, never rated; the bot is back on its ladder when it ends.
+	LadderBots    []string `protobuf:"bytes,7,rep,name=ladder_bots,json=ladderBots,proto3" json:"ladder_bots,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2317,6 +2324,13 @@ func (x *CreateTableRequest) GetSeed() []byte {
 func (x *CreateTableRequest) GetHouseBots() []string {
 	if x != nil {
 		return x.HouseBots
+	}
+	return nil
+}
+
+func (x *CreateTableRequest) GetLadderBots() []string {
+	if x != nil {
+		return x.LadderBots
 	}
 	return nil
 }
@@ -2587,6 +2601,290 @@ func (x *GetReplayResponse) GetReplayGz() []byte {
 	return nil
 }
 
+// Which opponents a person may have.
+type ListOpponentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOpponentsRequest) Reset() {
+	*x = ListOpponentsRequest{}
+	mi := &file_kozel_v1_referee_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOpponentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOpponentsRequest) ProtoMessage() {}
+
+func (x *ListOpponentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_referee_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOpponentsRequest.ProtoReflect.Descriptor instead.
+func (*ListOpponentsRequest) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{29}
+}
+
+// A connected ladder bot whose account plays people.
+type LadderOpponent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bot's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The ladder it is connected to.
+	Ladder string `protobuf:"bytes,2,opt,name=ladder,proto3" json:"ladder,omitempty"`
+	// Whether it has a match slot free now (else a person's table waits for its next).
+	Free bool `protobuf:"varint,3,opt,name=free,proto3" json:"free,omitempty"`
+	// The players at its ladder's tables: a table for it has as many.
+	Players uint32 `protobuf:"varint,4,opt,name=players,proto3" json:"players,omitempty"`
+	// Its ladder's ruleset preset: a table for it plays that ruleset (any number of deals).
+	Ruleset       string `protobuf:"bytes,5,opt,name=ruleset,proto3" json:"ruleset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LadderOpponent) Reset() {
+	*x = LadderOpponent{}
+	mi := &file_kozel_v1_referee_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LadderOpponent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LadderOpponent) ProtoMessage() {}
+
+func (x *LadderOpponent) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_referee_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LadderOpponent.ProtoReflect.Descriptor instead.
+func (*LadderOpponent) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *LadderOpponent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LadderOpponent) GetLadder() string {
+	if x != nil {
+		return x.Ladder
+	}
+	return ""
+}
+
+func (x *LadderOpponent) GetFree() bool {
+	if x != nil {
+		return x.Free
+	}
+	return false
+}
+
+func (x *LadderOpponent) GetPlayers() uint32 {
+	if x != nil {
+		return x.Players
+	}
+	return 0
+}
+
+func (x *LadderOpponent) GetRuleset() string {
+	if x != nil {
+		return x.Ruleset
+	}
+	return ""
+}
+
+// The opponents a person may have.
+type ListOpponentsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The house bots (CreateTableRequest.house_bots).
+	HouseBots []string `protobuf:"bytes,1,rep,name=house_bots,json=houseBots,proto3" json:"house_bots,omitempty"`
+	// The connected ladder bots that play people (CreateTableRequest.ladder_bots), by name.
+	LadderBots    []*LadderOpponent `protobuf:"bytes,2,rep,name=ladder_bots,json=ladderBots,proto3" json:"ladder_bots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOpponentsResponse) Reset() {
+	*x = ListOpponentsResponse{}
+	mi := &file_kozel_v1_referee_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOpponentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOpponentsResponse) ProtoMessage() {}
+
+func (x *ListOpponentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_referee_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOpponentsResponse.ProtoReflect.Descriptor instead.
+func (*ListOpponentsResponse) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListOpponentsResponse) GetHouseBots() []string {
+	if x != nil {
+		return x.HouseBots
+	}
+	return nil
+}
+
+func (x *ListOpponentsResponse) GetLadderBots() []*LadderOpponent {
+	if x != nil {
+		return x.LadderBots
+	}
+	return nil
+}
+
+// Let people play a bot, or no longer.
+type SetPlaysPeopleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bot's name.
+	BotName string `protobuf:"bytes,1,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
+	// The bot's token (as in Hello.token): only its author may change the flag.
+	Token string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	// True: people may play it in the browser while it is connected to a ladder.
+	PlaysPeople   bool `protobuf:"varint,3,opt,name=plays_people,json=playsPeople,proto3" json:"plays_people,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPlaysPeopleRequest) Reset() {
+	*x = SetPlaysPeopleRequest{}
+	mi := &file_kozel_v1_referee_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPlaysPeopleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPlaysPeopleRequest) ProtoMessage() {}
+
+func (x *SetPlaysPeopleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_referee_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPlaysPeopleRequest.ProtoReflect.Descriptor instead.
+func (*SetPlaysPeopleRequest) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SetPlaysPeopleRequest) GetBotName() string {
+	if x != nil {
+		return x.BotName
+	}
+	return ""
+}
+
+func (x *SetPlaysPeopleRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *SetPlaysPeopleRequest) GetPlaysPeople() bool {
+	if x != nil {
+		return x.PlaysPeople
+	}
+	return false
+}
+
+// The flag was set.
+type SetPlaysPeopleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The flag as it now is.
+	PlaysPeople   bool `protobuf:"varint,1,opt,name=plays_people,json=playsPeople,proto3" json:"plays_people,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPlaysPeopleResponse) Reset() {
+	*x = SetPlaysPeopleResponse{}
+	mi := &file_kozel_v1_referee_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPlaysPeopleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPlaysPeopleResponse) ProtoMessage() {}
+
+func (x *SetPlaysPeopleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kozel_v1_referee_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPlaysPeopleResponse.ProtoReflect.Descriptor instead.
+func (*SetPlaysPeopleResponse) Descriptor() ([]byte, []int) {
+	return file_kozel_v1_referee_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SetPlaysPeopleResponse) GetPlaysPeople() bool {
+	if x != nil {
+		return x.PlaysPeople
+	}
+	return false
+}
+
 var File_kozel_v1_referee_proto protoreflect.FileDescriptor
 
 const file_kozel_v1_referee_proto_rawDesc = "" +
@@ -2756,7 +3054,7 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\x04seed\x18\x04 \x01(\fR\x04seed\"<\n" +
 	"\bRedirect\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x16\n" +
-	"\x06ticket\x18\x02 \x01(\tR\x06ticket\"\xe3\x01\n" +
+	"\x06ticket\x18\x02 \x01(\tR\x06ticket\"\x84\x02\n" +
 	"\x12CreateTableRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12+\n" +
 	"\aruleset\x18\x02 \x01(\v2\x11.kozel.v1.RulesetR\aruleset\x12\x18\n" +
@@ -2764,7 +3062,9 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\ftime_control\x18\x04 \x01(\v2\x15.kozel.v1.TimeControlR\vtimeControl\x12\x12\n" +
 	"\x04seed\x18\x05 \x01(\fR\x04seed\x12\x1d\n" +
 	"\n" +
-	"house_bots\x18\x06 \x03(\tR\thouseBots\"0\n" +
+	"house_bots\x18\x06 \x03(\tR\thouseBots\x12\x1f\n" +
+	"\vladder_bots\x18\a \x03(\tR\n" +
+	"ladderBots\"0\n" +
 	"\x13CreateTableResponse\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"-\n" +
 	"\x10WaitTableRequest\x12\x19\n" +
@@ -2779,19 +3079,39 @@ const file_kozel_v1_referee_proto_rawDesc = "" +
 	"\x10GetReplayRequest\x12\x1b\n" +
 	"\treplay_id\x18\x01 \x01(\tR\breplayId\"0\n" +
 	"\x11GetReplayResponse\x12\x1b\n" +
-	"\treplay_gz\x18\x01 \x01(\fR\breplayGz*\x92\x01\n" +
+	"\treplay_gz\x18\x01 \x01(\fR\breplayGz\"\x16\n" +
+	"\x14ListOpponentsRequest\"\x84\x01\n" +
+	"\x0eLadderOpponent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06ladder\x18\x02 \x01(\tR\x06ladder\x12\x12\n" +
+	"\x04free\x18\x03 \x01(\bR\x04free\x12\x18\n" +
+	"\aplayers\x18\x04 \x01(\rR\aplayers\x12\x18\n" +
+	"\aruleset\x18\x05 \x01(\tR\aruleset\"q\n" +
+	"\x15ListOpponentsResponse\x12\x1d\n" +
+	"\n" +
+	"house_bots\x18\x01 \x03(\tR\thouseBots\x129\n" +
+	"\vladder_bots\x18\x02 \x03(\v2\x18.kozel.v1.LadderOpponentR\n" +
+	"ladderBots\"k\n" +
+	"\x15SetPlaysPeopleRequest\x12\x19\n" +
+	"\bbot_name\x18\x01 \x01(\tR\abotName\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\x12!\n" +
+	"\fplays_people\x18\x03 \x01(\bR\vplaysPeople\";\n" +
+	"\x16SetPlaysPeopleResponse\x12!\n" +
+	"\fplays_people\x18\x01 \x01(\bR\vplaysPeople*\x92\x01\n" +
 	"\n" +
 	"NoticeKind\x12\x1b\n" +
 	"\x17NOTICE_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13NOTICE_KIND_TIMEOUT\x10\x01\x12\x1c\n" +
 	"\x18NOTICE_KIND_DISCONNECTED\x10\x02\x12\x17\n" +
 	"\x13NOTICE_KIND_RESUMED\x10\x03\x12\x17\n" +
-	"\x13NOTICE_KIND_FORFEIT\x10\x042\xa3\x02\n" +
+	"\x13NOTICE_KIND_FORFEIT\x10\x042\xca\x03\n" +
 	"\x0eRefereeService\x129\n" +
 	"\x04Play\x12\x15.kozel.v1.PlayRequest\x1a\x16.kozel.v1.PlayResponse(\x010\x01\x12J\n" +
 	"\vCreateTable\x12\x1c.kozel.v1.CreateTableRequest\x1a\x1d.kozel.v1.CreateTableResponse\x12D\n" +
 	"\tWaitTable\x12\x1a.kozel.v1.WaitTableRequest\x1a\x1b.kozel.v1.WaitTableResponse\x12D\n" +
-	"\tGetReplay\x12\x1a.kozel.v1.GetReplayRequest\x1a\x1b.kozel.v1.GetReplayResponseb\x06proto3"
+	"\tGetReplay\x12\x1a.kozel.v1.GetReplayRequest\x1a\x1b.kozel.v1.GetReplayResponse\x12P\n" +
+	"\rListOpponents\x12\x1e.kozel.v1.ListOpponentsRequest\x1a\x1f.kozel.v1.ListOpponentsResponse\x12S\n" +
+	"\x0eSetPlaysPeople\x12\x1f.kozel.v1.SetPlaysPeopleRequest\x1a .kozel.v1.SetPlaysPeopleResponseb\x06proto3"
 
 var (
 	file_kozel_v1_referee_proto_rawDescOnce sync.Once
@@ -2806,49 +3126,54 @@ func file_kozel_v1_referee_proto_rawDescGZIP() []byte {
 }
 
 var file_kozel_v1_referee_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kozel_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_kozel_v1_referee_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_kozel_v1_referee_proto_goTypes = []any{
-	(NoticeKind)(0),             // 0: kozel.v1.NoticeKind
-	(*PlayRequest)(nil),         // 1: kozel.v1.PlayRequest
-	(*Hello)(nil),               // 2: kozel.v1.Hello
-	(*JoinTable)(nil),           // 3: kozel.v1.JoinTable
-	(*JoinLadder)(nil),          // 4: kozel.v1.JoinLadder
-	(*JoinQueue)(nil),           // 5: kozel.v1.JoinQueue
-	(*ActionReply)(nil),         // 6: kozel.v1.ActionReply
-	(*Leave)(nil),               // 7: kozel.v1.Leave
-	(*PlayResponse)(nil),        // 8: kozel.v1.PlayResponse
-	(*Welcome)(nil),             // 9: kozel.v1.Welcome
-	(*Player)(nil),              // 10: kozel.v1.Player
-	(*MatchStart)(nil),          // 11: kozel.v1.MatchStart
-	(*DealStart)(nil),           // 12: kozel.v1.DealStart
-	(*DecisionRequest)(nil),     // 13: kozel.v1.DecisionRequest
-	(*Event)(nil),               // 14: kozel.v1.Event
-	(*TrickTaken)(nil),          // 15: kozel.v1.TrickTaken
-	(*Drawn)(nil),               // 16: kozel.v1.Drawn
-	(*Declared)(nil),            // 17: kozel.v1.Declared
-	(*SeatNotice)(nil),          // 18: kozel.v1.SeatNotice
-	(*Rejection)(nil),           // 19: kozel.v1.Rejection
-	(*SideScore)(nil),           // 20: kozel.v1.SideScore
-	(*DealEnd)(nil),             // 21: kozel.v1.DealEnd
-	(*MatchEnd)(nil),            // 22: kozel.v1.MatchEnd
-	(*Redirect)(nil),            // 23: kozel.v1.Redirect
-	(*CreateTableRequest)(nil),  // 24: kozel.v1.CreateTableRequest
-	(*CreateTableResponse)(nil), // 25: kozel.v1.CreateTableResponse
-	(*WaitTableRequest)(nil),    // 26: kozel.v1.WaitTableRequest
-	(*WaitTableResponse)(nil),   // 27: kozel.v1.WaitTableResponse
-	(*GetReplayRequest)(nil),    // 28: kozel.v1.GetReplayRequest
-	(*GetReplayResponse)(nil),   // 29: kozel.v1.GetReplayResponse
-	(*Ruleset)(nil),             // 30: kozel.v1.Ruleset
-	(*Action)(nil),              // 31: kozel.v1.Action
-	(*TimeControl)(nil),         // 32: kozel.v1.TimeControl
-	(DecisionKind)(0),           // 33: kozel.v1.DecisionKind
-	(*Observation)(nil),         // 34: kozel.v1.Observation
-	(*Play)(nil),                // 35: kozel.v1.Play
-	(*Trick)(nil),               // 36: kozel.v1.Trick
-	(Combo)(0),                  // 37: kozel.v1.Combo
-	(ForfeitReason)(0),          // 38: kozel.v1.ForfeitReason
-	(ErrorCode)(0),              // 39: kozel.v1.ErrorCode
-	(*MatchResult)(nil),         // 40: kozel.v1.MatchResult
+	(NoticeKind)(0),                // 0: kozel.v1.NoticeKind
+	(*PlayRequest)(nil),            // 1: kozel.v1.PlayRequest
+	(*Hello)(nil),                  // 2: kozel.v1.Hello
+	(*JoinTable)(nil),              // 3: kozel.v1.JoinTable
+	(*JoinLadder)(nil),             // 4: kozel.v1.JoinLadder
+	(*JoinQueue)(nil),              // 5: kozel.v1.JoinQueue
+	(*ActionReply)(nil),            // 6: kozel.v1.ActionReply
+	(*Leave)(nil),                  // 7: kozel.v1.Leave
+	(*PlayResponse)(nil),           // 8: kozel.v1.PlayResponse
+	(*Welcome)(nil),                // 9: kozel.v1.Welcome
+	(*Player)(nil),                 // 10: kozel.v1.Player
+	(*MatchStart)(nil),             // 11: kozel.v1.MatchStart
+	(*DealStart)(nil),              // 12: kozel.v1.DealStart
+	(*DecisionRequest)(nil),        // 13: kozel.v1.DecisionRequest
+	(*Event)(nil),                  // 14: kozel.v1.Event
+	(*TrickTaken)(nil),             // 15: kozel.v1.TrickTaken
+	(*Drawn)(nil),                  // 16: kozel.v1.Drawn
+	(*Declared)(nil),               // 17: kozel.v1.Declared
+	(*SeatNotice)(nil),             // 18: kozel.v1.SeatNotice
+	(*Rejection)(nil),              // 19: kozel.v1.Rejection
+	(*SideScore)(nil),              // 20: kozel.v1.SideScore
+	(*DealEnd)(nil),                // 21: kozel.v1.DealEnd
+	(*MatchEnd)(nil),               // 22: kozel.v1.MatchEnd
+	(*Redirect)(nil),               // 23: kozel.v1.Redirect
+	(*CreateTableRequest)(nil),     // 24: kozel.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),    // 25: kozel.v1.CreateTableResponse
+	(*WaitTableRequest)(nil),       // 26: kozel.v1.WaitTableRequest
+	(*WaitTableResponse)(nil),      // 27: kozel.v1.WaitTableResponse
+	(*GetReplayRequest)(nil),       // 28: kozel.v1.GetReplayRequest
+	(*GetReplayResponse)(nil),      // 29: kozel.v1.GetReplayResponse
+	(*ListOpponentsRequest)(nil),   // 30: kozel.v1.ListOpponentsRequest
+	(*LadderOpponent)(nil),         // 31: kozel.v1.LadderOpponent
+	(*ListOpponentsResponse)(nil),  // 32: kozel.v1.ListOpponentsResponse
+	(*SetPlaysPeopleRequest)(nil),  // 33: kozel.v1.SetPlaysPeopleRequest
+	(*SetPlaysPeopleResponse)(nil), // 34: kozel.v1.SetPlaysPeopleResponse
+	(*Ruleset)(nil),                // 35: kozel.v1.Ruleset
+	(*Action)(nil),                 // 36: kozel.v1.Action
+	(*TimeControl)(nil),            // 37: kozel.v1.TimeControl
+	(DecisionKind)(0),              // 38: kozel.v1.DecisionKind
+	(*Observation)(nil),            // 39: kozel.v1.Observation
+	(*Play)(nil),                   // 40: kozel.v1.Play
+	(*Trick)(nil),                  // 41: kozel.v1.Trick
+	(Combo)(0),                     // 42: kozel.v1.Combo
+	(ForfeitReason)(0),             // 43: kozel.v1.ForfeitReason
+	(ErrorCode)(0),                 // 44: kozel.v1.ErrorCode
+	(*MatchResult)(nil),            // 45: kozel.v1.MatchResult
 }
 var file_kozel_v1_referee_proto_depIdxs = []int32{
 	2,  // 0: kozel.v1.PlayRequest.hello:type_name -> kozel.v1.Hello
@@ -2857,8 +3182,8 @@ var file_kozel_v1_referee_proto_depIdxs = []int32{
 	3,  // 3: kozel.v1.Hello.join_table:type_name -> kozel.v1.JoinTable
 	5,  // 4: kozel.v1.Hello.join_queue:type_name -> kozel.v1.JoinQueue
 	4,  // 5: kozel.v1.Hello.join_ladder:type_name -> kozel.v1.JoinLadder
-	30, // 6: kozel.v1.JoinQueue.ruleset:type_name -> kozel.v1.Ruleset
-	31, // 7: kozel.v1.ActionReply.action:type_name -> kozel.v1.Action
+	35, // 6: kozel.v1.JoinQueue.ruleset:type_name -> kozel.v1.Ruleset
+	36, // 7: kozel.v1.ActionReply.action:type_name -> kozel.v1.Action
 	9,  // 8: kozel.v1.PlayResponse.welcome:type_name -> kozel.v1.Welcome
 	11, // 9: kozel.v1.PlayResponse.match_start:type_name -> kozel.v1.MatchStart
 	12, // 10: kozel.v1.PlayResponse.deal_start:type_name -> kozel.v1.DealStart
@@ -2868,42 +3193,47 @@ var file_kozel_v1_referee_proto_depIdxs = []int32{
 	21, // 14: kozel.v1.PlayResponse.deal_end:type_name -> kozel.v1.DealEnd
 	22, // 15: kozel.v1.PlayResponse.match_end:type_name -> kozel.v1.MatchEnd
 	23, // 16: kozel.v1.PlayResponse.redirect:type_name -> kozel.v1.Redirect
-	30, // 17: kozel.v1.MatchStart.ruleset:type_name -> kozel.v1.Ruleset
-	32, // 18: kozel.v1.MatchStart.time_control:type_name -> kozel.v1.TimeControl
+	35, // 17: kozel.v1.MatchStart.ruleset:type_name -> kozel.v1.Ruleset
+	37, // 18: kozel.v1.MatchStart.time_control:type_name -> kozel.v1.TimeControl
 	10, // 19: kozel.v1.MatchStart.seating:type_name -> kozel.v1.Player
-	33, // 20: kozel.v1.DecisionRequest.kind:type_name -> kozel.v1.DecisionKind
-	34, // 21: kozel.v1.DecisionRequest.observation:type_name -> kozel.v1.Observation
-	31, // 22: kozel.v1.DecisionRequest.legal_actions:type_name -> kozel.v1.Action
-	35, // 23: kozel.v1.Event.played:type_name -> kozel.v1.Play
+	38, // 20: kozel.v1.DecisionRequest.kind:type_name -> kozel.v1.DecisionKind
+	39, // 21: kozel.v1.DecisionRequest.observation:type_name -> kozel.v1.Observation
+	36, // 22: kozel.v1.DecisionRequest.legal_actions:type_name -> kozel.v1.Action
+	40, // 23: kozel.v1.Event.played:type_name -> kozel.v1.Play
 	15, // 24: kozel.v1.Event.trick_taken:type_name -> kozel.v1.TrickTaken
 	16, // 25: kozel.v1.Event.drawn:type_name -> kozel.v1.Drawn
 	17, // 26: kozel.v1.Event.declared:type_name -> kozel.v1.Declared
 	18, // 27: kozel.v1.Event.notice:type_name -> kozel.v1.SeatNotice
-	36, // 28: kozel.v1.TrickTaken.trick:type_name -> kozel.v1.Trick
-	37, // 29: kozel.v1.Declared.combo:type_name -> kozel.v1.Combo
+	41, // 28: kozel.v1.TrickTaken.trick:type_name -> kozel.v1.Trick
+	42, // 29: kozel.v1.Declared.combo:type_name -> kozel.v1.Combo
 	0,  // 30: kozel.v1.SeatNotice.kind:type_name -> kozel.v1.NoticeKind
-	38, // 31: kozel.v1.SeatNotice.forfeit_reason:type_name -> kozel.v1.ForfeitReason
-	39, // 32: kozel.v1.Rejection.code:type_name -> kozel.v1.ErrorCode
-	36, // 33: kozel.v1.DealEnd.tricks:type_name -> kozel.v1.Trick
+	43, // 31: kozel.v1.SeatNotice.forfeit_reason:type_name -> kozel.v1.ForfeitReason
+	44, // 32: kozel.v1.Rejection.code:type_name -> kozel.v1.ErrorCode
+	41, // 33: kozel.v1.DealEnd.tricks:type_name -> kozel.v1.Trick
 	20, // 34: kozel.v1.DealEnd.scores:type_name -> kozel.v1.SideScore
-	40, // 35: kozel.v1.MatchEnd.result:type_name -> kozel.v1.MatchResult
-	30, // 36: kozel.v1.CreateTableRequest.ruleset:type_name -> kozel.v1.Ruleset
-	32, // 37: kozel.v1.CreateTableRequest.time_control:type_name -> kozel.v1.TimeControl
-	40, // 38: kozel.v1.WaitTableResponse.result:type_name -> kozel.v1.MatchResult
+	45, // 35: kozel.v1.MatchEnd.result:type_name -> kozel.v1.MatchResult
+	35, // 36: kozel.v1.CreateTableRequest.ruleset:type_name -> kozel.v1.Ruleset
+	37, // 37: kozel.v1.CreateTableRequest.time_control:type_name -> kozel.v1.TimeControl
+	45, // 38: kozel.v1.WaitTableResponse.result:type_name -> kozel.v1.MatchResult
 	10, // 39: kozel.v1.WaitTableResponse.seating:type_name -> kozel.v1.Player
-	1,  // 40: kozel.v1.RefereeService.Play:input_type -> kozel.v1.PlayRequest
-	24, // 41: kozel.v1.RefereeService.CreateTable:input_type -> kozel.v1.CreateTableRequest
-	26, // 42: kozel.v1.RefereeService.WaitTable:input_type -> kozel.v1.WaitTableRequest
-	28, // 43: kozel.v1.RefereeService.GetReplay:input_type -> kozel.v1.GetReplayRequest
-	8,  // 44: kozel.v1.RefereeService.Play:output_type -> kozel.v1.PlayResponse
-	25, // 45: kozel.v1.RefereeService.CreateTable:output_type -> kozel.v1.CreateTableResponse
-	27, // 46: kozel.v1.RefereeService.WaitTable:output_type -> kozel.v1.WaitTableResponse
-	29, // 47: kozel.v1.RefereeService.GetReplay:output_type -> kozel.v1.GetReplayResponse
-	44, // [44:48] is the sub-list for method output_type
-	40, // [40:44] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	31, // 40: kozel.v1.ListOpponentsResponse.ladder_bots:type_name -> kozel.v1.LadderOpponent
+	1,  // 41: kozel.v1.RefereeService.Play:input_type -> kozel.v1.PlayRequest
+	24, // 42: kozel.v1.RefereeService.CreateTable:input_type -> kozel.v1.CreateTableRequest
+	26, // 43: kozel.v1.RefereeService.WaitTable:input_type -> kozel.v1.WaitTableRequest
+	28, // 44: kozel.v1.RefereeService.GetReplay:input_type -> kozel.v1.GetReplayRequest
+	30, // 45: kozel.v1.RefereeService.ListOpponents:input_type -> kozel.v1.ListOpponentsRequest
+	33, // 46: kozel.v1.RefereeService.SetPlaysPeople:input_type -> kozel.v1.SetPlaysPeopleRequest
+	8,  // 47: kozel.v1.RefereeService.Play:output_type -> kozel.v1.PlayResponse
+	25, // 48: kozel.v1.RefereeService.CreateTable:output_type -> kozel.v1.CreateTableResponse
+	27, // 49: kozel.v1.RefereeService.WaitTable:output_type -> kozel.v1.WaitTableResponse
+	29, // 50: kozel.v1.RefereeService.GetReplay:output_type -> kozel.v1.GetReplayResponse
+	32, // 51: kozel.v1.RefereeService.ListOpponents:output_type -> kozel.v1.ListOpponentsResponse
+	34, // 52: kozel.v1.RefereeService.SetPlaysPeople:output_type -> kozel.v1.SetPlaysPeopleResponse
+	47, // [47:53] is the sub-list for method output_type
+	41, // [41:47] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_kozel_v1_referee_proto_init() }
@@ -2950,7 +3280,7 @@ func file_kozel_v1_referee_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kozel_v1_referee_proto_rawDesc), len(file_kozel_v1_referee_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,10 +35,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RefereeService_Play_FullMethodName        = "/kozel.v1.RefereeService/Play"
-	RefereeService_CreateTable_FullMethodName = "/kozel.v1.RefereeService/CreateTable"
-	RefereeService_WaitTable_FullMethodName   = "/kozel.v1.RefereeService/WaitTable"
-	RefereeService_GetReplay_FullMethodName   = "/kozel.v1.RefereeService/GetReplay"
+	RefereeService_Play_FullMethodName           = "/kozel.v1.RefereeService/Play"
+	RefereeService_CreateTable_FullMethodName    = "/kozel.v1.RefereeService/CreateTable"
+	RefereeService_WaitTable_FullMethodName      = "/kozel.v1.RefereeService/WaitTable"
+	RefereeService_GetReplay_FullMethodName      = "/kozel.v1.RefereeService/GetReplay"
+	RefereeService_ListOpponents_FullMethodName  = "/kozel.v1.RefereeService/ListOpponents"
+	RefereeService_SetPlaysPeople_FullMethodName = "/kozel.v1.RefereeService/SetPlaysPeople"
 )
 
 // RefereeServiceClient is the client API for RefereeService service.
@@ -55,6 +57,12 @@ type RefereeServiceClient interface {
 	WaitTable(ctx context.Context, in *WaitTableRequest, opts ...grpc.CallOption) (*WaitTableResponse, error)
 	// Fetch a replay by id (the gzip-compressed Replay message).
 	GetReplay(ctx context.Context, in *GetReplayRequest, opts ...grpc.CallOption) (*GetReplayResponse, error)
+	// Who a table may seat against a person: the house bots, and the connected ladder bots
+	// whose accounts play people.
+	ListOpponents(ctx context.Context, in *ListOpponentsRequest, opts ...grpc.CallOption) (*ListOpponentsResponse, error)
+	// A bot's author lets people play the bot in the browser, or no longer (the account's
+	// token says who may).
+	SetPlaysPeople(ctx context.Context, in *SetPlaysPeopleRequest, opts ...grpc.CallOption) (*SetPlaysPeopleResponse, error)
 }
 
 type refereeServiceClient struct {
@@ -108,6 +116,26 @@ func (c *refereeServiceClient) GetReplay(ctx context.Context, in *GetReplayReque
 	return out, nil
 }
 
+func (c *refereeServiceClient) ListOpponents(ctx context.Context, in *ListOpponentsRequest, opts ...grpc.CallOption) (*ListOpponentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListOpponentsResponse)
+	err := c.cc.Invoke(ctx, RefereeService_ListOpponents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *refereeServiceClient) SetPlaysPeople(ctx context.Context, in *SetPlaysPeopleRequest, opts ...grpc.CallOption) (*SetPlaysPeopleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPlaysPeopleResponse)
+	err := c.cc.Invoke(ctx, RefereeService_SetPlaysPeople_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RefereeServiceServer is the server API for RefereeService service.
 // All implementations must embed UnimplementedRefereeServiceServer
 // for forward compatibility.
@@ -122,6 +150,12 @@ type RefereeServiceServer interface {
 	WaitTable(context.Context, *WaitTableRequest) (*WaitTableResponse, error)
 	// Fetch a replay by id (the gzip-compressed Replay message).
 	GetReplay(context.Context, *GetReplayRequest) (*GetReplayResponse, error)
+	// Who a table may seat against a person: the house bots, and the connected ladder bots
+	// whose accounts play people.
+	ListOpponents(context.Context, *ListOpponentsRequest) (*ListOpponentsResponse, error)
+	// A bot's author lets people play the bot in the browser, or no longer (the account's
+	// token says who may).
+	SetPlaysPeople(context.Context, *SetPlaysPeopleRequest) (*SetPlaysPeopleResponse, error)
 	mustEmbedUnimplementedRefereeServiceServer()
 }
 
@@ -143,6 +177,12 @@ func (UnimplementedRefereeServiceServer) WaitTable(context.Context, *WaitTableRe
 }
 func (UnimplementedRefereeServiceServer) GetReplay(context.Context, *GetReplayRequest) (*GetReplayResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetReplay not implemented")
+}
+func (UnimplementedRefereeServiceServer) ListOpponents(context.Context, *ListOpponentsRequest) (*ListOpponentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListOpponents not implemented")
+}
+func (UnimplementedRefereeServiceServer) SetPlaysPeople(context.Context, *SetPlaysPeopleRequest) (*SetPlaysPeopleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPlaysPeople not implemented")
 }
 func (UnimplementedRefereeServiceServer) mustEmbedUnimplementedRefereeServiceServer() {}
 func (UnimplementedRefereeServiceServer) testEmbeddedByValue()                        {}
@@ -226,6 +266,42 @@ func _RefereeService_GetReplay_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RefereeService_ListOpponents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListOpponentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RefereeServiceServer).ListOpponents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RefereeService_ListOpponents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RefereeServiceServer).ListOpponents(ctx, req.(*ListOpponentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RefereeService_SetPlaysPeople_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPlaysPeopleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RefereeServiceServer).SetPlaysPeople(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RefereeService_SetPlaysPeople_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RefereeServiceServer).SetPlaysPeople(ctx, req.(*SetPlaysPeopleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RefereeService_ServiceDesc is the grpc.ServiceDesc for RefereeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -244,6 +320,14 @@ var RefereeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetReplay",
 			Handler:    _RefereeService_GetReplay_Handler,
+		},
+		{
+			MethodName: "ListOpponents",
+			Handler:    _RefereeService_ListOpponents_Handler,
+		},
+		{
+			MethodName: "SetPlaysPeople",
+			Handler:    _RefereeService_SetPlaysPeople_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -10,6 +10,7 @@
     main.append(K.el("h1", {}, "Bot ", K.el("span", { class: "bot-name", text: bot.name })));
     main.append(K.el("p", { class: "muted", text: `status ${bot.status}` + (bot.created_at ? ` · registered ${K.when(bot.created_at)}` : "") }));
     main.append(K.el("p", { class: "play-link" }, K.link("Play it by hand", "/play?opponent=own"), ": open a table with a seat it joins by the table id (never rated)"));
+    main.append(await people(bot));
     main.append(K.el("h2", { text: "Ladders" }));
     main.append(K.table([
       { key: "ladder", label: "Ladder", render: (r) => K.ladderLink(r.ladder) },
@@ -36,6 +37,26 @@
       { key: "losses", label: "Lost", num: true }, { key: "draws", label: "Drawn", num: true },
     ], bot.opponents, { sortable: true, class: "opponents" }));
   } catch (error) { K.fail(error); }
+
+  // Whether people may play it, and while it is connected a way to sit down against it.
+  async function people(bot) {
+    const box = K.el("p", { class: "plays-people", id: "plays-people" });
+    if (!bot.plays_people) {
+      box.append("Plays people: no (its author has not allowed it)");
+      return box;
+    }
+    box.append("Plays people: yes. ");
+    let opts = null;
+    try { opts = await K.api("/api/seats/options"); } catch (_) { /* no seats here */ }
+    const here = opts && opts.enabled ? (opts.bots || []).find((b) => b.name === bot.name) : null;
+    if (!here) box.append(K.el("span", { class: "muted", text: "It is not connected now: you can play it while it is." }));
+    else {
+      box.append(K.link("Play this bot", "/play?opponent=" + encodeURIComponent("bot:" + bot.name)));
+      box.lastChild.id = "play-this-bot";
+      box.append(here.free ? ": open a table against it (never rated)" : ": it is busy with its matches now; your table waits for its next free match slot");
+    }
+    return box;
+  }
 
   // Ticks at whole numbers only (uPlot picks among these steps), written on the box as well.
   function whole(box, axis) {

@@ -38,23 +38,29 @@ const Seat = {
       return;
     }
     const wanted = new URLSearchParams(location.search).get("opponent");
+    const bots = opts.bots || []; // connected ladder bots that play people, seated as "bot:NAME"
     const choice = (value) => K.el("option", { value, text: value || "my own bot (joins with the table id)" });
+    const botChoice = (b) => K.el("option", { value: "bot:" + b.name, text: `${b.name} (a ladder bot: ${b.players} players, ${b.ruleset}${b.free ? "" : "; busy now: your table waits for it"})` });
+    const wantedBot = bots.find((b) => "bot:" + b.name === wanted); // a bot page's "Play this bot"
     const seatsBox = K.el("div", { id: "opponents" });
     const players = K.el("select", { id: "players", name: "players" }, [2, 3, 4].map((n) => K.el("option", { value: n, text: `${n} players` })));
     const fill = () => {
       const n = Number(players.value);
       seatsBox.replaceChildren(...Array.from({ length: n - 1 }, (_, i) => K.el("label", {},
         `Seat ${i + 1}${n === 4 && i === 1 ? " (your partner)" : ""} `,
-        K.el("select", { name: "opponent", "data-seat": i + 1 }, opts.opponents.map(choice), choice("")))));
+        K.el("select", { name: "opponent", "data-seat": i + 1 }, opts.opponents.map(choice), bots.map(botChoice), choice("")))));
       for (const s of seatsBox.querySelectorAll("select")) s.value = opts.opponents.includes(wanted) ? wanted : "greedy";
       if (wanted === "own") seatsBox.querySelector("select").value = ""; // a bot page's "play it by hand"
+      if (wantedBot) seatsBox.querySelector("select").value = wanted;
     };
     players.addEventListener("change", fill);
+    if (wantedBot) players.value = String(wantedBot.players); // it plays its ladder's game only
     fill();
     const clocks = K.el("select", { id: "clock", name: "clock" }, Object.entries(opts.clocks).map(([k, c]) =>
       K.el("option", { value: k, text: `${k}: ${c.move_ms / 1000} s a move, ${c.bank_ms / 1000} s bank` })));
     clocks.value = "standard";
     const rules = K.el("select", { id: "ruleset", name: "ruleset" }, opts.rulesets.map((r) => K.el("option", { value: r, text: r })));
+    if (wantedBot && opts.rulesets.includes(wantedBot.ruleset)) rules.value = wantedBot.ruleset;
     const deals = K.el("select", { id: "deals", name: "deals" }, [[0, "until a side reaches the penalty limit"], [1, "one deal"], [3, "three deals"], [5, "five deals"]]
       .map(([v, t]) => K.el("option", { value: v, text: t })));
     const name = K.el("input", { id: "name", name: "name", maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("kozel-name") || "" });
@@ -81,7 +87,7 @@ const Seat = {
         out.textContent = String(err.message || err);
       }
     });
-    main.append(K.el("p", { text: "Play in your browser against the house bots (or seat your own bot at the table). Matches against people are never rated." }), formEl);
+    main.append(K.el("p", { text: "Play in your browser against the house bots, the connected bots whose authors let people play them, or seat your own bot at the table. Matches against people are never rated." }), formEl);
   },
 
   // -- /play/ID: the seat ------------------------------------------------------------------
@@ -130,7 +136,8 @@ const Seat = {
     if (!s.match) {
       main.append(K.el("p", { class: "notice", id: "seat-status", role: "status", text: s.error ? s.error
         : s.own_bot ? `Waiting for your bot: start it with --table ${s.table_id} (for example: kozel bot greedy --server ADDRESS --table ${s.table_id}).`
-          : "Waiting for the match to start…" }));
+          : (s.waiting_for || []).length ? `Waiting for ${s.waiting_for.join(", ")}: the match starts as soon as it has a free match slot (it may be finishing a ladder match).`
+            : "Waiting for the match to start…" }));
       return;
     }
     main.append(Seat.seating(), Seat.board());
