@@ -87,3 +87,13 @@ def base_config(tmp_path: Path, **extra) -> dict:
         "web": {"listen": ""},
         **extra,
     }
+
+
+def luck_config(tmp_path: Path, store_url: str, **extra) -> dict:
+    """:func:`base_config` on the store ``store_url`` with replays in ``tmp_path/replays`` and
+    a luck worker that pauses only 0.2 s between passes (docs/luck.md)."""
+    config = base_config(tmp_path, **extra)
+    config["storage"]["database_url"] = store_url
+    config["storage"]["replay_dir"] = str(tmp_path / "replays")
+    config["referee"] = {"luck_idle_s": 0.2}
+    return config

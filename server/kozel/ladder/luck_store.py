@@ -1,5 +1,7 @@
-"""Each finished ladder match's luck (docs/luck.md) in the store, and what the pages make of
-it: a bot's, or a pair's, luck-corrected match score with its 95 % interval.
+"""Each finished ladder match's and tournament game's luck (docs/luck.md) in the store, and
+what the pages make of it: a bot's, or a pair's, luck-corrected match score with its 95 %
+interval. A tournament game's luck is kept with the game (``tournament_games.luck``) and its
+result's ``luck_corrected``; :mod:`kozel.tournament.luck` makes the event's figures of them.
 
 The figures are computed after a match from its replay (the referee's luck worker,
 :mod:`kozel.server.luck_worker`) and written here; the rating stays OpenSkill on results. A
@@ -9,11 +11,9 @@ interval is cluster-robust over groups (a match outside a group is a group of it
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from statistics import NormalDist
 from typing import Any
 
 from sqlalchemy import func, select
@@ -22,8 +22,10 @@ from sqlalchemy.orm import Session
 
 from kozel.ladder.models import BotRow, MatchLuckRow, MatchLuckSideRow, MatchRow, MatchSeatRow
 from kozel.ladder.store import Store
+from kozel.ladder.tournament_models import TournamentGameRow, TournamentRow
+from kozel.tournament.intervals import estimate
+from kozel.tournament.spec import spec_from_json
 
-Z95 = NormalDist().inv_cdf(0.975)
 ERROR_CHARS = 256  # of why a replay gave no luck
 
 
@@ -52,64 +54,6 @@ class MatchLuck:
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """A mean with its 95 % interval (None where there are too few groups)."""
-
-    value: float
-    low: float | None
-    high: float | None
-    matches: int
-    groups: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "value": round(self.value, 4),
-            "low": None if self.low is None else round(self.low, 4),
-            "high": None if self.high is None else round(self.high, 4),
-            "matches": self.matches,
-            "groups": self.groups,
-        }
-
-
-def cluster_sums(sums: Sequence[tuple[int, float]]) -> tuple[float, float, float] | None:
-    """The mean over every value and its cluster-robust 95 % interval (the groups are what
-    is independent) from each group's (count, sum); None without values, an interval of nan
-    with one group."""
-    sums = [(c, t) for c, t in sums if c]
-    n = sum(c for c, _ in sums)
-    if n == 0:
-        return None
-    mean = sum(t for _, t in sums) / n
-    k = len(sums)
-    if k < 2:
-        return mean, math.nan, math.nan
-    spread = sum((t - c * mean) ** 2 for c, t in sums)
-    half = Z95 * math.sqrt(spread * k / (k - 1)) / n
-    return mean, mean - half, mean + half
-
-
-def cluster_mean(groups: Sequence[Sequence[float]]) -> tuple[float, float, float] | None:
-    """:func:`cluster_sums` over the groups' values."""
-    return cluster_sums([(len(g), sum(g)) for g in groups])
-
-
-def estimate(sums: Sequence[tuple[int, float]]) -> Estimate | None:
-    """:func:`cluster_sums` as an :class:`Estimate` (None without values)."""
-    got = cluster_sums(sums)
-    if got is None:
-        return None
-    mean, low, high = got
-    finite = math.isfinite(low)
-    return Estimate(
-        mean,
-        low if finite else None,
-        high if finite else None,
-        sum(c for c, _ in sums),
-        len([c for c, _ in sums if c]),
-    )
-
-
 # -- the worker's side -------------------------------------------------------------------------
 
 
@@ -132,14 +76,18 @@ def pending(
                 MatchRow.status == "finished",
                 MatchLuckRow.match_id.is_(None),
             )
-            .order_by(MatchRow.ended_at, MatchRow.id)
-            .limit(limit)
         )
-        if skip:
-            q = q.where(MatchRow.id.not_in(sorted(skip)))
         if referee_id is not None:
             q = q.where((MatchRow.referee_id == referee_id) | MatchRow.referee_id.is_(None))
-        return list(s.scalars(q))
+        return _earliest(s, q, MatchRow.id, MatchRow.ended_at, skip, limit)
+
+
+def _earliest(s: Session, q: Any, ident: Any, ended: Any, skip: Collection[str], n: int) -> list:
+    """The first ``n`` ids of query ``q`` by end time, but those in ``skip``."""
+    q = q.order_by(ended, ident).limit(n)
+    if skip:
+        q = q.where(ident.not_in(sorted(skip)))
+    return [x for x in s.scalars(q) if x]
 
 
 def save(store: Store, match_id: str, luck: MatchLuck) -> bool:
@@ -174,6 +122,67 @@ def _fields(f: SideFigures) -> dict[str, Any]:
         "points": f.points,
         "points_luck": f.points_luck,
         "deals": f.deals,
+    }
+
+
+# -- tournament games ---------------------------------------------------------------------------
+
+
+def pending_games(
+    store: Store,
+    events: Sequence[str],
+    referee_id: str | None,
+    limit: int,
+    skip: Collection[str] = (),
+) -> list[str]:
+    """(Blocking.) Up to ``limit`` finished games of the tournaments ``events`` hosted by
+    ``referee_id`` (any host if None) whose replays are no longer sealed (their seed group is
+    played) and whose luck is not stored yet, but those in ``skip``: their match ids, the
+    earliest ended first."""
+    g = TournamentGameRow
+    with store.transaction() as s:
+        q = select(g.match_id).where(
+            g.tournament.in_(list(events)),
+            g.status == "finished",
+            g.sealed.is_(False),
+            g.luck.is_(None),
+            g.match_id.is_not(None),
+        )
+        if referee_id is not None:
+            q = q.where(g.host_id == referee_id)
+        return _earliest(s, q, g.match_id, g.ended_at, skip, limit)
+
+
+def save_game(store: Store, match_id: str, luck: MatchLuck) -> bool:
+    """(Blocking.) Store a tournament game's luck, and its result's ``luck_corrected`` (by
+    seat: its points minus its side's score luck); False when it was stored already or the
+    game is not a finished one."""
+    with store.transaction() as s:
+        g = s.scalar(
+            select(TournamentGameRow)
+            .where(TournamentGameRow.match_id == match_id)
+            .with_for_update()
+        )
+        if g is None or g.luck is not None or g.status != "finished" or g.result is None:
+            return False
+        g.luck = luck_json(luck)
+        if not luck.error:
+            event = s.get(TournamentRow, g.tournament)
+            assert event is not None  # a game's event is never deleted
+            side_of = spec_from_json(event.spec).rules().side_of(len(g.seats))
+            score_luck = {f.side: f.score_luck for f in luck.sides}
+            corrected = [p - score_luck[side_of[i]] for i, p in enumerate(g.result["points"])]
+            g.result = {**g.result, "luck_corrected": corrected}
+    return True
+
+
+def luck_json(luck: MatchLuck) -> dict[str, Any]:
+    """A match's luck as a tournament game's row keeps it."""
+    return {
+        "version": luck.version,
+        "error": luck.error[:ERROR_CHARS],
+        "sides": [_fields(f) for f in luck.sides],
+        "deals": list(luck.deals),
     }
 
 
@@ -236,8 +245,9 @@ def seat_figures(
 def corrected_scores(
     s: Session, ladder: str, bots: Sequence[str] | None = None, match_ids: Sequence[str] = ()
 ) -> dict[str, dict[str, Any]]:
-    """Each bot's luck-corrected match score on ``ladder`` (:class:`Estimate` as a dict, with
-    ``plain``: the plain mean score of the same matches), clustered by duplicate group; only
+    """Each bot's luck-corrected match score on ``ladder`` (an
+    :class:`~kozel.tournament.intervals.Estimate` as a dict, with ``plain``: the plain mean
+    score of the same matches), clustered by duplicate group; only
     ``bots``, and only over ``match_ids``, if given. The store sums each group (a bot sits in
     one seat of a match: the scheduler seats distinct bots)."""
     group = func.coalesce(MatchRow.dup_group, MatchRow.id)

@@ -1,12 +1,13 @@
-"""The referee's luck worker: after a ladder match is committed, its luck (docs/luck.md) is
-computed from its replay and stored (:mod:`kozel.ladder.luck_store`), never in the event loop
-or a match's path.
+"""The referee's luck worker: after a ladder match or a tournament game is committed, its luck
+(docs/luck.md) is computed from its replay and stored (:mod:`kozel.ladder.luck_store`), never
+in the event loop or a match's path.
 
 One thread of its own, at the lowest priority, takes at most ``batch`` finished matches per
-pass that this referee hosted and whose luck is not stored, and sleeps ``idle_s`` when none
-are left; so matches committed while the referee was down, or before the worker existed, are
-done at the next start. A duplicate match whose replay is still sealed waits until its group
-is played (its luck would tell the bots of the later matches about their cards). What
+pass that this referee hosted and whose luck is not stored (ladder matches first, then
+tournament games), and sleeps ``idle_s`` when none are left; so matches committed while the
+referee was down, or before the worker existed, are done at the next start. A duplicate match
+whose replay is still sealed waits until its group is played, and a tournament game until its
+seed group is (its luck would tell the bots of the later matches about their cards). What
 computes the luck (``compute``, from :mod:`kozel.analysis` through :mod:`kozel.tools`) is
 handed in by the composition root (``kozel serve``): the referee does not import the
 analysis."""
@@ -42,7 +43,8 @@ def _lowest_priority() -> None:
 
 
 class LuckWorker:
-    """Computes and stores the luck of this referee's finished ladder matches."""
+    """Computes and stores the luck of this referee's finished ladder matches and
+    tournament games (``referee_id`` None: any referee's)."""
 
     def __init__(
         self,
@@ -52,12 +54,14 @@ class LuckWorker:
         referee_id: str | None,
         compute: LuckCompute,
         *,
+        tournaments: Sequence[str] = (),
         batch: int = BATCH,
         idle_s: float = IDLE_S,
     ) -> None:
         self.store = store
         self.replays = replays
         self.ladders = list(ladders)
+        self.tournaments = list(tournaments)
         self.referee_id = referee_id
         self.compute = compute
         self.batch = batch
@@ -83,15 +87,28 @@ class LuckWorker:
     def pass_once(self) -> int:
         """(Blocking.) One pass: the luck of up to ``batch`` matches stored; how many."""
         self._sealed = {m for m in self._sealed if self.replays.sealed(m)}
-        ids = luck_store.pending(
-            self.store, self.ladders, self.referee_id, self.batch, skip=self._sealed
-        )
+        done = 0
+        if self.ladders:
+            ids = luck_store.pending(
+                self.store, self.ladders, self.referee_id, self.batch, skip=self._sealed
+            )
+            done += self._store_each(ids, luck_store.save)
+        if self.tournaments and done < self.batch:
+            ids = luck_store.pending_games(
+                self.store, self.tournaments, self.referee_id, self.batch - done, self._sealed
+            )
+            done += self._store_each(ids, luck_store.save_game)
+        return done
+
+    def _store_each(self, ids: Sequence[str], save: Callable[[Store, str, MatchLuck], bool]) -> int:
+        """Compute and save the luck of ``ids`` (those still sealed here skipped); how many
+        were done."""
         done = 0
         for match_id in ids:
             if self.replays.sealed(match_id):
                 self._sealed.add(match_id)
                 continue
-            if luck_store.save(self.store, match_id, self._luck(match_id)):
+            if save(self.store, match_id, self._luck(match_id)):
                 self.stored += 1
             done += 1
         return done
