@@ -1,14 +1,17 @@
 """The referee's luck worker: after real ladder matches (a duplicate ladder, real bots over
 gRPC, ``kozel serve``), each finished match's luck is computed from its replay and stored, on
-SQLite and on PostgreSQL; what the pages read of it adds up."""
+SQLite and on PostgreSQL; what the pages read of it adds up, and the referee's /metrics
+count it."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import time
+import urllib.request
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -50,7 +53,9 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
     store = Store(store_url)
     store.migrate()
     tokens = {name: store.register_bot(name) for name in ("ann", "bob")}
-    ref = serve(luck_config(tmp_path, store_url, ladders=[LADDER]), tmp_path)
+    config = luck_config(tmp_path, store_url, ladders=[LADDER])
+    config["metrics"] = {"listen": "127.0.0.1:0"}
+    ref = serve(config, tmp_path, want=("bot", "metrics"))
     try:
         asyncio.run(_play(ref.addr(), tokens, 4))
         deadline = time.monotonic() + 120
@@ -59,6 +64,7 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
             time.sleep(0.2)
         finished = [m for m in store.matches(ladder="lucky") if m.status == "finished"]
         assert len(finished) == 4
+        _its_metrics(ref.ports["metrics"], 4)
     finally:
         assert ref.stop() == 0
     stored = _stored(store)
@@ -100,6 +106,30 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
     # Two sides: the two bots' corrected scores add up to one, match by match.
     assert math.isclose(scores["ann"]["value"] + scores["bob"]["value"], 1.0, abs_tol=1e-3)
     _the_web_reads_them(store, finished, scores)
+
+
+def _scrape(port: int) -> dict[str, float]:
+    """The referee's /metrics: each sample by name and labels."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {
+        s.name + "".join(f"{{{k}={v}}}" for k, v in sorted(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def _its_metrics(port: int, matches: int) -> None:
+    """The worker's metrics, read from the referee's real /metrics endpoint."""
+    deadline = time.monotonic() + 30
+    while (got := _scrape(port))["kozel_luck_pending"] != 0:  # (set at the end of a pass)
+        assert time.monotonic() < deadline, got["kozel_luck_pending"]
+        time.sleep(0.2)
+    assert got["kozel_luck_corrected_total"] == matches
+    for reason in luck_store.NO_LUCK:  # every series, at zero
+        assert got[f"kozel_luck_missing_total{{reason={reason}}}"] == 0
+    assert 0 < got["kozel_luck_cpu_seconds_total"] < 60
+    assert 0 < time.time() - got["kozel_luck_last_pass_timestamp_seconds"] < 30
 
 
 def _the_web_reads_them(store: Store, finished: list, scores: dict) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -27,6 +27,9 @@ from kozel.tournament.intervals import estimate
 from kozel.tournament.spec import spec_from_json
 
 ERROR_CHARS = 256  # of why a replay gave no luck
+# Why a finished match has no luck: the money game (no match score), no replay kept, a replay
+# that cannot be read, one the engine does not re-play, a failure of the computation.
+NO_LUCK = ("money_game", "no_replay", "unreadable", "not_replayable", "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,14 @@ class SideFigures:
 @dataclass(frozen=True, slots=True)
 class MatchLuck:
     """A match's luck: by side, and by deal (each side's centred card points and luck, None
-    where it was not dealt in); or why its replay gave none (``error``)."""
+    where it was not dealt in); or why its replay gave none (``error``, and ``reason``: one of
+    :data:`NO_LUCK`, for the metrics)."""
 
     version: int
     sides: tuple[SideFigures, ...] = ()
     deals: tuple[dict[str, list[float | None]], ...] = ()
     error: str = ""
+    reason: str = ""
 
 
 # -- the worker's side -------------------------------------------------------------------------
@@ -68,18 +73,23 @@ def pending(
     (or by no known referee) whose luck is not stored yet, but those in ``skip``, the
     earliest ended first."""
     with store.transaction() as s:
-        q = (
-            select(MatchRow.id)
-            .outerjoin(MatchLuckRow, MatchLuckRow.match_id == MatchRow.id)
-            .where(
-                MatchRow.ladder.in_(list(ladders)),
-                MatchRow.status == "finished",
-                MatchLuckRow.match_id.is_(None),
-            )
-        )
-        if referee_id is not None:
-            q = q.where((MatchRow.referee_id == referee_id) | MatchRow.referee_id.is_(None))
+        q = _ladder_pending(ladders, referee_id)
         return _earliest(s, q, MatchRow.id, MatchRow.ended_at, skip, limit)
+
+
+def _ladder_pending(ladders: Sequence[str], referee_id: str | None) -> Select:
+    q = (
+        select(MatchRow.id)
+        .outerjoin(MatchLuckRow, MatchLuckRow.match_id == MatchRow.id)
+        .where(
+            MatchRow.ladder.in_(list(ladders)),
+            MatchRow.status == "finished",
+            MatchLuckRow.match_id.is_(None),
+        )
+    )
+    if referee_id is not None:
+        q = q.where((MatchRow.referee_id == referee_id) | MatchRow.referee_id.is_(None))
+    return q
 
 
 def _earliest(s: Session, q: Any, ident: Any, ended: Any, skip: Collection[str], n: int) -> list:
@@ -88,6 +98,18 @@ def _earliest(s: Session, q: Any, ident: Any, ended: Any, skip: Collection[str],
     if skip:
         q = q.where(ident.not_in(sorted(skip)))
     return [x for x in s.scalars(q) if x]
+
+
+def pending_count(
+    store: Store, ladders: Sequence[str], events: Sequence[str], referee_id: str | None
+) -> int:
+    """(Blocking.) How many finished matches of ``ladders`` and games of the tournaments
+    ``events`` :func:`pending` and :func:`pending_games` have still to give (those whose
+    group is still played included)."""
+    queries = [_ladder_pending(ladders, referee_id)] if ladders else []
+    queries += [_games_pending(events, referee_id, sealed=True)] if events else []
+    with store.transaction() as s:
+        return sum(s.scalar(select(func.count()).select_from(q.subquery())) or 0 for q in queries)
 
 
 def save(store: Store, match_id: str, luck: MatchLuck) -> bool:
@@ -141,16 +163,23 @@ def pending_games(
     earliest ended first."""
     g = TournamentGameRow
     with store.transaction() as s:
-        q = select(g.match_id).where(
-            g.tournament.in_(list(events)),
-            g.status == "finished",
-            g.sealed.is_(False),
-            g.luck.is_(None),
-            g.match_id.is_not(None),
-        )
-        if referee_id is not None:
-            q = q.where(g.host_id == referee_id)
+        q = _games_pending(events, referee_id)
         return _earliest(s, q, g.match_id, g.ended_at, skip, limit)
+
+
+def _games_pending(events: Sequence[str], referee_id: str | None, sealed: bool = False) -> Select:
+    g = TournamentGameRow
+    q = select(g.match_id).where(
+        g.tournament.in_(list(events)),
+        g.status == "finished",
+        g.luck.is_(None),
+        g.match_id.is_not(None),
+    )
+    if not sealed:
+        q = q.where(g.sealed.is_(False))
+    if referee_id is not None:
+        q = q.where(g.host_id == referee_id)
+    return q
 
 
 def save_game(store: Store, match_id: str, luck: MatchLuck) -> bool:
