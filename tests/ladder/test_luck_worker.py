@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-import urllib.request
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -24,7 +22,7 @@ from kozel.server.replay.file import read_replay
 from kozel.tools.replay_luck import ladder_luck
 from kozel.tournament import intervals
 from kozel.web import luck as web_luck
-from tests.server.served import luck_config, serve
+from tests.server.served import luck_config, scrape, serve
 
 LADDER = {
     "name": "lucky",
@@ -108,21 +106,10 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
     _the_web_reads_them(store, finished, scores)
 
 
-def _scrape(port: int) -> dict[str, float]:
-    """The referee's /metrics: each sample by name and labels."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
-        text = resp.read().decode()
-    return {
-        s.name + "".join(f"{{{k}={v}}}" for k, v in sorted(s.labels.items())): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
-
-
 def _its_metrics(port: int, matches: int) -> None:
     """The worker's metrics, read from the referee's real /metrics endpoint."""
     deadline = time.monotonic() + 30
-    while (got := _scrape(port))["kozel_luck_pending"] != 0:  # (set at the end of a pass)
+    while (got := scrape(port))["kozel_luck_pending"] != 0:  # (set at the end of a pass)
         assert time.monotonic() < deadline, got["kozel_luck_pending"]
         time.sleep(0.2)
     assert got["kozel_luck_corrected_total"] == matches

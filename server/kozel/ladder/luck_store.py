@@ -20,8 +20,9 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from kozel.ladder.matchmaking import live_referees
 from kozel.ladder.models import BotRow, MatchLuckRow, MatchLuckSideRow, MatchRow, MatchSeatRow
-from kozel.ladder.store import Store
+from kozel.ladder.store import Store, db_now
 from kozel.ladder.tournament_models import TournamentGameRow, TournamentRow
 from kozel.tournament.intervals import estimate
 from kozel.tournament.spec import spec_from_json
@@ -69,15 +70,31 @@ def pending(
     limit: int,
     skip: Collection[str] = (),
 ) -> list[str]:
-    """(Blocking.) Up to ``limit`` finished matches of ``ladders`` hosted by ``referee_id``
-    (or by no known referee) whose luck is not stored yet, but those in ``skip``, the
-    earliest ended first."""
+    """(Blocking.) Up to ``limit`` finished matches of ``ladders`` whose luck is not stored
+    yet, but those in ``skip``, the earliest ended first: those hosted by ``referee_id``, by
+    no known referee, or by a referee that is gone (its lease lapsed or, on PostgreSQL, its
+    process ended: :func:`_not_theirs`); any referee's if ``referee_id`` is None."""
     with store.transaction() as s:
-        q = _ladder_pending(ladders, referee_id)
+        q = _ladder_pending(ladders, _others_live(s, referee_id))
         return _earliest(s, q, MatchRow.id, MatchRow.ended_at, skip, limit)
 
 
-def _ladder_pending(ladders: Sequence[str], referee_id: str | None) -> Select:
+def _others_live(s: Session, referee_id: str | None) -> list[str] | None:
+    """The live referees but ``referee_id`` (None: no referee's matches are left out)."""
+    if referee_id is None:
+        return None
+    return sorted(set(live_referees(s, db_now(s))) - {referee_id})
+
+
+def _not_theirs(host: Any, others: list[str]) -> Any:
+    """Hosted by none of the ``others`` (live referees): by this referee, by no known one, or
+    by one that is gone, whose matches nobody else would do (orphans). Several referees may
+    then compute an orphan's luck at once: the result is the same (a function of the replay,
+    which the shared store keeps) and the store keeps the first."""
+    return host.is_(None) | host.not_in(others)
+
+
+def _ladder_pending(ladders: Sequence[str], others: list[str] | None) -> Select:
     q = (
         select(MatchRow.id)
         .outerjoin(MatchLuckRow, MatchLuckRow.match_id == MatchRow.id)
@@ -87,8 +104,8 @@ def _ladder_pending(ladders: Sequence[str], referee_id: str | None) -> Select:
             MatchLuckRow.match_id.is_(None),
         )
     )
-    if referee_id is not None:
-        q = q.where((MatchRow.referee_id == referee_id) | MatchRow.referee_id.is_(None))
+    if others is not None:
+        q = q.where(_not_theirs(MatchRow.referee_id, others))
     return q
 
 
@@ -106,9 +123,10 @@ def pending_count(
     """(Blocking.) How many finished matches of ``ladders`` and games of the tournaments
     ``events`` :func:`pending` and :func:`pending_games` have still to give (those whose
     group is still played included)."""
-    queries = [_ladder_pending(ladders, referee_id)] if ladders else []
-    queries += [_games_pending(events, referee_id, sealed=True)] if events else []
     with store.transaction() as s:
+        others = _others_live(s, referee_id)
+        queries = [_ladder_pending(ladders, others)] if ladders else []
+        queries += [_games_pending(events, others, sealed=True)] if events else []
         return sum(s.scalar(select(func.count()).select_from(q.subquery())) or 0 for q in queries)
 
 
@@ -157,17 +175,17 @@ def pending_games(
     limit: int,
     skip: Collection[str] = (),
 ) -> list[str]:
-    """(Blocking.) Up to ``limit`` finished games of the tournaments ``events`` hosted by
-    ``referee_id`` (any host if None) whose replays are no longer sealed (their seed group is
-    played) and whose luck is not stored yet, but those in ``skip``: their match ids, the
-    earliest ended first."""
+    """(Blocking.) Up to ``limit`` finished games of the tournaments ``events`` whose replays
+    are no longer sealed (their seed group is played) and whose luck is not stored yet, but
+    those in ``skip``: their match ids, the earliest ended first; those hosted by
+    ``referee_id`` or by a referee that is gone, as :func:`pending` (any host's if None)."""
     g = TournamentGameRow
     with store.transaction() as s:
-        q = _games_pending(events, referee_id)
+        q = _games_pending(events, _others_live(s, referee_id))
         return _earliest(s, q, g.match_id, g.ended_at, skip, limit)
 
 
-def _games_pending(events: Sequence[str], referee_id: str | None, sealed: bool = False) -> Select:
+def _games_pending(events: Sequence[str], others: list[str] | None, sealed: bool = False) -> Select:
     g = TournamentGameRow
     q = select(g.match_id).where(
         g.tournament.in_(list(events)),
@@ -177,8 +195,8 @@ def _games_pending(events: Sequence[str], referee_id: str | None, sealed: bool =
     )
     if not sealed:
         q = q.where(g.sealed.is_(False))
-    if referee_id is not None:
-        q = q.where(g.host_id == referee_id)
+    if others is not None:
+        q = q.where(_not_theirs(g.host_id, others))
     return q
 
 

@@ -3,16 +3,16 @@
 in the event loop or a match's path.
 
 One thread of its own, at the lowest priority, takes at most ``batch`` finished matches per
-pass that this referee hosted and whose luck is not stored (ladder matches first, then
-tournament games), and sleeps ``idle_s`` when none are left; so matches committed while the
-referee was down, or before the worker existed, are done at the next start. A duplicate match
-whose replay is still sealed waits until its group is played, and a tournament game until its
-seed group is (its luck would tell the bots of the later matches about their cards). Its
-metrics (``kozel_luck_*``, docs/operations.md): matches corrected, stored without luck by
-reason, still to do, the CPU time spent and when the last pass ended. What
-computes the luck (``compute``, from :mod:`kozel.analysis` through :mod:`kozel.tools`) is
-handed in by the composition root (``kozel serve``): the referee does not import the
-analysis."""
+pass that this referee hosted, or a referee that is gone (orphans: nobody else would do them),
+and whose luck is not stored (ladder matches first, then tournament games), and sleeps
+``idle_s`` when none are left; so matches committed while the referee was down, or before the
+worker existed, are done at the next start. A duplicate match whose replay is still sealed
+waits until its group is played, and a tournament game until its seed group is (its luck
+would tell the bots of the later matches about their cards). Its metrics (``kozel_luck_*``,
+docs/operations.md): matches corrected, stored without luck by reason, still to do, the CPU
+time spent and when the last pass ended. What computes the luck (``compute``, from
+:mod:`kozel.analysis` through :mod:`kozel.tools`) is handed in by the composition root
+(``kozel serve``): the referee does not import the analysis."""
 
 from __future__ import annotations
 
