@@ -4,7 +4,8 @@ points, each entrant's corrected score with its 95 % interval (clustered by seed
 each crosstable cell's are what its replays give when recomputed here, at two players and at
 four (teams: a seat takes its side's luck); the referee's own luck worker fills them in while
 it serves the event, on SQLite and PostgreSQL, and the match page's luck panel reads a game's
-deals."""
+deals; the store keeps one result per game, counts a game without a replay by its reason, and
+gives a lost host's games (orphans) to the living."""
 
 from __future__ import annotations
 
@@ -17,10 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from kozel.engine.rules import Ruleset
+from kozel.ladder import luck_store
 from kozel.ladder import tournament_store as ts
+from kozel.ladder.luck_store import MatchLuck, SideFigures
 from kozel.ladder.store import Store
+from kozel.server.luck_worker import LuckWorker
+from kozel.server.replay.archive import FolderArchive
 from kozel.server.replay.file import read_replay
 from kozel.server.tournament_archive import results_json
 from kozel.tools.replay_luck import ladder_luck
@@ -28,6 +34,8 @@ from kozel.tournament.crosstable import group_of
 from kozel.tournament.intervals import cluster_mean
 from kozel.web import luck as web_luck
 from tests.server.served import luck_config, serve
+from tests.tournament import sim
+from tests.tournament.test_store import _finish, _poll, _spec
 
 SEED = "5e" * 32
 
@@ -166,3 +174,47 @@ def _all_known(store: Store) -> bool:
     if view is None or not view.state.done:
         return False
     return all(r.luck_corrected is not None for r in view.state.results)
+
+
+def test_the_store_keeps_one_result_and_gives_orphans_to_the_living(
+    store: Store, tmp_path: Path
+) -> None:
+    """The SQL alone (SQLite and PostgreSQL): a game's luck is stored once and makes its
+    ``luck_corrected``; a game without luck (no replay: counted by reason) has none and stays
+    out of the figures; a live host's games are its own, a lost host's anyone's."""
+    spec = _spec()
+    ts.register(store, spec, sim.SEED, spec.names, {})
+    store.register_referee("r1", [], 60.0)
+    games = _poll(store, "r1").assignments  # round one, all hosted by r1
+    store.register_referee("r2", [], 60.0)
+    for a in games:
+        ts.start(store, a.match_id, "r1")
+        assert _finish(store, spec, a)
+    _poll(store, "r1")  # unseals the finished seed groups
+    ids = sorted(a.match_id for a in games)
+    assert sorted(luck_store.pending_games(store, ["t"], "r1", 10)) == ids
+    assert luck_store.pending_games(store, ["t"], "r2", 10) == [], "r1 lives: they are its"
+    first, second = ids[:2]
+    luck = MatchLuck(1, (SideFigures(0, 1, 0.25, 3, 2, 1), SideFigures(1, 0, -0.25, -3, -2, 1)))
+    assert luck_store.save_game(store, first, luck)
+    assert not luck_store.save_game(store, first, luck), "the first result stays"
+    store.release_referee("r1")  # gone: its games are anyone's
+    assert sorted(luck_store.pending_games(store, ["t"], "r2", 10)) == ids[1:]
+    missing = REGISTRY.get_sample_value("kozel_luck_missing_total", {"reason": "no_replay"})
+    worker = LuckWorker(store, FolderArchive(tmp_path), [], "r2", ladder_luck, tournaments=["t"])
+    assert worker.pass_once() == len(ids) - 1 and worker.pass_once() == 0
+    after = REGISTRY.get_sample_value("kozel_luck_missing_total", {"reason": "no_replay"})
+    assert after == (missing or 0) + len(ids) - 1
+    view = ts.view(store, "t")
+    assert view is not None
+    results = {r.match_id: r for r in view.state.results}
+    r = results[first]
+    assert r.luck_corrected == tuple(
+        p - (0.25 if s == 0 else -0.25) for s, p in enumerate(r.points)
+    )
+    assert results[second].luck_corrected is None  # no replay: no figures
+    by_bot = {row.name: row.luck_corrected for row in view.state.stages[0].standings}
+    for seat, name in enumerate(r.seats):
+        est, corrected = by_bot[name], r.luck_corrected
+        assert est is not None and corrected is not None and est["matches"] == 1
+        assert est["value"] == pytest.approx(corrected[seat], abs=1e-4)
