@@ -50,6 +50,11 @@ CONTRACT = (
     "kozel_lease_ok",
     "kozel_ladder_stalled",
     "kozel_assignments_handed_back_total",
+    "kozel_luck_corrected_total",
+    "kozel_luck_missing_total",
+    "kozel_luck_pending",
+    "kozel_luck_cpu_seconds_total",
+    "kozel_luck_last_pass_timestamp_seconds",
 )
 # generation: 0-2; kind: transient|refused; outcome: committed|aborted
 BOUNDED_LABELS = {"ladder", "reason", "code", "le", "generation", "kind", "outcome"}

@@ -1,6 +1,7 @@
 """The referee's luck worker: after real ladder matches (a duplicate ladder, real bots over
 gRPC, ``kozel serve``), each finished match's luck is computed from its replay and stored, on
-SQLite and on PostgreSQL; what the pages read of it adds up."""
+SQLite and on PostgreSQL; what the pages read of it adds up, and the referee's /metrics
+count it."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from kozel.sdk import play
 from kozel.sdk.house import GreedyBot
 from kozel.server.replay.file import read_replay
 from kozel.tools.replay_luck import ladder_luck
+from kozel.tournament import intervals
 from kozel.web import luck as web_luck
-from tests.server.served import base_config, serve
+from tests.server.served import luck_config, scrape, serve
 
 LADDER = {
     "name": "lucky",
@@ -49,11 +51,9 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
     store = Store(store_url)
     store.migrate()
     tokens = {name: store.register_bot(name) for name in ("ann", "bob")}
-    config = base_config(tmp_path, ladders=[LADDER])
-    config["storage"]["database_url"] = store_url
-    config["storage"]["replay_dir"] = str(tmp_path / "replays")
-    config["referee"] = {"luck_idle_s": 0.2}
-    ref = serve(config, tmp_path)
+    config = luck_config(tmp_path, store_url, ladders=[LADDER])
+    config["metrics"] = {"listen": "127.0.0.1:0"}
+    ref = serve(config, tmp_path, want=("bot", "metrics"))
     try:
         asyncio.run(_play(ref.addr(), tokens, 4))
         deadline = time.monotonic() + 120
@@ -62,6 +62,7 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
             time.sleep(0.2)
         finished = [m for m in store.matches(ladder="lucky") if m.status == "finished"]
         assert len(finished) == 4
+        _its_metrics(ref.ports["metrics"], 4)
     finally:
         assert ref.stop() == 0
     stored = _stored(store)
@@ -96,13 +97,26 @@ def test_the_worker_stores_each_finished_matchs_luck(tmp_path: Path, store_url: 
         # The store's sums by group give what the seats give one by one.
         its = [x for x in seats if x.bot == bot]
         groups = {g: [x.corrected for x in its if x.group == g] for g in {x.group for x in its}}
-        mean = luck_store.cluster_mean(list(groups.values()))
+        mean = intervals.cluster_mean(list(groups.values()))
         assert mean is not None and math.isclose(est["value"], mean[0], abs_tol=1e-4)
         assert math.isclose(est["low"], mean[1], abs_tol=1e-4)
         assert math.isclose(est["plain"], sum(x.score for x in its) / 4, abs_tol=1e-4)
     # Two sides: the two bots' corrected scores add up to one, match by match.
     assert math.isclose(scores["ann"]["value"] + scores["bob"]["value"], 1.0, abs_tol=1e-3)
     _the_web_reads_them(store, finished, scores)
+
+
+def _its_metrics(port: int, matches: int) -> None:
+    """The worker's metrics, read from the referee's real /metrics endpoint."""
+    deadline = time.monotonic() + 30
+    while (got := scrape(port))["kozel_luck_pending"] != 0:  # (set at the end of a pass)
+        assert time.monotonic() < deadline, got["kozel_luck_pending"]
+        time.sleep(0.2)
+    assert got["kozel_luck_corrected_total"] == matches
+    for reason in luck_store.NO_LUCK:  # every series, at zero
+        assert got[f"kozel_luck_missing_total{{reason={reason}}}"] == 0
+    assert 0 < got["kozel_luck_cpu_seconds_total"] < 60
+    assert 0 < time.time() - got["kozel_luck_last_pass_timestamp_seconds"] < 30
 
 
 def _the_web_reads_them(store: Store, finished: list, scores: dict) -> None:
@@ -120,11 +134,11 @@ def _the_web_reads_them(store: Store, finished: list, scores: dict) -> None:
 
 
 def test_cluster_mean_is_clustered_by_group() -> None:
-    mean, low, high = luck_store.cluster_mean([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]) or (0, 0, 0)
+    mean, low, high = intervals.cluster_mean([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]) or (0, 0, 0)
     assert mean == 0.5
     # Group sums 1, 2, 0 against 2 x 0.5: spread 2, k = 3, n = 6.
-    half = luck_store.Z95 * math.sqrt(2 * 3 / 2) / 6
+    half = intervals.Z95 * math.sqrt(2 * 3 / 2) / 6
     assert math.isclose(low, 0.5 - half) and math.isclose(high, 0.5 + half)
-    assert luck_store.cluster_mean([]) is None
-    one = luck_store.estimate([(1, 0.3)])  # one group: no interval
+    assert intervals.cluster_mean([]) is None
+    one = intervals.estimate([(1, 0.3)])  # one group: no interval
     assert one is not None and one.value == 0.3 and one.low is None and one.high is None

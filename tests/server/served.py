@@ -8,10 +8,12 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 PORT_LINES = {
     "bot": r"kozel referee listening on \S+:(\d+)",
@@ -86,4 +88,26 @@ def base_config(tmp_path: Path, **extra) -> dict:
         "drain_timeout_s": 30,
         "web": {"listen": ""},
         **extra,
+    }
+
+
+def luck_config(tmp_path: Path, store_url: str, **extra) -> dict:
+    """:func:`base_config` on the store ``store_url`` with replays in ``tmp_path/replays`` and
+    a luck worker that pauses only 0.2 s between passes (docs/luck.md)."""
+    config = base_config(tmp_path, **extra)
+    config["storage"]["database_url"] = store_url
+    config["storage"]["replay_dir"] = str(tmp_path / "replays")
+    config["referee"] = {"luck_idle_s": 0.2}
+    return config
+
+
+def scrape(port: int) -> dict[str, float]:
+    """A referee's /metrics on ``port``: each sample by its name and labels
+    (``name{label=value}``)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {
+        s.name + "".join(f"{{{k}={v}}}" for k, v in sorted(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
     }

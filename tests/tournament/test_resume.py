@@ -1,7 +1,7 @@
 """A tournament's referee is killed (SIGKILL) in the middle of a round and started again: the
 event goes on from its last finished game and ends with the standings, crosstable and every
 game result of an uninterrupted run with the same seed (greedy and seeded random house bots
-play the same game the same way)."""
+play the same game the same way), their luck-corrected figures included."""
 
 from __future__ import annotations
 
@@ -65,6 +65,10 @@ def _outcome(store: Store) -> tuple[dict, dict]:
     return results, {"standings": standings, "cross": body["crosstable"], "won": body["winners"]}
 
 
+def _luck_known(view: ts.View) -> bool:
+    return all(r.luck_corrected is not None for r in view.state.results)
+
+
 def _fate(game: ts.GameRow, match_id: str | None) -> str:
     """What became of a game in play at the kill."""
     if game.attempts:
@@ -89,6 +93,8 @@ def _run(home: Path, events: Path, kill_after: int | None) -> tuple[dict, dict, 
             cut = {g.key: g.match_id for g in games if g.status == "running"}
             ref = _serve(home, events)
         wait(lambda: _view(store).state.done, "the event ends", 600)
+        # Every game's luck, computed by the referee after the game (the shown figures have it).
+        wait(lambda: _luck_known(_view(store)), "every game's luck is computed", 120)
         after = _view(store).games
         how = {k: _fate(after[k], m) for k, m in cut.items()}
         results, shown = _outcome(store)

@@ -62,6 +62,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         while (v := ts.view(store, "web-cup")) is None or not v.state.done:
             assert time.monotonic() < deadline and proc.poll() is None, "the event did not end"
             time.sleep(0.5)
+        while not all(r.luck_corrected is not None for r in v.state.results if r.played):
+            assert time.monotonic() < deadline, "the referee did not compute every game's luck"
+            time.sleep(0.5)
+            v = ts.view(store, "web-cup")
+            assert v is not None
         yield Served(found["web"], store)
     finally:
         stop(proc)
@@ -84,6 +89,13 @@ def test_event_page_shows_stages_bracket_crosstable_and_replays(served: Served, 
     played = sum(len(cols) for cols in api["crosstable"]["cells"].values())
     assert page.locator("table.cross td.cell").count() == played
     assert page.locator("table.cross tbody tr").count() == len(names)
+    rows = [r for st in api["stages"] for r in st["standings"]]
+    assert all(r["luck_corrected"] is not None for r in rows)
+    assert page.locator("table.standings [data-luck]").count() == len(rows)
+    first_row = api["stages"][0]["standings"][0]
+    shown = page.locator("table.standings [data-luck]").first.text_content() or ""
+    assert abs(float(shown.split()[0]) - first_row["luck_corrected"]["value"]) <= 0.0051
+    assert page.locator("table.cross td.cell .corrected [data-luck]").count() == played
     links = page.locator("a.game.done")
     games = [
         g for st in api["stages"] for r in st["rounds"] for p in r["pairings"] for g in p["games"]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 RUN_DIR = Path("data/tournament")
 UNSEAL_WAIT_S = 30.0  # after the end, how long the last replays may take to be unsealed
+LUCK_HEAD = "luck-corrected [95 %]"  # game points per game, the cards' share taken out
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -246,12 +247,24 @@ def _results(args: argparse.Namespace, events: list[str]) -> int:
 
     store = _store(args)
     try:
+        _fill_luck(store, events, FolderArchive(args.data_dir / "replays"))
         if args.archive is not None:
             _archive(store, events[0], FolderArchive(args.data_dir / "replays"), args.archive)
         _print(store, events, args.json)
     finally:
         store.close()
     return 0
+
+
+def _fill_luck(store: Store, events: list[str], replays: Any) -> None:
+    """The luck of the games the referee's luck worker had not done when it stopped (the last
+    ones: their replays are unsealed at the very end), computed here as it would have."""
+    from kozel.server.luck_worker import LuckWorker
+    from kozel.tools.replay_luck import ladder_luck
+
+    worker = LuckWorker(store, replays, [], None, ladder_luck, tournaments=events)
+    while worker.pass_once():
+        pass
 
 
 def _archive(store: Store, name: str, archive: Any, path: Path) -> None:
@@ -281,7 +294,7 @@ def render(event: dict[str, Any]) -> str:
     for st in event["stages"]:
         lines.append(f"\n{st['name']} ({st['format']})")
         keys = list(st["standings"][0]["tie_breaks"]) if st["standings"] else []
-        head = ["#", "bot", "score", "W-D-L", "games", "game pts", *keys]
+        head = ["#", "bot", "score", "W-D-L", "games", "game pts", *keys, LUCK_HEAD]
         rows = [
             [
                 str(r["place"] or r["rank"]),
@@ -291,6 +304,7 @@ def render(event: dict[str, Any]) -> str:
                 str(r["games"]),
                 f"{r['game_points']:g}",
                 *(f"{r['tie_breaks'][k]:g}" for k in keys),
+                _luck(r["luck_corrected"]),
             ]
             for r in st["standings"]
         ]
@@ -299,7 +313,7 @@ def render(event: dict[str, Any]) -> str:
     cells = event["crosstable"]["cells"]
     lines.append(
         "\ncrosstable: the row bot's score against the column bot, "
-        "[95 % interval], P(row beats column)"
+        "[95 % interval], P(row beats column); corrected for luck [95 % interval]"
     )
     for row in names:
         for col in names:
@@ -307,11 +321,21 @@ def render(event: dict[str, Any]) -> str:
             if c is not None:
                 lines.append(
                     f"  {row} vs {col}: {c['score']:.3f} [{c['low']:.2f}, {c['high']:.2f}] "
-                    f"P={c['p_beats']:.2f} ({c['games']} games)"
+                    f"P={c['p_beats']:.2f} ({c['games']} games); "
+                    f"luck-corrected {_luck(c['luck_corrected'])}"
                 )
     if event["winners"]:
         lines.append("\nwinners: " + ", ".join(f"{k}: {v}" for k, v in event["winners"].items()))
     return "\n".join(lines)
+
+
+def _luck(figures: dict[str, Any] | None) -> str:
+    """A luck-corrected mean with its interval, as the tables show it."""
+    if figures is None:
+        return "-"
+    if figures["low"] is None:
+        return f"{figures['value']:.3f}"
+    return f"{figures['value']:.3f} [{figures['low']:.2f}, {figures['high']:.2f}]"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:

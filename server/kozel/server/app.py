@@ -394,7 +394,7 @@ async def start_referee(
     the in-process players tables may ask for (none if not given); ``start_web`` serves
     ``config.web_listen`` and is needed when that is set; ``tournament_parts`` plays the
     tournaments' house bots (budgets, seeds) and command bots; ``luck`` computes a finished
-    ladder match's luck from its replay (no luck figures without it)."""
+    ladder match's or tournament game's luck from its replay (no luck figures without it)."""
     if config.web_listen and start_web is None:
         raise ValueError(
             f"web pages asked for on {config.web_listen}, but the referee was "
@@ -420,13 +420,14 @@ async def start_referee(
     referee = await _started(servers, bound, lobby, shared)
     changed.append(referee.store_changed)
     await _go_live(referee, config, bound, start_web, tournament_parts)
-    if shared is not None and config.ladders and luck is not None:
+    if shared is not None and (config.ladders or config.tournaments) and luck is not None:
         worker = LuckWorker(
             shared.store,
             lobby.replays,
             [s.name for s in config.ladders],
             shared.referee_id,
             luck,
+            tournaments=[t.name for t in config.tournaments],
             batch=config.luck_batch,
             idle_s=config.luck_idle_s,
         )

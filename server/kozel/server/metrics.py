@@ -141,6 +141,30 @@ ASSIGNMENTS_HANDED_BACK = Counter(
     "Shared-ladder matches given back unstarted (the host drains, or a redirected bot never "
     "arrived): their bots wait again, nothing is rated",
 )
+LUCK_CORRECTED = Counter(
+    "kozel_luck_corrected",
+    "Finished ladder matches and tournament games whose luck this referee computed from the "
+    "replay and stored (docs/luck.md)",
+)
+LUCK_MISSING = Counter(
+    "kozel_luck_missing",
+    "Finished matches stored without luck, by reason (money_game, no_replay, unreadable, "
+    "not_replayable, failed)",
+    ["reason"],
+)  # kozel.ladder.luck_store.NO_LUCK; its series start at zero with the luck worker
+LUCK_PENDING = Gauge(
+    "kozel_luck_pending",
+    "Finished matches this referee's luck worker has still to do, at its last pass (duplicate "
+    "matches and tournament games waiting for their group included)",
+)
+LUCK_CPU = Counter(
+    "kozel_luck_cpu_seconds",
+    "CPU time the luck worker spent reading replays and computing their luck",
+)
+LUCK_LAST_PASS = Gauge(
+    "kozel_luck_last_pass_timestamp_seconds",
+    "When the luck worker last finished a pass (Unix time; 0 before the first)",
+)
 for _kind in ("transient", "refused"):  # every series exists from the start, at zero
     STORE_ERRORS.labels(_kind)
 for _outcome in ("committed", "aborted"):

@@ -18,8 +18,8 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from kozel.ladder.luck_store import cluster_mean
 from kozel.tools.elo import NORMAL_MIN, Sprt, elo_to_score, llr_pentanomial
+from kozel.tournament.intervals import cluster_mean
 
 Unit = tuple[float, float]  # (plain, corrected)
 BOOT = 1000

@@ -79,11 +79,13 @@ def ladder_luck(replay: replay_pb2.Replay) -> MatchLuck:
     side's score, card points and their luck, and each deal's split; ``error`` when the
     replay gives none (the money game has no match score; a replay the engine refuses)."""
     if not replay.result.penalty_totals:
-        return MatchLuck(LUCK_VERSION, error="the money game: no match score to correct")
+        return MatchLuck(
+            LUCK_VERSION, error="the money game: no match score to correct", reason="money_game"
+        )
     try:
         rules, players, records = replay_records(replay)
     except ValueError as exc:
-        return MatchLuck(LUCK_VERSION, error=str(exc))
+        return MatchLuck(LUCK_VERSION, error=str(exc), reason="not_replayable")
     sides = sorted(set(rules.side_of(players)))
     res = replay.result
     deals = match_luck(rules, players, records)

@@ -10,6 +10,8 @@ the winners by each rule (:mod:`.standings`, :mod:`.crosstable`):
 - :mod:`.knockout`: single and double elimination brackets, byes, placings;
 - :mod:`.standings`: pairing outcomes, scores and tie-breaks;
 - :mod:`.crosstable`: cells with intervals and P(row beats column), the winner rules;
+- :mod:`.luck`: luck-corrected standings and crosstable cells (docs/luck.md);
+- :mod:`.intervals`: a mean with its 95 % interval clustered by seed group (also the ladder's);
 - :mod:`.director`: ``run(spec, seed, results)``: stages, rounds, pending games, withdrawals;
 - :mod:`.assign`: the scheduler's plan (which pending games start where, and their bots);
 - :mod:`.report`: an event as JSON (the command line's and the API's).

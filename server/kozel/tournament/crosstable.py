@@ -19,10 +19,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 from kozel.tournament.games import GameResult
-
-Z95 = NormalDist().inv_cdf(0.975)
+from kozel.tournament.intervals import Z95
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,9 @@ class Cell:
     low: float
     high: float
     p_beats: float  # P(the row bot's true score against the column bot is above 1/2)
-    luck_corrected: float | None = None  # the same, corrected for luck, once estimated
+    # The same, corrected for luck, with its 95 % interval (kozel.tournament.luck): None
+    # before a game of the pair has its luck.
+    luck_corrected: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -19,7 +19,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kozel.tournament import formats, knockout, swiss
+from kozel.tournament import formats, knockout, luck, swiss
 from kozel.tournament.crosstable import Cell, crosstable, winners
 from kozel.tournament.games import Game, GameResult, Pairing, forfeit_result, games_of
 from kozel.tournament.spec import Gauntlet, Knockout, RoundRobin, Swiss, TournamentSpec
@@ -159,11 +159,12 @@ def run(
             _knockout(ctx, st)
         else:
             _league(ctx, st)
+        _stage_luck(st)
         if not st.done:
             done = False
             break
     names = list(spec.names)
-    table = crosstable(names, ctx.all_results)
+    table = luck.crosstable_luck(crosstable(names, ctx.all_results), ctx.all_results)
     last = stages[-1]
     top = last.standings[0].name if done and last.standings else None
     return EventState(
@@ -175,6 +176,14 @@ def run(
         table,
         winners(spec.winners, names, ctx.all_results, table, top) if done else {},
     )
+
+
+def _stage_luck(st: StageState) -> None:
+    """Each standings row's luck-corrected game points, over the stage's games so far."""
+    results = [r for rnd in st.rounds for p in rnd.pairings for r in p.results if r is not None]
+    figures = luck.by_bot(results)
+    for row in st.standings:
+        row.luck_corrected = figures.get(row.name)
 
 
 def _entrants(ctx: _Ctx, stage: object, before: StageState, index: int) -> list[str]:

@@ -40,7 +40,9 @@ class GameResult:
     played: bool = True  # False: decided without play (a withdrawn bot)
     match_id: str = ""
     reason: str = ""
-    luck_corrected: tuple[float, ...] | None = None  # by seat, once an estimator provides it
+    # By seat: its points minus its side's luck (docs/luck.md), once the referee's luck worker
+    # computed it from the replay.
+    luck_corrected: tuple[float, ...] | None = None
 
     def score_of(self, name: str) -> float:
         return self.points[self.seats.index(name)]

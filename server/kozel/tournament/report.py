@@ -1,8 +1,8 @@
 """An event as JSON: what ``kozel tournament show --json`` prints and the web's API serves.
 
 The event's seed is given only once it is over (until then it would tell the deals of the games
-to come). ``luck_corrected`` fields are empty until a luck estimator fills them: raw scores
-stay the event's scores.
+to come). ``luck_corrected`` fields (docs/luck.md) are null until the game's luck is computed
+from its replay (after its seed group is played): raw scores stay the event's scores.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kozel.tournament.games import GameResult
 
@@ -82,7 +83,9 @@ class Row:
     tie_breaks: dict[str, float] = field(default_factory=dict)
     rank: int = 0
     place: int = 0  # knockouts: the place (bots out in the same round share it)
-    luck_corrected: float | None = None  # game points corrected for luck, once estimated
+    # Its luck-corrected game points per game with their 95 % interval, over its games
+    # whose luck is known (kozel.tournament.luck.by_bot); None before any.
+    luck_corrected: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -1,7 +1,8 @@
 """Luck on the ladder pages (docs/luck.md): each bot's luck-corrected match score beside its
 rating, a pair of bots' history (the matchup page), and each deal's luck and skill split on
-the match page. The figures are the referee's luck worker's (:mod:`kozel.ladder.luck_store`);
-this module only reads them. The rating stays OpenSkill on results."""
+the match page (a ladder match's or a tournament game's). The figures are the referee's luck
+worker's (:mod:`kozel.ladder.luck_store`); this module only reads them. The rating stays
+OpenSkill on results."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session, aliased
 from kozel.ladder import luck_store
 from kozel.ladder.models import BotRow, MatchRow, MatchSeatRow
 from kozel.ladder.store import Store
+from kozel.ladder.tournament_models import TournamentGameRow
 from kozel.server.lobby import REPLAY_ID
 from kozel.web.rows import LuckEstimate
 
@@ -71,9 +73,9 @@ class SideLuck(BaseModel):
 
 class MatchLuck(BaseModel):
     match_id: str
-    # computed; pending (a finished ladder match whose luck the referee has not computed yet,
-    # or a duplicate match whose group is still being played); none (not a finished ladder
-    # match: no figures will come)
+    # computed; pending (a finished ladder match or tournament game whose luck the referee has
+    # not computed yet, or a duplicate match or tournament game whose group is still being
+    # played); none (not a finished ladder match or tournament game: no figures will come)
     status: str
     version: int | None = None
     error: str | None = None
@@ -151,15 +153,18 @@ def _seats(s: Session, ids: list[str]) -> dict[str, tuple[MatchRow, list[tuple]]
 
 
 def match_luck(store: Store | None, match_id: str) -> dict[str, Any]:
-    """(Blocking.) A match's deals split into luck and the rest, or why there is none yet."""
+    """(Blocking.) A match's deals split into luck and the rest, or why there is none yet (a
+    ladder match's, else a tournament game's)."""
     if store is None:
         return {"match_id": match_id, "status": "none"}
     with Session(store.engine) as s:
         row = luck_store.deal_split(s, match_id)
         if row is None:
             m = s.get(MatchRow, match_id)
-            pending = m is not None and m.status == "finished"
-            return {"match_id": match_id, "status": "pending" if pending else "none"}
+            if m is None:
+                return _game_luck(s, match_id)
+            status = "pending" if m.status == "finished" else "none"
+            return {"match_id": match_id, "status": status}
         sides = [
             {"side": x.side, "score": x.score, "score_luck": x.score_luck}
             | {"points": x.points, "points_luck": x.points_luck, "deals": x.deals}
@@ -173,6 +178,21 @@ def match_luck(store: Store | None, match_id: str) -> dict[str, Any]:
             "sides": sides,
             "deals": row.deals,
         }
+
+
+def _game_luck(s: Session, match_id: str) -> dict[str, Any]:
+    """A tournament game's luck (pending until its seed group is played and computed)."""
+    g = s.scalar(select(TournamentGameRow).where(TournamentGameRow.match_id == match_id))
+    if g is None or g.status != "finished":
+        return {"match_id": match_id, "status": "none"}
+    if g.luck is None:
+        return {"match_id": match_id, "status": "pending"}
+    luck = g.luck
+    return {"match_id": match_id, "status": "computed", "version": luck["version"]} | {
+        "error": luck["error"] or None,
+        "sides": luck["sides"],
+        "deals": luck["deals"],
+    }
 
 
 def luck_router(store: Store | None, ladder_names: Callable[[], Awaitable[list[str]]]) -> APIRouter:
@@ -201,8 +221,9 @@ def luck_router(store: Store | None, ladder_names: Callable[[], Awaitable[list[s
         response_model=MatchLuck,
         summary="Each deal's card points and the part the cards gave (luck), by side",
         description="Skill is the card points minus the luck. `status` is `pending` until the "
-        "referee's luck worker has computed it (a duplicate match: once its group is played), "
-        "`none` for a match that gets no figures (not a finished ladder match).",
+        "referee's luck worker has computed it (a duplicate match or a tournament game: once "
+        "its group is played), `none` for a match that gets no figures (not a finished ladder "
+        "match or tournament game).",
     )
     async def luck(match_id: MatchId) -> dict[str, Any]:
         return await asyncio.to_thread(match_luck, store, match_id)

@@ -47,7 +47,7 @@
   function stage(st) {
     const box = K.el("section", { class: "stage" });
     box.append(K.el("h2", { text: `${st.name}: ${st.format.replace(/_/g, " ")}${st.done ? "" : " (under way)"}` }));
-    box.append(standings(st));
+    box.append(standings(st), luckNote());
     if (st.format === "knockout") box.append(bracket(st.bracket));
     for (const rnd of st.rounds.slice().reverse()) box.append(round(st, rnd));
     return box;
@@ -65,8 +65,14 @@
       { key: "games", label: "Games", num: true },
       { key: "forfeits", label: "Forfeits", num: true },
       ...keys.map((k) => ({ key: k, label: k.replace(/_/g, " "), num: true, render: (r) => String(r.tie_breaks[k]) })),
-      { key: "luck_corrected", label: "Luck-corrected", num: true, render: (r) => r.luck_corrected === null ? "—" : K.num(r.luck_corrected) },
+      { key: "luck_corrected", label: "Luck-corrected", num: true, render: (r) => r.luck_corrected === null ? "—" : K.luckEstimate(r.luck_corrected) },
     ], st.standings, { class: "standings" });
+  }
+
+  function luckNote() {
+    return K.el("p", { class: "muted", text: "Luck-corrected: the mean game points per game (1 the best side, 0 the worst) " +
+      "minus the part the cards gave (its luck), ± its 95 % interval over seed groups; it reads like game points. " +
+      "Scores, standings and winners stay on the games' results." });
   }
 
   function round(st, rnd) {
@@ -136,7 +142,7 @@
   function crosstable(ct) {
     const box = K.el("section", { class: "crosstable" });
     box.append(K.el("h2", { text: "Crosstable" }));
-    box.append(K.el("p", { class: "muted", text: "The row bot's score against the column bot over their games, its 95 % interval, and P(row beats column); seed groups are the observations." }));
+    box.append(K.el("p", { class: "muted", text: "The row bot's score against the column bot over their games, its 95 % interval, and P(row beats column); seed groups are the observations. Below, the same score corrected for luck, ± its 95 % interval." }));
     const head = K.el("tr", {}, K.el("th", { text: "" }), ct.names.map((n) => K.el("th", { scope: "col", text: n })));
     const body = ct.names.map((row) => K.el("tr", {}, K.el("th", { scope: "row", text: row }), ct.names.map((col) => {
       const c = (ct.cells[row] || {})[col];
@@ -145,7 +151,8 @@
       return K.el("td", { class: "cell " + cls, title: `${c.games} games, ${c.groups} seed groups` },
         K.el("div", { class: "score", text: c.score.toFixed(2) }),
         K.el("div", { class: "ci", text: `[${c.low.toFixed(2)}, ${c.high.toFixed(2)}]` }),
-        K.el("div", { class: "p", text: `P ${c.p_beats.toFixed(2)}` }));
+        K.el("div", { class: "p", text: `P ${c.p_beats.toFixed(2)}` }),
+        c.luck_corrected ? K.el("div", { class: "corrected" }, "corrected ", K.luckEstimate(c.luck_corrected)) : "");
     })));
     box.append(K.el("div", { class: "scroll" }, K.el("table", { class: "cross" }, K.el("thead", {}, head), K.el("tbody", {}, body))));
     return box;
