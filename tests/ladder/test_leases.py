@@ -223,7 +223,7 @@ def test_migration_numbers_the_rated_matches_already_stored(store_url: str) -> N
                         f"{26 + i})"
                     )
                 )
-    assert store.migrate() == "0007"
+    assert store.migrate() == "0008"
     with store.engine.connect() as conn:
         seqs = conn.execute(
             text("SELECT match_id, rating_seq FROM match_seats WHERE seat = 0 ORDER BY match_id")

@@ -31,7 +31,7 @@ def test_a_schema_6_store_migrates_and_its_bots_do_not_play_people(store_url: st
                 "timeouts, forfeits) VALUES ('l', 1, 25, 8.3, 0, 0, 0, 0, 0)"
             )
         )
-    assert store.migrate() == "0007"
+    assert store.migrate() == "0008"
     old = store.bot("old")
     assert old is not None and old.plays_people is False
     store.set_plays_people("old", True)

@@ -16,8 +16,8 @@ from kozel.server.replay.archive import FolderArchive
 def test_migrations_bring_the_schema_to_the_newest_version(store_url: str) -> None:
     store = Store(store_url)
     assert store.schema_version() == ""
-    assert store.migrate() == "0007"
-    assert store.migrate() == "0007"  # idempotent
+    assert store.migrate() == "0008"
+    assert store.migrate() == "0008"  # idempotent
     with store.engine.connect() as conn:
         tables = {"bots", "ratings", "matches", "match_seats", "referees", "ladder_hosts"}
         for t in tables:

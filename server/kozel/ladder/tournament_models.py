@@ -57,7 +57,7 @@ class TournamentGameRow(Base):
     # Its replay stays sealed (its seed and decks hidden) until every game of its seed is over.
     sealed: Mapped[bool] = mapped_column(Boolean, default=True)
     replay_path: Mapped[str | None] = mapped_column(String(512), nullable=True)
-    # Its luck (schema 7, docs/luck.md), once computed from its replay: the version, each
+    # Its luck (schema 8, docs/luck.md), once computed from its replay: the version, each
     # side's figures and each deal's split, or why there is none; SQL NULL until then.
     luck: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
