@@ -39,6 +39,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_tls_args(p)
     lsub = p.add_subparsers(dest="ladder_cmd", required=True)
+    _add_account_commands(lsub)
+    _add_ladder_commands(lsub)
+    match_details_cmd.add_parser(lsub)
+
+
+def _add_account_commands(lsub: argparse._SubParsersAction) -> None:
+    """Bot accounts: register, status, plays people."""
     r = lsub.add_parser("register", help="create a bot and print its token once")
     r.add_argument("name")
     r.set_defaults(func=cmd_register)
@@ -52,6 +59,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pp.add_argument("name")
     pp.add_argument("state", choices=("on", "off"))
     pp.set_defaults(func=cmd_plays_people)
+
+
+def _add_ladder_commands(lsub: argparse._SubParsersAction) -> None:
+    """Ladders and their matches: standings, ratings, scheduling, the store's check."""
     st = lsub.add_parser("standings", help="a ladder's standings")
     st.add_argument("ladder")
     st.set_defaults(func=cmd_standings)
@@ -85,7 +96,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--bot")
     m.add_argument("--limit", type=int, default=20)
     m.set_defaults(func=cmd_matches)
-    match_details_cmd.add_parser(lsub)
 
 
 def _operator_arg(p: argparse.ArgumentParser) -> None:

@@ -38,7 +38,6 @@ DESCRIPTION = (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    # A table of flags (long as a table is; each entry is one flag).
     p = sub.add_parser(
         "play",
         help="play a bot against others N times and measure its strength",
@@ -69,20 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--move-ms", type=int, help="per-move allowance (default: the referee's)")
     p.add_argument("--bank-ms", type=int, help="time bank per match (default: the referee's)")
-    p.add_argument(
-        "--sprt",
-        nargs=2,
-        type=float,
-        metavar=("ELO0", "ELO1"),
-        help="stop once a sequential test accepts Elo = ELO0 or Elo = ELO1",
-    )
-    p.add_argument(
-        "--sprt-luck",
-        action="store_true",
-        help="run the SPRT on the luck-corrected score of each pair of matches (docs/luck.md)",
-    )
-    p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate")
-    p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate")
+    _add_sprt_args(p)
     p.add_argument("--seed", help="64 hex digits: repeatable match seeds")
     p.add_argument(
         "--replay-dir",
@@ -99,6 +85,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_play)
+
+
+def _add_sprt_args(p: argparse.ArgumentParser) -> None:
+    """The sequential test's flags."""
+    p.add_argument(
+        "--sprt",
+        nargs=2,
+        type=float,
+        metavar=("ELO0", "ELO1"),
+        help="stop once a sequential test accepts Elo = ELO0 or Elo = ELO1",
+    )
+    p.add_argument(
+        "--sprt-luck",
+        action="store_true",
+        help="run the SPRT on the luck-corrected score of each pair of matches (docs/luck.md)",
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate")
+    p.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate")
 
 
 def _fail(message: str) -> int:

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    # A table of flags (long as a table is; each entry is one flag).
     p = sub.add_parser(
         "web",
         help="serve the web pages and HTTP API on their own",
@@ -42,6 +41,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--referee", default="", help="a referee's gRPC address, to follow its live matches"
     )
+    _add_ladder_args(p)
+    p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="KEY=N",
+        help="override a limit (docs/web.md), e.g. --limit max_page=100",
+    )
+    p.add_argument(
+        "--cpu-share",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="spend at most X of one core on average; requests wait their turn beyond it "
+        "(default 0: no cap; kozel serve gives its web child web.cpu_share)",
+    )
+    p.set_defaults(func=cmd_web)
+
+
+def _add_ladder_args(p: argparse.ArgumentParser) -> None:
+    """What the web must know of the referees' ladders and of its clients' proxies."""
     p.add_argument(
         "--ladders",
         type=Path,
@@ -63,23 +84,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="proxies (addresses or networks, comma-separated) whose X-Forwarded-For names "
         "the client: per-address limits then count clients, not the proxy (default: none)",
     )
-    p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a socket bound by kozel serve
-    p.add_argument(
-        "--limit",
-        action="append",
-        default=[],
-        metavar="KEY=N",
-        help="override a limit (docs/web.md), e.g. --limit max_page=100",
-    )
-    p.add_argument(
-        "--cpu-share",
-        type=float,
-        default=0.0,
-        metavar="X",
-        help="spend at most X of one core on average; requests wait their turn beyond it "
-        "(default 0: no cap; kozel serve gives its web child web.cpu_share)",
-    )
-    p.set_defaults(func=cmd_web)
 
 
 def cmd_web(args: argparse.Namespace) -> int:
