@@ -83,6 +83,8 @@ def test_every_page_on_a_phone(arena: Arena, browser) -> None:
             ("/tournaments", "phone-tournaments", "main h1"),
             ("/no/such/page", "phone-404", "main h1"),
             ("/ops", "phone-ops", "main h1"),
+            ("/play", "phone-play", "#opponents select"),
+            (f"/ladders/{LADDER}/matchup?a=greedy-a&b=greedy-b", "phone-matchup", "main h1"),
         )
         for path, name, ready in pages:
             page.goto(arena.url(path))
