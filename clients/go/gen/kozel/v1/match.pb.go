@@ -818,7 +818,10 @@ type SpectatorTurn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The seats whose decision is awaited, sorted (several while a declaration window is
 	// open); each has the move clock of the match's time control, plus its time bank.
-	Seats         []uint32 `protobuf:"varint,1,rep,packed,name=seats,proto3" json:"seats,omitempty"`
+	Seats []uint32 `protobuf:"varint,1,rep,packed,name=seats,proto3" json:"seats,omitempty"`
+	// Every seat's time bank left, in milliseconds, indexed by seat, as this turn begins: what
+	// a seat may spend past its move clock for the rest of the match.
+	BankMs        []uint32 `protobuf:"varint,2,rep,packed,name=bank_ms,json=bankMs,proto3" json:"bank_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -856,6 +859,13 @@ func (*SpectatorTurn) Descriptor() ([]byte, []int) {
 func (x *SpectatorTurn) GetSeats() []uint32 {
 	if x != nil {
 		return x.Seats
+	}
+	return nil
+}
+
+func (x *SpectatorTurn) GetBankMs() []uint32 {
+	if x != nil {
+		return x.BankMs
 	}
 	return nil
 }
@@ -1211,9 +1221,10 @@ const file_kozel_v1_match_proto_rawDesc = "" +
 	"\bdeal_end\x18\a \x01(\v2\x11.kozel.v1.DealEndH\x00R\adealEnd\x121\n" +
 	"\tmatch_end\x18\b \x01(\v2\x12.kozel.v1.MatchEndH\x00R\bmatchEnd\x12+\n" +
 	"\x04turn\x18\t \x01(\v2\x17.kozel.v1.SpectatorTurnR\x04turnB\x06\n" +
-	"\x04kind\"%\n" +
+	"\x04kind\">\n" +
 	"\rSpectatorTurn\x12\x14\n" +
-	"\x05seats\x18\x01 \x03(\rR\x05seats\"\x81\x02\n" +
+	"\x05seats\x18\x01 \x03(\rR\x05seats\x12\x17\n" +
+	"\abank_ms\x18\x02 \x03(\rR\x06bankMs\"\x81\x02\n" +
 	"\x11SpectatorSnapshot\x12*\n" +
 	"\x05match\x18\x01 \x01(\v2\x14.kozel.v1.MatchStartR\x05match\x12\x12\n" +
 	"\x04full\x18\x02 \x01(\bR\x04full\x12\x19\n" +
